@@ -1,0 +1,5 @@
+import sys
+
+from adapter_zoo.cli import main
+
+sys.exit(main())
