@@ -1,0 +1,25 @@
+"""StackExchange dumps → per-forum training pairs (torch-free).
+
+Example:
+    >>> import stackexchange
+    >>> forum_dir = stackexchange.parse_forum("beer.stackexchange.com.7z", "parsed")  # doctest: +SKIP
+"""
+
+from stackexchange.catalog import Forum, catalog, forum_set
+from stackexchange.dump import parse_dump
+from stackexchange.errors import DumpError
+from stackexchange.parse import is_complete, parse_forum, read_stats
+from stackexchange.text import html_to_text, parse_tags
+
+__all__ = [
+    "DumpError",
+    "Forum",
+    "catalog",
+    "forum_set",
+    "html_to_text",
+    "is_complete",
+    "parse_dump",
+    "parse_forum",
+    "parse_tags",
+    "read_stats",
+]

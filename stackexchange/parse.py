@@ -1,0 +1,127 @@
+"""``parse_forum``: one forum's dump → pair datasets, questions and stats (CONTRIBUTING.md layout)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+from stackexchange.errors import DumpError
+from stackexchange.io import atomic_directory, atomic_write_json
+from stackexchange.source import POST_LINKS, POSTS, forum_host, open_forum
+
+DEFAULT_MAX_POSITIVES = 100_000  # MultiCQA's cap on positives per forum
+FORMAT_VERSION = 1
+MAX_WORKERS = 8
+
+
+def is_complete(forum_dir: str | os.PathLike) -> bool:
+    """Whether ``forum_dir`` is a finished parse (folders only appear whole, stats.json last)."""
+    path = Path(forum_dir)
+    return (path / "stats.json").is_file() and (path / "questions").is_dir()
+
+
+def parse_forum(
+    source: str | os.PathLike,
+    out_dir: str | os.PathLike,
+    *,
+    forum: str | None = None,
+    max_positives: int = DEFAULT_MAX_POSITIVES,
+    overwrite: bool = False,
+    seed: int = 0,
+    progress: bool = False,
+    workers: int | None = None,
+) -> Path:
+    """Parse one forum's dump into ``out_dir/<host>`` and return that folder.
+
+    Args:
+        source: the site's ``.7z`` archive, a folder of its extracted XML, or a bare Posts.xml.
+        out_dir: parent folder of the forum folder.
+        forum: host name; by default taken from the archive or folder name.
+        max_positives: at most this many pairs per pair kind (a seeded uniform sample).
+        overwrite: re-parse a forum already complete in ``out_dir`` (else it is returned as is).
+        seed: seed of the sample taken when a kind has more than ``max_positives`` pairs.
+        progress: show a tqdm bar over the bytes of Posts.xml.
+        workers: processes parsing chunks of Posts.xml in parallel; None picks one per
+            core (at most 8) for a Posts.xml over 128 MB, else 1 (this process).
+
+    Raises:
+        DumpError: a missing, corrupt or truncated source, malformed XML, an empty forum.
+
+    Example:
+        >>> forum_dir = parse_forum("beer.stackexchange.com.7z", "parsed")  # doctest: +SKIP
+        >>> forum_dir.name  # doctest: +SKIP
+        'beer.stackexchange.com'
+    """
+    if max_positives < 1:
+        raise DumpError(f"max_positives must be at least 1, not {max_positives}")
+    host = forum_host(source, forum)
+    final = Path(out_dir) / host
+    if is_complete(final) and not overwrite:
+        return final
+    with atomic_directory(final, overwrite=True) as tmp:
+        work = tmp / ".work"
+        work.mkdir()
+        with open_forum(source, work, forum) as files:
+            stats = _parse_files(files, tmp, work, max_positives, seed, progress, workers)
+        shutil.rmtree(work)
+        atomic_write_json(tmp / "stats.json", stats)
+    return final
+
+
+def _parse_files(files, tmp: Path, work: Path, max_positives, seed, progress, workers):
+    from stackexchange import assemble, chunks, posts
+
+    label = files.source_file if files.source_file.endswith(".xml") else files.source_file + ":"
+    posts_name = label + POSTS if label.endswith(":") else label
+    links, repeated = posts.read_duplicate_links(files.post_links, label + POST_LINKS)
+    if workers is None:  # worker processes pay off only on large files
+        big = files.posts.stat().st_size > 2 * chunks.CHUNK_BYTES
+        workers = min(MAX_WORKERS, os.cpu_count() or 1) if big else 1
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=files.posts.stat().st_size, unit="B", unit_scale=True, desc=files.host)
+    try:
+        counts, question_files, answer_files = posts.stream_posts(
+            files.posts, posts_name, links, work, bar, workers
+        )
+    finally:
+        if bar is not None:
+            bar.close()
+    dropped = counts.dropped
+    if repeated:
+        dropped["duplicate_link_repeated"] += repeated
+    pair_files, pair_counts, question_splits = assemble.build_pairs(
+        question_files, answer_files, links, files.host, work, tmp, dropped
+    )
+    split_counts = {
+        kind: assemble.split_and_cap(path, max_positives, seed, tmp / kind)
+        for kind, path in pair_files.items()
+    }
+    split_counts["questions"] = question_splits
+    return {
+        "forum": files.host,
+        "questions": counts.questions,
+        "answers": counts.answers,
+        "pairs": pair_counts,
+        "dropped": dict(sorted(dropped.items())),
+        "source": {"file": files.source_file, "dump_date": files.dump_date},
+        "splits": split_counts,
+        "max_positives": max_positives,
+        "seed": seed,
+        "min_chars": {"query": assemble.MIN_QUERY_CHARS, "positive": assemble.MIN_POSITIVE_CHARS},
+        "duplicate_links": len(links) + repeated,
+        "format_version": FORMAT_VERSION,
+    }
+
+
+def read_stats(forum_dir: str | os.PathLike) -> dict:
+    """The ``stats.json`` of a parsed forum folder."""
+    path = Path(forum_dir) / "stats.json"
+    try:
+        return json.loads(path.read_text())
+    except FileNotFoundError:
+        raise DumpError(f"{forum_dir}: not a parsed forum (no stats.json)") from None

@@ -1,0 +1,284 @@
+"""Posts.xml (and PostLinks.xml) → on-disk tables, streamed, in parallel chunks.
+
+Memory stays bounded whatever the file size: rows are read with ``lxml.etree.iterparse`` and
+cleared at once, and everything read goes to Arrow IPC files in batches.
+
+A big Posts.xml is cut at row boundaries into chunks (``CHUNK_BYTES``) that worker processes
+parse independently (rows are self-contained, one per line in every dump). Two passes over
+each chunk: a byte scan for ``AcceptedAnswerId`` values (cheap, no XML), then the parse,
+which converts only the bodies needed (questions and accepted answers) from HTML to text.
+An accepted answer names its question in ``ParentId``, so no chunk needs another's rows;
+``stackexchange.assemble`` joins them afterwards through SQLite.
+"""
+
+from __future__ import annotations
+
+import collections
+import multiprocessing
+import re
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+from lxml import etree
+
+from stackexchange import chunks as chunking
+from stackexchange.errors import DumpError
+from stackexchange.splits import split_of
+from stackexchange.text import html_to_text, parse_tags
+
+BATCH_ROWS = 1_000
+DUPLICATE_LINK = "3"
+
+QUESTION_SCHEMA = pa.schema(
+    [
+        ("id", pa.int64()),
+        ("title", pa.string()),
+        ("body", pa.string()),
+        ("tags", pa.list_(pa.string())),
+        ("score", pa.int64()),
+        ("accepted_answer_id", pa.int64()),
+        ("split", pa.string()),
+    ]
+)
+ANSWER_SCHEMA = pa.schema(
+    [
+        ("question_id", pa.int64()),
+        ("answer_id", pa.int64()),
+        ("body", pa.string()),
+        ("score", pa.int64()),
+    ]
+)
+
+
+@dataclass
+class PostCounts:
+    """What the pass saw: question and answer rows, and rows left out by reason."""
+
+    questions: int = 0
+    answers: int = 0
+    dropped: collections.Counter = field(default_factory=collections.Counter)
+
+
+def _int(value: str | None, name: str, row_id: str | None, attribute: str) -> int | None:
+    if value is None:
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        raise DumpError(
+            f"{name}: row Id={row_id}: {attribute}={value!r} is not an integer"
+        ) from None
+
+
+def _rows(source, name: str):
+    """Yield each ``<row>`` element's attributes (``source``: a path or a file-like object),
+    clearing elements as it goes."""
+    try:
+        for _, element in etree.iterparse(source, tag="row", huge_tree=True):
+            yield element.attrib
+            element.clear()
+            while element.getprevious() is not None:
+                del element.getparent()[0]
+    except etree.XMLSyntaxError as error:
+        line = error.lineno or (error.position[0] if error.position else 1)
+        # libxml2 repeats the position at the end of its message; chunks would make it wrong
+        detail = re.sub(r", line \d+, column \d+$", "", error.msg)
+        raise DumpError(f"{name}: malformed XML at line {line}: {detail}") from None
+
+
+def read_duplicate_links(path: Path | None, name: str) -> tuple[list[tuple[int, int]], int]:
+    """(duplicate id, canonical id) of every ``LinkTypeId=3`` row, deduplicated; and the repeats."""
+    if path is None:
+        return [], 0
+    links: dict[tuple[int, int], None] = {}
+    rows = 0
+    for attrib in _rows(str(path), name):
+        if attrib.get("LinkTypeId") != DUPLICATE_LINK:
+            continue
+        rows += 1
+        row_id = attrib.get("Id")
+        duplicate = _int(attrib.get("PostId"), name, row_id, "PostId")
+        canonical = _int(attrib.get("RelatedPostId"), name, row_id, "RelatedPostId")
+        if duplicate is None or canonical is None:
+            raise DumpError(f"{name}: row Id={row_id}: duplicate link without PostId/RelatedPostId")
+        links[(duplicate, canonical)] = None
+    return list(links), rows - len(links)
+
+
+def split_keys(links: list[tuple[int, int]]) -> dict[int, int]:
+    """Question id → the smallest id of its duplicate cluster (union-find over the links).
+
+    Every question of a cluster then lands in the same split, so a duplicate pair follows its
+    canonical question and no question is on both sides of a split.
+    """
+    parent: dict[int, int] = {}
+
+    def root(node: int) -> int:
+        parent.setdefault(node, node)
+        while parent[node] != node:
+            parent[node] = parent[parent[node]]
+            node = parent[node]
+        return node
+
+    for duplicate, canonical in links:
+        a, b = root(duplicate), root(canonical)
+        if a != b:
+            parent[max(a, b)] = min(a, b)
+    return {node: root(node) for node in parent}
+
+
+class _Batches:
+    """Rows collected column-wise and written to an Arrow IPC file in record batches."""
+
+    def __init__(self, path: Path, schema: pa.Schema, body_column: int):
+        self.schema, self.body_column = schema, body_column
+        self.columns: list[list] = [[] for _ in schema]
+        self.writer = pa.ipc.new_file(str(path), schema)
+
+    def add(self, *values) -> None:
+        for column, value in zip(self.columns, values):
+            column.append(value)
+        if len(self.columns[0]) >= BATCH_ROWS:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.columns[0]:
+            bodies = self.columns[self.body_column]
+            self.columns[self.body_column] = [html_to_text(body) for body in bodies]
+            self.writer.write_batch(pa.record_batch(self.columns, schema=self.schema))
+            self.columns = [[] for _ in self.schema]
+
+    def close(self) -> None:
+        self.flush()
+        self.writer.close()
+
+
+def parse_chunk(
+    path: Path,
+    name: str,
+    chunk: tuple[int, int] | None,
+    accepted: np.ndarray,
+    keys: dict[int, int],
+    questions_file: Path,
+    answers_file: Path,
+) -> PostCounts:
+    """Parse one chunk (or, with ``chunk=None``, the whole file) into two Arrow files.
+
+    Questions (with a title) go to ``questions_file``; answers whose id is in the sorted
+    ``accepted`` ids go to ``answers_file``; other post types are counted and skipped.
+    """
+    counts = PostCounts()
+    dropped = counts.dropped
+    questions = _Batches(questions_file, QUESTION_SCHEMA, body_column=2)
+    answers = _Batches(answers_file, ANSWER_SCHEMA, body_column=2)
+    source = str(path) if chunk is None else chunking.ChunkReader(path, *chunk)
+    n_accepted = len(accepted)
+    try:
+        try:
+            for attrib in _rows(source, name):
+                kind = attrib.get("PostTypeId")
+                if kind == "1":
+                    counts.questions += 1
+                    row_id = attrib.get("Id")
+                    post_id = _int(row_id, name, row_id, "Id")
+                    title = (attrib.get("Title") or "").strip()
+                    if post_id is None or not title:
+                        dropped["question_without_id_or_title"] += 1
+                        continue
+                    questions.add(
+                        post_id,
+                        title,
+                        attrib.get("Body") or "",
+                        parse_tags(attrib.get("Tags")),
+                        _int(attrib.get("Score"), name, row_id, "Score") or 0,
+                        _int(attrib.get("AcceptedAnswerId"), name, row_id, "AcceptedAnswerId"),
+                        split_of(keys.get(post_id, post_id)),
+                    )
+                elif kind == "2":
+                    counts.answers += 1
+                    row_id = attrib.get("Id")
+                    answer_id = _int(row_id, name, row_id, "Id")
+                    at = accepted.searchsorted(answer_id)
+                    parent = _int(attrib.get("ParentId"), name, row_id, "ParentId")
+                    if at < n_accepted and accepted[at] == answer_id and parent is not None:
+                        answers.add(
+                            parent,
+                            answer_id,
+                            attrib.get("Body") or "",
+                            _int(attrib.get("Score"), name, row_id, "Score") or 0,
+                        )
+                else:
+                    dropped["other_post_type"] += 1
+        except DumpError as error:
+            if chunk is None:
+                raise
+            # line numbers of a chunk count from its start: translate them to the file's
+            message = str(error)
+            marker = "malformed XML at line "
+            if marker in message:
+                head, rest = message.split(marker, 1)
+                relative, _, tail = rest.partition(":")
+                line = chunking.line_of(path, chunk[0]) + int(relative) - 1
+                raise DumpError(f"{head}{marker}{line}:{tail}") from None
+            raise
+    finally:
+        questions.close()
+        answers.close()
+        if chunk is not None:
+            source.close()
+    return counts
+
+
+def stream_posts(
+    posts: Path,
+    name: str,
+    links: list[tuple[int, int]],
+    work: Path,
+    progress=None,
+    workers: int = 1,
+) -> tuple[PostCounts, list[Path], list[Path]]:
+    """Parse Posts.xml in chunks (``workers`` processes) into Arrow files in ``work``.
+
+    Returns:
+        (counts, question files, accepted-answer files), the files in Posts.xml order.
+
+    Raises:
+        DumpError: malformed or truncated XML (naming the file and line), an empty forum.
+    """
+    keys = split_keys(links)
+    chunks = chunking.plan_chunks(posts, name)
+    if not chunks:  # no row at all: a whole-file parse gives the exact error, or none
+        for _ in _rows(str(posts), name):
+            pass
+        raise DumpError(f"{name}: no questions (PostTypeId=1) in this file: an empty forum")
+    question_files = [work / f"questions-{i:05d}.arrow" for i in range(len(chunks))]
+    answer_files = [work / f"answers-{i:05d}.arrow" for i in range(len(chunks))]
+    pool = None
+    if workers > 1 and len(chunks) > 1:
+        # forkserver, not fork: this process may already run pyarrow's threads
+        context = multiprocessing.get_context("forkserver")
+        pool = ProcessPoolExecutor(min(workers, len(chunks)), mp_context=context)
+    run = pool.map if pool is not None else map
+    try:
+        found = list(run(chunking.scan_accepted, [posts] * len(chunks), *zip(*chunks)))
+        accepted = np.unique(np.concatenate(found)) if found else np.array([], np.int64)
+        results = run(
+            parse_chunk, [posts] * len(chunks), [name] * len(chunks), chunks,
+            [accepted] * len(chunks), [keys] * len(chunks), question_files, answer_files,
+        )  # fmt: skip
+        counts = PostCounts()
+        for (start, end), result in zip(chunks, results):
+            counts.questions += result.questions
+            counts.answers += result.answers
+            counts.dropped.update(result.dropped)
+            if progress is not None:
+                progress.update(end - start)
+    finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
+    if counts.questions == 0:
+        raise DumpError(f"{name}: no questions (PostTypeId=1) in this file: an empty forum")
+    return counts, question_files, answer_files

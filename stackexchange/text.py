@@ -1,0 +1,59 @@
+"""Post bodies (HTML) to plain text, and both forms of the ``Tags`` attribute to a list."""
+
+from __future__ import annotations
+
+import re
+
+from lxml import etree
+
+# Elements that end a line in the rendered post: paragraphs, list items, headings, code blocks.
+_LINE_ENDING_TAGS = (
+    "p", "li", "br", "div", "pre", "blockquote", "tr", "hr", "ul", "ol", "table",
+    "h1", "h2", "h3", "h4", "h5", "h6",
+)  # fmt: skip
+# lxml.etree's own HTML parser, not lxml.html: lxml.html looks up a Python element class for
+# every element it creates, which made conversion 1.5x slower.
+_HTML = etree.HTMLParser(remove_comments=True, remove_pis=True, no_network=True)
+_BLANK_LINES = re.compile(r"\n[ \t\r\f\v]*(?:\n[ \t\r\f\v]*)+")
+_ANGLE_TAGS = re.compile(r"<([^<>]+)>")
+
+
+def html_to_text(body: str | None) -> str:
+    """Render a post's HTML body as plain text.
+
+    Paragraphs and list items become line breaks, code is kept as text (indentation
+    included), entities are decoded and blank lines collapsed. lxml's HTML parser does the
+    work in C; only the line-ending elements are touched from Python.
+
+    Example:
+        >>> html_to_text("<p>Stout &amp; porter</p><ul><li>one</li><li>two</li></ul>")
+        'Stout & porter\\none\\ntwo'
+    """
+    if not body:
+        return ""
+    if "<" not in body and "&" not in body:
+        return body.strip()
+    try:
+        root = etree.fromstring(body, _HTML)
+    except etree.XMLSyntaxError:  # libxml2 gave up on this fragment entirely
+        return ""
+    if root is None:  # nothing parseable (e.g. only a comment)
+        return ""
+    for element in root.iter(_LINE_ENDING_TAGS):
+        element.tail = "\n" + element.tail if element.tail else "\n"
+    text = etree.tostring(root, method="text", encoding="unicode")
+    return _BLANK_LINES.sub("\n", text).strip()
+
+
+def parse_tags(tags: str | None) -> list[str]:
+    """Split a ``Tags`` attribute in either dump form: ``<a><b>`` (to 2023) or ``|a|b|`` (2024 on).
+
+    Example:
+        >>> parse_tags("<ale><brewing>"), parse_tags("|ale|brewing|"), parse_tags(None)
+        (['ale', 'brewing'], ['ale', 'brewing'], [])
+    """
+    if not tags:
+        return []
+    if tags.startswith("<"):
+        return _ANGLE_TAGS.findall(tags)
+    return [tag for tag in tags.split("|") if tag]

@@ -1,0 +1,55 @@
+"""The ``parse`` and ``forums`` commands through the real ``adapter-zoo`` entry point."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from adapter_zoo.cli import main
+
+
+def test_parse_a_whole_dump_in_parallel_then_skip(
+    beer_archive, bicycles_meta_dir, tmp_path, capsys
+):
+    dump = tmp_path / "dump"
+    dump.mkdir()
+    (dump / beer_archive.name).symlink_to(beer_archive)
+    (dump / bicycles_meta_dir.name).symlink_to(bicycles_meta_dir)
+    out = tmp_path / "out"
+    assert main(["parse", str(dump), "--out", str(out), "--workers", "2"]) == 0
+    printed = capsys.readouterr().out.split()
+    assert printed == [
+        str(out / "beer.stackexchange.com"),
+        str(out / "bicycles.meta.stackexchange.com"),
+    ]
+    stats = json.loads((out / "beer.stackexchange.com" / "stats.json").read_text())
+    assert stats["questions"] == 1029
+    stamp = (out / "beer.stackexchange.com" / "stats.json").stat().st_mtime_ns
+    assert main(["parse", str(dump), "--out", str(out), "--forums", "beer"]) == 0
+    assert (out / "beer.stackexchange.com" / "stats.json").stat().st_mtime_ns == stamp
+
+
+def test_bad_input_exits_2_with_one_line(bicycles_meta_dir, tmp_path, capsys):
+    code = main(["parse", str(bicycles_meta_dir), "--out", str(tmp_path), "--forums", "bicycle"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err == (
+        "adapter-zoo parse: error: unknown forum 'bicycle'; did you mean bicycles.meta?\n"
+    )
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_forums_lists_a_set(capsys):
+    assert main(["forums", "--set", "balanced"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 19 and lines[0].startswith("host")
+    assert any(line.startswith("ell.stackexchange.com ") for line in lines)
+
+
+def test_importing_the_package_and_its_cli_does_not_load_torch():
+    code = "import sys, stackexchange, stackexchange.cli; print('torch' in sys.modules)"
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.strip() == "False"
