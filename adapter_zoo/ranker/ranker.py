@@ -1,0 +1,123 @@
+"""The Ranker: scores (query, candidate) pairs with a cross-encoder."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from adapter_zoo.ranker.model import add_ranking_head, build_model
+
+UNTRAINED_HEAD = "ranker"
+
+
+def pick_device(device=None):
+    """``device`` as a torch.device; by default CUDA when available, else the CPU."""
+    import torch
+
+    if device is not None:
+        return torch.device(device)
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+class Ranker:
+    """Scores (query, candidate) pairs: query and candidate joined as a text pair.
+
+    Attributes:
+        model: the ``adapters`` model; its active setup yields one logit per pair.
+        tokenizer: the base model's tokenizer.
+        base_model: the base model's short name, Hub id or path.
+        card: the zoo card (dict) when loaded from the zoo, else None.
+        device: the torch device the model runs on.
+        max_length: pairs are truncated to this many tokens (the candidate first).
+
+    Example:
+        >>> ranker = Ranker.from_base("minilm-l6")  # doctest: +SKIP
+        >>> ranker.score([("What is a stout?", "A dark beer.")])  # doctest: +SKIP
+        array([0.03], dtype=float32)
+    """
+
+    def __init__(
+        self,
+        model,
+        tokenizer,
+        *,
+        base_model: str,
+        card: dict | None = None,
+        max_length: int = 300,
+        device=None,
+    ):
+        self.device = pick_device(device)
+        self.model = model.to(self.device).eval()
+        self.tokenizer = tokenizer
+        self.base_model = base_model
+        self.card = card
+        self.max_length = max_length
+
+    @classmethod
+    def from_base(cls, base: str = "minilm-l6", *, max_length: int = 300, device=None) -> Ranker:
+        """An untrained ranker: ``base`` with a fresh head seeded with 0 (reproducible)."""
+        import torch
+
+        model, tokenizer = build_model(base)
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(0)
+            add_ranking_head(model, UNTRAINED_HEAD)
+        return cls(model, tokenizer, base_model=base, max_length=max_length, device=device)
+
+    def encode(self, queries: Sequence[str], candidates: Sequence[str]):
+        """Tokenize pairs as padded tensors (truncating the candidate first)."""
+        return self.tokenizer(
+            list(queries),
+            list(candidates),
+            truncation="longest_first",
+            max_length=self.max_length,
+            padding=True,
+            return_tensors="pt",
+        )
+
+    def score(
+        self, pairs: Sequence[tuple[str, str]], *, batch_size: int = 64, progress: bool = False
+    ) -> np.ndarray:
+        """Relevance logits for ``pairs`` (higher is more relevant), in input order.
+
+        Pairs are sorted by token length so each batch pads little, then put back in order.
+        """
+        import torch
+        from tqdm.auto import tqdm
+
+        pairs = [(str(q), str(c)) for q, c in pairs]
+        scores = np.zeros(len(pairs), dtype=np.float32)
+        if not pairs:
+            return scores
+        lengths = self.tokenizer(
+            [q for q, _ in pairs],
+            [c for _, c in pairs],
+            truncation="longest_first",
+            max_length=self.max_length,
+            return_length=True,
+        )["length"]
+        order = np.argsort(-np.asarray(lengths), kind="stable")
+        self.model.eval()
+        with torch.inference_mode():
+            starts = range(0, len(order), batch_size)
+            for start in tqdm(starts, disable=not progress, desc="scoring", unit="batch"):
+                index = order[start : start + batch_size]
+                batch = self.encode([pairs[i][0] for i in index], [pairs[i][1] for i in index])
+                batch = {k: v.to(self.device) for k, v in batch.items()}
+                logits = self.model(**batch).logits
+                scores[index] = logits[:, 0].float().cpu().numpy()
+        return scores
+
+    def rank(
+        self, query: str, candidates: Sequence[str], *, top_k: int | None = None
+    ) -> list[tuple[str, float]]:
+        """``candidates`` sorted best first as (candidate, score); ties keep input order."""
+        scores = self.score([(query, c) for c in candidates])
+        order = np.argsort(-scores, kind="stable")
+        ranked = [(candidates[i], float(scores[i])) for i in order]
+        return ranked if top_k is None else ranked[:top_k]
+
+    def __repr__(self) -> str:
+        name = self.card.get("name") if self.card else None
+        return f"Ranker(base_model={self.base_model!r}, name={name!r}, device={self.device})"

@@ -1,0 +1,79 @@
+"""``adapter-zoo train``: the command-line face of :func:`adapter_zoo.training.train`."""
+
+from __future__ import annotations
+
+import os
+
+
+def register(subparsers) -> None:
+    from adapter_zoo.training.config import LOSSES, MODES
+
+    p = subparsers.add_parser(
+        "train",
+        help="train a ranker into the zoo",
+        description="Train a ranker on a parse output folder and store it in the zoo. "
+        "Runs unchanged under `accelerate launch -m adapter_zoo train ...`.",
+    )
+    p.add_argument("--mode", choices=MODES, required=True)
+    p.add_argument("--data", required=True, help="parse output folder (adapter-zoo parse --out)")
+    p.add_argument(
+        "--forums",
+        nargs="+",
+        required=True,
+        help="forum names (beer or beer.stackexchange.com) or a catalog set: "
+        "balanced, largest, or all (every forum parsed in --data)",
+    )
+    p.add_argument("--name", required=True, help="name of the zoo entry to write")
+    p.add_argument("--base", default="minilm-l6", help="base model (default: minilm-l6)")
+    p.add_argument("--epochs", type=int, default=3)
+    p.add_argument("--max-steps", type=int, default=None)
+    p.add_argument("--batch-size", type=int, default=32)
+    p.add_argument("--max-length", type=int, default=300)
+    p.add_argument("--lr", type=float, default=None, help="default: the mode's paper setting")
+    p.add_argument("--loss", choices=LOSSES, default="bce")
+    p.add_argument("--negatives", type=int, default=1, help="random negatives per positive")
+    p.add_argument("--extended", action="store_true", help="add title-answer and duplicate pairs")
+    p.add_argument("--adapters", nargs="+", default=[], help="zoo adapters to fuse (fusion)")
+    p.add_argument("--transfer-data", default=None, help="tanda: transfer parse output folder")
+    p.add_argument(
+        "--transfer-forums",
+        nargs="+",
+        default=[],
+        help="tanda: transfer forums (default: all in --transfer-data)",
+    )
+    p.add_argument("--transfer-lr", type=float, default=2e-5)
+    p.add_argument("--patience", type=int, default=None, help="early stopping on dev MAP")
+    p.add_argument("--seed", type=int, default=42)
+    p.add_argument("--overwrite", action="store_true", help="replace an existing zoo entry")
+    p.set_defaults(func=run_train)
+
+
+def run_train(args) -> int:
+    from adapter_zoo.training import TrainingConfig, train
+
+    config = TrainingConfig(
+        mode=args.mode,
+        data=args.data,
+        forums=tuple(args.forums),
+        name=args.name,
+        base_model=args.base,
+        epochs=args.epochs,
+        max_steps=args.max_steps,
+        batch_size=args.batch_size,
+        max_length=args.max_length,
+        lr=args.lr,
+        loss=args.loss,
+        negatives=args.negatives,
+        extended=args.extended,
+        adapters=tuple(args.adapters),
+        transfer_data=args.transfer_data,
+        transfer_forums=tuple(args.transfer_forums),
+        transfer_lr=args.transfer_lr,
+        patience=args.patience,
+        seed=args.seed,
+        overwrite=args.overwrite,
+    )
+    path = train(config)
+    if int(os.environ.get("RANK", "0")) == 0:  # one line, also under accelerate launch
+        print(f"adapter-zoo train: wrote zoo entry {config.name!r} at {path}")
+    return 0

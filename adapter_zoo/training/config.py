@@ -1,0 +1,141 @@
+"""TrainingConfig: every setting of a training run, with the papers' defaults."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from adapter_zoo.errors import ZooError
+
+MODES = ("adapter", "full", "multitask", "fusion", "tanda")
+LOSSES = ("bce", "pairwise")
+PAIR_KINDS = ("title_body", "title_answer", "duplicates")
+# MultiCQA: adapters and multi-task adapters 1e-4, AdapterFusion 5e-5; full fine-tuning 2e-5
+# (BERT's usual rate); TANDA adapts with a rate ten times below its transfer rate.
+DEFAULT_LR = {"adapter": 1e-4, "multitask": 1e-4, "fusion": 5e-5, "full": 2e-5, "tanda": 2e-6}
+# Storage layout (see adapter_zoo.zoo.layouts) of each mode's entry.
+LAYOUT = {
+    "adapter": "adapter",
+    "multitask": "adapter",
+    "fusion": "fusion",
+    "full": "full",
+    "tanda": "full",
+}
+
+
+@dataclass(frozen=True)
+class TrainingConfig:
+    """One training run. ``train(config)`` turns it into a zoo entry.
+
+    Args:
+        mode: ``adapter`` (one SeqBn adapter + head for one forum), ``full`` (full
+            fine-tuning), ``multitask`` (one adapter + head, round-robin over forums),
+            ``fusion`` (AdapterFusion over zoo adapters ``adapters``, round-robin),
+            ``tanda`` (full fine-tuning: transfer on ``transfer_forums`` of ``transfer_data``,
+            every forum there by default, then adapt on ``forums``).
+        data: a parse output folder (``adapter-zoo parse ... --out DATA``).
+        forums: forum names (``beer`` or ``beer.stackexchange.com``) or a catalog set
+            (``all``, ``balanced``, ``largest``).
+        name: the zoo entry to write.
+        base_model: ``minilm-l6``, ``bert-base``, a Hub id or a local path.
+        pair_kinds: which parsed pair folders to train on; ``extended`` adds
+            ``title_answer`` and ``duplicates``.
+        loss: ``bce`` (pointwise) or ``pairwise`` (hinge on the (positive, negative) margin
+            plus BCE, Laskar et al. 2020).
+        lr: learning rate; None takes ``DEFAULT_LR[mode]`` (the adapt rate for tanda).
+        negatives: random negatives per positive, resampled every epoch (seed + epoch).
+        max_steps: stop after this many optimizer steps (all phases together).
+        warmup: linear warm-up over the first epoch (at most half of all steps), then
+            linear decay to 0.
+        patience: early stopping after this many epochs without a better dev MAP
+            (None: tanda stops after 2, other modes never stop early).
+        dev_queries / dev_candidates: dev MAP is measured on up to ``dev_queries`` dev
+            queries per forum, each against its positive and ``dev_candidates - 1``
+            sampled negatives.
+
+    Example:
+        >>> TrainingConfig(mode="adapter", data="parsed", forums=("beer",), name="beer")
+        ... # doctest: +ELLIPSIS
+        TrainingConfig(mode='adapter', ...)
+    """
+
+    mode: str
+    data: str
+    forums: tuple[str, ...]
+    name: str
+    base_model: str = "minilm-l6"
+    pair_kinds: tuple[str, ...] = ("title_body",)
+    extended: bool = False
+    loss: str = "bce"
+    margin: float = 1.0
+    lr: float | None = None
+    batch_size: int = 32
+    max_length: int = 300
+    epochs: int = 3
+    max_steps: int | None = None
+    negatives: int = 1
+    seed: int = 42
+    weight_decay: float = 0.01
+    reduction_factor: int = 16
+    adapters: tuple[str, ...] = ()
+    fusion_config: str = "static"
+    transfer_data: str | None = None
+    transfer_forums: tuple[str, ...] = ()
+    transfer_lr: float = 2e-5
+    transfer_epochs: int = 1
+    patience: int | None = None
+    dev_queries: int = 200
+    dev_candidates: int = 10
+    overwrite: bool = False
+
+    def __post_init__(self):
+        # Lists from the CLI or JSON become tuples so that the config stays hashable.
+        for key in ("forums", "pair_kinds", "adapters", "transfer_forums"):
+            value = getattr(self, key)
+            if isinstance(value, str):
+                value = (value,)
+            object.__setattr__(self, key, tuple(value))
+        if self.mode not in MODES:
+            raise ZooError(f"unknown training mode {self.mode!r}; choose one of {', '.join(MODES)}")
+        if self.loss not in LOSSES:
+            raise ZooError(f"unknown loss {self.loss!r}; choose one of {', '.join(LOSSES)}")
+        unknown = [kind for kind in self.pair_kinds if kind not in PAIR_KINDS]
+        if unknown:
+            raise ZooError(f"unknown pair kind {unknown[0]!r}; known: {', '.join(PAIR_KINDS)}")
+        if not self.forums:
+            raise ZooError("no forums given: name at least one forum or a catalog set")
+        for key in ("batch_size", "max_length", "epochs", "negatives", "dev_candidates"):
+            if getattr(self, key) < 1:
+                raise ZooError(f"{key} must be at least 1, got {getattr(self, key)}")
+        if self.max_steps is not None and self.max_steps < 1:
+            raise ZooError(f"max_steps must be at least 1, got {self.max_steps}")
+        if self.mode == "fusion" and len(self.adapters) < 2:
+            raise ZooError("mode 'fusion' needs at least two zoo adapters (--adapters A B ...)")
+        if self.mode == "tanda" and not self.transfer_data:
+            raise ZooError(
+                "mode 'tanda' needs transfer data (--transfer-data DIR [--transfer-forums F ...])"
+            )
+        if self.mode == "tanda" and not self.transfer_forums:
+            object.__setattr__(self, "transfer_forums", ("all",))  # every forum parsed there
+
+    @property
+    def learning_rate(self) -> float:
+        """The (adapt) learning rate: ``lr`` or the mode's default."""
+        return float(self.lr if self.lr is not None else DEFAULT_LR[self.mode])
+
+    @property
+    def layout(self) -> str:
+        return LAYOUT[self.mode]
+
+    @property
+    def kinds(self) -> tuple[str, ...]:
+        """Pair kinds trained on (``extended`` adds title-answer and duplicate pairs)."""
+        if not self.extended:
+            return self.pair_kinds
+        return tuple(dict.fromkeys(self.pair_kinds + ("title_answer", "duplicates")))
+
+    def to_dict(self) -> dict:
+        """JSON-ready fields (used in the card and to match checkpoints)."""
+        record = dataclasses.asdict(self)
+        record.pop("overwrite")
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in record.items()}

@@ -1,0 +1,61 @@
+"""What training optimises and measures: the ranking loss and dev MAP."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def dev_metrics(ranker, lists) -> dict:
+    """Dev MAP and P@1 over ranking lists whose first candidate is the single positive.
+
+    With one relevant candidate, average precision is 1/rank; ties count against the
+    positive, so an untrained constant scorer gets no credit.
+    """
+    if not lists:
+        return {}
+    pairs = [(q, c) for q, cands in lists for c in cands]
+    scores = ranker.score(pairs, batch_size=64)
+    ranks, start = [], 0
+    for _, cands in lists:
+        chunk = scores[start : start + len(cands)]
+        ranks.append(1 + int((chunk[1:] >= chunk[0]).sum()))
+        start += len(cands)
+    ranks = np.asarray(ranks)
+    return {"dev_map": float(np.mean(1.0 / ranks)), "dev_p@1": float(np.mean(ranks == 1))}
+
+
+def ranking_loss(model, tokenizer, batch, config, device):
+    """The training loss of one minibatch, computed from the head's logit.
+
+    The adapters library's one-label head would compute MSE when given labels, so the
+    logits are taken without labels and the loss is computed here.
+
+    Args:
+        batch: (query, candidate, label) triples for ``config.loss == "bce"``, or
+            (query, positive, negative) triples for ``"pairwise"``.
+        config: a :class:`TrainingConfig` (``loss``, ``margin``, ``max_length``).
+    """
+    import torch
+    import torch.nn.functional as F
+
+    def logits(queries, candidates):
+        enc = tokenizer(
+            list(queries),
+            list(candidates),
+            truncation="longest_first",
+            max_length=config.max_length,
+            padding=True,
+            return_tensors="pt",
+        )
+        return model(**{k: v.to(device) for k, v in enc.items()}).logits[:, 0]
+
+    queries, seconds, thirds = zip(*batch)
+    if config.loss == "bce":
+        labels = torch.tensor(thirds, dtype=torch.float32, device=device)
+        return F.binary_cross_entropy_with_logits(logits(queries, seconds), labels)
+    # Laskar et al. 2020: hinge on the positive-negative margin plus pointwise BCE.
+    both = logits(queries + queries, seconds + thirds)
+    positive, negative = both[: len(batch)], both[len(batch) :]
+    hinge = torch.relu(config.margin - positive + negative).mean()
+    labels = torch.cat([torch.ones_like(positive), torch.zeros_like(negative)])
+    return hinge + F.binary_cross_entropy_with_logits(both, labels)

@@ -1,0 +1,86 @@
+"""``adapter_zoo.load``: a name or folder to a ready Ranker, verified first."""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+from pathlib import Path
+
+from adapter_zoo.errors import ZooError
+from adapter_zoo.zoo.store import CARD_FILE, list_entries, verify_entry, zoo_home
+
+
+def resolve_entry(name_or_path: str, *, revision: str | None = None) -> Path:
+    """The entry folder for a local zoo name, a local path, or (else) the Hub."""
+    name = str(name_or_path)
+    home = zoo_home()
+    if "/" not in name and (home / name / CARD_FILE).exists():
+        return home / name
+    path = Path(name).expanduser()
+    if (path / CARD_FILE).exists():
+        return path
+    try:
+        hub = importlib.import_module("adapter_zoo.hub")
+    except ModuleNotFoundError as error:
+        if error.name not in ("adapter_zoo.hub",):
+            raise
+        hub = None
+    hub_error = None
+    if hub is not None and hasattr(hub, "fetch"):
+        try:
+            return Path(hub.fetch(name, revision=revision))
+        except (ValueError, OSError) as error:
+            hub_error = str(error).splitlines()[0] if str(error) else type(error).__name__
+    known = [card["name"] for card in list_entries()]
+    close = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
+    hint = f"did you mean {', '.join(close)}?" if close else "no similar local name"
+    message = f"unknown adapter {name!r}; {hint}; local zoo at {home}"
+    raise ZooError(message + (f"; hub: {hub_error}" if hub_error else ""))
+
+
+def load(
+    name_or_path: str, *, revision: str | None = None, device=None, base_model: str | None = None
+):
+    """Load a zoo entry as a :class:`~adapter_zoo.ranker.Ranker` after checking its files.
+
+    Args:
+        name_or_path: a short name in the local zoo, an entry folder, a published MultiCQA
+            adapter (``pytorch_adapter.bin`` or its folder, see ``adapter_zoo.zoo.multicqa``),
+            or a Hub name.
+        revision: Hub revision (only for names fetched from the Hub).
+        device: torch device; CUDA when available by default.
+        base_model: when given, the entry must have been made for this base model.
+
+    Example:
+        >>> ranker = load("beer")  # doctest: +SKIP
+        >>> ranker.rank("Which glass for a stout?", ["A nonic pint.", "Any bicycle."])  # doctest: +SKIP
+    """
+    from adapter_zoo.ranker import Ranker
+    from adapter_zoo.zoo import multicqa
+    from adapter_zoo.zoo.layouts import read_model
+
+    local = Path(str(name_or_path)).expanduser()
+    is_zoo_name = "/" not in str(name_or_path) and (zoo_home() / str(name_or_path)).is_dir()
+    is_legacy = not (local / CARD_FILE).exists() and multicqa.find_legacy_weights(local)
+    if is_legacy and not is_zoo_name:  # a published MultiCQA adapter file or folder
+        return multicqa.load_legacy(
+            local, base_model=base_model or multicqa.LEGACY_BASE, device=device
+        )
+    path = resolve_entry(name_or_path, revision=revision)
+    card = verify_entry(path)
+    if base_model is not None and str(base_model) != str(card["base_model"]):
+        raise ZooError(
+            f"{path}: zoo entry {card['name']!r} was made for base model "
+            f"{card['base_model']!r}, not {base_model!r}"
+        )
+    if card.get("kind") == "cascade":
+        raise ZooError(f"{path}: {card['name']!r} is a cascade; load it with adapter_zoo.cascade")
+    model, tokenizer = read_model(path, card)
+    return Ranker(
+        model,
+        tokenizer,
+        base_model=card["base_model"],
+        card=card,
+        max_length=int(card.get("max_length", 300)),
+        device=device,
+    )

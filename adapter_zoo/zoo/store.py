@@ -1,0 +1,162 @@
+"""Zoo entries on disk: atomic writing, the card, and hash verification."""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+from adapter_zoo.errors import ZooError
+from stackexchange.io import atomic_directory, atomic_write_text, sha256_file
+
+CARD_FILE = "card.json"
+README_FILE = "README.md"
+CARD_VERSION = 1
+# Files that are not hashed: the card itself (it holds the hashes) and the README made from it.
+UNHASHED = {CARD_FILE, README_FILE}
+
+
+def zoo_home() -> Path:
+    """The local zoo folder: ``$ADAPTER_ZOO_HOME``, else ``<user cache dir>/adapter-zoo``."""
+    env = os.environ.get("ADAPTER_ZOO_HOME")
+    if env:
+        return Path(env).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("adapter-zoo", appauthor=False))
+
+
+def entry_path(name: str) -> Path:
+    """Where the zoo entry ``name`` lives (it may not exist)."""
+    if not name or "/" in name or "\\" in name or name.startswith("."):
+        raise ZooError(f"invalid zoo entry name {name!r}: use letters, digits, '-', '_' or '.'")
+    return zoo_home() / name
+
+
+def _hash_files(folder: Path) -> dict[str, str]:
+    files = {}
+    for path in sorted(folder.rglob("*")):
+        relative = path.relative_to(folder).as_posix()
+        if path.is_file() and relative not in UNHASHED:
+            files[relative] = sha256_file(path)
+    return files
+
+
+def render_readme(card: dict) -> str:
+    """The human-readable card (README.md) for a zoo entry."""
+    lines = [f"# {card['name']}", "", f"A `{card.get('kind')}` ranker of the adapter zoo.", ""]
+    for key in ("base_model", "forums", "pairs", "seed", "scores"):
+        if card.get(key) is not None:
+            lines.append(f"- **{key}**: `{json.dumps(card[key], ensure_ascii=False)}`")
+    lines += [
+        "",
+        "Load it with:",
+        "",
+        "```python",
+        "import adapter_zoo",
+        "",
+        f"ranker = adapter_zoo.load({card['name']!r})",
+        'ranker.rank("your question", ["candidate 1", "candidate 2"])',
+        "```",
+        "",
+    ]
+    if card.get("training"):
+        lines += ["## Training", "", "```json", json.dumps(card["training"], indent=2), "```", ""]
+    return "\n".join(lines)
+
+
+def save_entry(
+    folder_writer: Callable[[Path], None], name: str, card: dict, *, overwrite: bool = False
+) -> Path:
+    """Write the zoo entry ``name`` atomically and return its folder.
+
+    Args:
+        folder_writer: writes the weights into the (temporary) folder it is given.
+        name: the entry's short name.
+        card: card fields (``kind``, ``base_model``, ``forums``, ...); ``name``, ``files``,
+            ``created`` and ``version`` are filled in here.
+        overwrite: replace an existing entry of that name.
+
+    Example:
+        >>> save_entry(lambda d: model.save_adapter(d, "beer", with_head=True),
+        ...            "beer", {"kind": "adapter", "base_model": "minilm-l6"})  # doctest: +SKIP
+    """
+    final = entry_path(name)
+    if final.exists() and not overwrite:
+        raise ZooError(f"zoo entry {name!r} already exists at {final}; pass overwrite=True")
+    with atomic_directory(final, overwrite=overwrite) as tmp:
+        folder_writer(tmp)
+        full = {"name": name, **{k: v for k, v in card.items() if k != "name"}}
+        full["files"] = _hash_files(tmp)
+        full["created"] = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+        full["version"] = CARD_VERSION
+        atomic_write_text(tmp / CARD_FILE, json.dumps(full, indent=2, ensure_ascii=False) + "\n")
+        atomic_write_text(tmp / README_FILE, render_readme(full))
+    return final
+
+
+def read_card(path: str | os.PathLike) -> dict:
+    """The card of the entry folder ``path`` (not verified)."""
+    card_file = Path(path) / CARD_FILE
+    try:
+        card = json.loads(card_file.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ZooError(f"{card_file}: missing; {path} is not a zoo entry") from None
+    except json.JSONDecodeError as error:
+        raise ZooError(f"{card_file}: not valid JSON ({error})") from None
+    for key in ("name", "kind", "base_model", "files"):
+        if key not in card:
+            raise ZooError(f"{card_file}: the card has no {key!r} field")
+    return card
+
+
+def verify_entry(path: str | os.PathLike) -> dict:
+    """Check every file of the entry at ``path`` against its card's sha256; return the card."""
+    path = Path(path)
+    card = read_card(path)
+    for relative, expected in card["files"].items():
+        file = path / relative
+        if not file.is_file():
+            raise ZooError(f"{file}: missing from zoo entry {card['name']!r}")
+        if sha256_file(file) != expected:
+            raise ZooError(
+                f"{file}: corrupted (sha256 differs from the card of zoo entry {card['name']!r})"
+            )
+    extra = set(_hash_files(path)) - set(card["files"])
+    if extra:
+        raise ZooError(f"{path / sorted(extra)[0]}: not listed in the card of {card['name']!r}")
+    return card
+
+
+def list_entries(remote: bool = False) -> list[dict]:
+    """Cards of the local zoo entries (sorted by name); with ``remote``, also the Hub index."""
+    home = zoo_home()
+    cards = []
+    if home.is_dir():
+        for folder in sorted(home.iterdir()):
+            if (
+                folder.is_dir()
+                and not folder.name.startswith(".")
+                and (folder / CARD_FILE).exists()
+            ):
+                try:
+                    card = read_card(folder)
+                except ZooError:
+                    continue  # a broken folder is not an entry; load() reports why
+                cards.append({**card, "path": str(folder), "source": "local"})
+    if remote:
+        import importlib
+
+        try:
+            list_remote = importlib.import_module("adapter_zoo.hub").list_remote
+        except (ModuleNotFoundError, AttributeError):
+            raise ZooError(
+                "remote listing needs adapter_zoo.hub.list_remote (not installed)"
+            ) from None
+        local = {card["name"] for card in cards}
+        for card in list_remote():
+            if card.get("name") not in local:
+                cards.append({**card, "source": "hub"})
+    return cards

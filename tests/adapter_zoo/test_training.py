@@ -1,0 +1,368 @@
+"""Training: every mode on parsed fixture data, round-robin order, exact resume, bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import adapter_zoo
+from adapter_zoo import ZooError
+from adapter_zoo.cli import main
+from adapter_zoo.training import TrainingConfig, train
+from adapter_zoo.training import loop as training_loop
+from adapter_zoo.training.data import PairTable, epoch_batches, round_robin, sample_negatives
+from adapter_zoo.zoo import zoo_home
+
+FAST = {"epochs": 1, "batch_size": 8, "max_length": 32}
+
+
+def config(parsed, base, mode, name, forums=("beer",), **extra):
+    return TrainingConfig(
+        mode=mode,
+        data=str(parsed),
+        forums=forums,
+        name=name,
+        base_model=str(base),
+        **{**FAST, **extra},
+    )
+
+
+def expected_counts(kit, host="beer.stackexchange.com", kind="title_body"):
+    rows = kit.fixture_rows(host, 48)[kind]
+    return {
+        s: sum(kit.split_of(r["query_id"]) == s for r in rows) for s in ("train", "dev", "test")
+    }
+
+
+def test_round_robin_order():
+    assert round_robin([["a1", "a2", "a3"], ["b1"], ["c1", "c2"]]) == [
+        "a1",
+        "b1",
+        "c1",
+        "a2",
+        "c2",
+        "a3",
+    ]
+    tables = {
+        "a": [
+            PairTable("a", "title_body", [f"a{i}" for i in range(10)], [f"A{i}" for i in range(10)])
+        ],
+        "b": [
+            PairTable("b", "title_body", [f"b{i}" for i in range(4)], [f"B{i}" for i in range(4)])
+        ],
+        "c": [
+            PairTable("c", "title_body", [f"c{i}" for i in range(6)], [f"C{i}" for i in range(6)])
+        ],
+    }
+    batches = epoch_batches(tables, batch_size=4, k=1, pairwise=False, seed=0, epoch=0)
+    # 20, 8 and 12 examples (positive + 1 negative each) -> 5, 2 and 3 batches of one forum each
+    assert [{q[0] for q, _, _ in batch} for batch in batches] == [
+        {"a"},
+        {"b"},
+        {"c"},
+        {"a"},
+        {"b"},
+        {"c"},
+        {"a"},
+        {"c"},
+        {"a"},
+        {"a"},
+    ]
+    assert sum(len(b) for b in batches) == 40
+    again = epoch_batches(tables, batch_size=4, k=1, pairwise=False, seed=0, epoch=0)
+    next_epoch = epoch_batches(tables, batch_size=4, k=1, pairwise=False, seed=0, epoch=1)
+    assert again == batches and next_epoch != batches
+
+
+def test_negatives_never_the_positive_and_resampled_each_epoch():
+    table = PairTable("a", "title_body", [str(i) for i in range(5)], [str(i) for i in range(5)])
+    first = sample_negatives(table, 3, np.random.default_rng([0, 0]))
+    assert first.shape == (5, 3)
+    assert all(i not in row for i, row in enumerate(first)) and first.max() < 5
+    assert not np.array_equal(first, sample_negatives(table, 3, np.random.default_rng([0, 1])))
+
+
+def test_adapter_mode_trains_and_loads_by_name(parsed_fixture, tiny_bert_path, forum_kit):
+    path = train(config(parsed_fixture, tiny_bert_path, "adapter", "beer", epochs=2))
+    card = json.loads((path / "card.json").read_text())
+    counts = expected_counts(forum_kit)
+    assert card["kind"] == "adapter" and card["forums"] == ["beer.stackexchange.com"]
+    assert card["pairs"]["beer.stackexchange.com"] == {
+        "train": {"title_body": counts["train"]},
+        "dev": {"title_body": counts["dev"]},
+    }
+    steps_per_epoch = -(-counts["train"] * 2 // 8)
+    assert card["training"]["steps"] == 2 * steps_per_epoch
+    log = [json.loads(line) for line in (path / "training_log.jsonl").read_text().splitlines()]
+    assert [r["epoch"] for r in log] == [1, 2] and all(0 <= r["dev_map"] <= 1 for r in log)
+    assert card["scores"]["dev_map"] == max(r["dev_map"] for r in log)
+    assert not (zoo_home() / ".checkpoints" / "beer").exists()
+    ranked = adapter_zoo.load("beer").rank("question 1 about the lager", ["x", "y"])
+    assert len(ranked) == 2
+
+
+def test_every_mode_trains_on_parsed_data(parsed_fixture, tiny_bert_path):
+    data = parsed_fixture
+    train(config(data, tiny_bert_path, "adapter", "beer"))
+    train(config(data, tiny_bert_path, "adapter", "cooking", forums=("cooking",)))
+    full = train(config(data, tiny_bert_path, "full", "beer-full"))
+    multi = train(
+        config(
+            data,
+            tiny_bert_path,
+            "multitask",
+            "multi",
+            forums=("all",),
+            extended=True,
+            loss="pairwise",
+        )
+    )
+    fusion = train(
+        config(
+            data,
+            tiny_bert_path,
+            "fusion",
+            "mix",
+            forums=("beer", "cooking"),
+            adapters=("beer", "cooking"),
+        )
+    )
+    tanda = train(
+        config(
+            data,
+            tiny_bert_path,
+            "tanda",
+            "tanda",
+            transfer_data=str(data),
+            transfer_forums=("cooking", "bicycles"),
+            epochs=3,
+            patience=1,
+        )
+    )
+    cards = {
+        p.name: json.loads((p / "card.json").read_text()) for p in (full, multi, fusion, tanda)
+    }
+    assert cards["beer-full"]["layout"] == "full"
+    hosts = ["beer.stackexchange.com", "bicycles.stackexchange.com", "cooking.stackexchange.com"]
+    assert cards["multi"]["forums"] == hosts
+    assert set(cards["multi"]["pairs"]["beer.stackexchange.com"]["train"]) == {
+        "title_body",
+        "title_answer",
+        "duplicates",
+    }
+    weights = cards["mix"]["fusion_weights"]
+    assert sorted(weights) == ["0", "1"]
+    for layer in weights.values():
+        assert sorted(layer) == ["beer", "cooking"]
+        assert sum(layer.values()) == pytest.approx(1.0, abs=1e-4)
+    phases = [r["phase"] for r in cards["tanda"]["training"]["log"]]
+    assert phases[0] == "transfer" and set(phases[1:]) == {"adapt"}
+    assert cards["tanda"]["training"]["learning_rate"] == 2e-6
+    assert [c["name"] for c in adapter_zoo.list()] == [
+        "beer",
+        "beer-full",
+        "cooking",
+        "mix",
+        "multi",
+        "tanda",
+    ]
+    for name in ("beer-full", "multi", "mix", "tanda"):
+        assert adapter_zoo.load(name).score([("a", "b")]).shape == (1,)
+
+
+def test_max_steps_bounds_training(parsed_fixture, tiny_bert_path):
+    path = train(config(parsed_fixture, tiny_bert_path, "full", "short", epochs=5, max_steps=3))
+    card = json.loads((path / "card.json").read_text())
+    assert card["training"]["steps"] == 3 and len(card["training"]["log"]) == 1
+
+
+def _weights(path: Path) -> dict[str, bytes]:
+    return {f.name: f.read_bytes() for f in path.iterdir() if f.suffix == ".safetensors"}
+
+
+def test_resume_after_crash_is_bit_identical(parsed_fixture, tiny_bert_path, tmp_path, monkeypatch):
+    cfg = config(parsed_fixture, tiny_bert_path, "adapter", "beer", epochs=2)
+    monkeypatch.setenv("ADAPTER_ZOO_HOME", str(tmp_path / "straight"))
+    straight = train(cfg)
+
+    monkeypatch.setenv("ADAPTER_ZOO_HOME", str(tmp_path / "crashed"))
+    original = training_loop.ckpt.save_checkpoint
+
+    def save_then_crash(*args, **kwargs):
+        original(*args, **kwargs)
+        raise KeyboardInterrupt("power cut after epoch 1")
+
+    monkeypatch.setattr(training_loop.ckpt, "save_checkpoint", save_then_crash)
+    with pytest.raises(KeyboardInterrupt):
+        train(cfg)
+    assert not (tmp_path / "crashed" / "beer").exists()  # no partial zoo entry
+    assert (tmp_path / "crashed" / ".checkpoints" / "beer" / "trainer.pt").exists()
+    monkeypatch.setattr(training_loop.ckpt, "save_checkpoint", original)
+    resumed = train(cfg)
+
+    assert _weights(resumed) == _weights(straight) and len(_weights(straight)) == 2
+    logs = [
+        [
+            {k: v for k, v in json.loads(line).items() if k != "seconds"}
+            for line in (p / "training_log.jsonl").read_text().splitlines()
+        ]
+        for p in (straight, resumed)
+    ]
+    assert logs[0] == logs[1] and len(logs[0]) == 2
+
+
+def test_bad_training_input(parsed_fixture, tiny_bert_path, tmp_path, forum_kit):
+    data = tmp_path / "parsed"
+    # every question of this forum hashes into dev/test: its train split is empty
+    rows = [
+        r
+        for r in forum_kit.fixture_rows("beer.stackexchange.com", 48)["title_body"]
+        if forum_kit.split_of(r["query_id"]) != "train"
+    ]
+    forum_kit.write_forum(data, "beer.stackexchange.com", {"title_body": rows})
+    with pytest.raises(ZooError) as error:
+        train(config(data, tiny_bert_path, "adapter", "beer"))
+    assert str(error.value) == (
+        f"{data / 'beer.stackexchange.com'}: empty training set (no "
+        "title_body pairs in split 'train')"
+    )
+    assert not (zoo_home() / "beer").exists()
+
+    with pytest.raises(ZooError) as error:
+        train(config(data, tiny_bert_path, "adapter", "x", forums=("bier",)))
+    assert str(error.value) == (
+        f"{data}: no parsed forum 'bier' (parsed forums: beer.stackexchange.com)"
+    )
+    with pytest.raises(ZooError) as error:
+        train(config(parsed_fixture, tiny_bert_path, "adapter", "two", forums=("beer", "cooking")))
+    assert str(error.value) == (
+        "mode 'adapter' trains one forum's adapter, got 2 forums "
+        "(beer.stackexchange.com, cooking.stackexchange.com); use "
+        "--mode multitask"
+    )
+    with pytest.raises(ZooError) as error:
+        TrainingConfig(mode="lora", data="d", forums=("beer",), name="x")
+    assert str(error.value) == (
+        "unknown training mode 'lora'; choose one of adapter, full, multitask, fusion, tanda"
+    )
+    with pytest.raises(ZooError) as error:
+        config(parsed_fixture, tiny_bert_path, "fusion", "x", adapters=("beer",))
+    assert str(error.value) == "mode 'fusion' needs at least two zoo adapters (--adapters A B ...)"
+
+
+def test_fusion_rejects_adapter_of_another_base_model(parsed_fixture, tiny_bert_path):
+    train(config(parsed_fixture, tiny_bert_path, "adapter", "beer"))
+    train(config(parsed_fixture, tiny_bert_path, "adapter", "cooking", forums=("cooking",)))
+    with pytest.raises(ZooError) as error:
+        train(config(parsed_fixture, "minilm-l6", "fusion", "mix", adapters=("beer", "cooking")))
+    assert str(error.value) == (
+        f"{zoo_home() / 'beer'}: adapter 'beer' was trained for base "
+        f"model '{tiny_bert_path}', not 'minilm-l6'"
+    )
+    assert not (zoo_home() / "mix").exists()
+
+
+def test_cli_train_and_list(parsed_fixture, tiny_bert_path, capsys):
+    argv = [
+        "train",
+        "--mode",
+        "adapter",
+        "--data",
+        str(parsed_fixture),
+        "--forums",
+        "beer",
+        "--name",
+        "beer",
+        "--base",
+        str(tiny_bert_path),
+        "--epochs",
+        "1",
+        "--batch-size",
+        "8",
+        "--max-length",
+        "32",
+        "--seed",
+        "3",
+    ]
+    assert main(argv) == 0
+    assert json.loads((zoo_home() / "beer" / "card.json").read_text())["seed"] == 3
+    assert main(argv) == 2
+    assert "adapter-zoo train: error: zoo entry 'beer' already exists" in capsys.readouterr().err
+    assert main(argv + ["--overwrite"]) == 0
+    capsys.readouterr()
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[1].split()[:2] == ["beer", "adapter"]
+
+
+def test_two_processes_under_torch_distributed_split_the_batches(
+    parsed_fixture, tiny_bert_path, forum_kit
+):
+    """What ``accelerate launch`` starts on N GPUs, here on 2 CPU processes (gloo)."""
+    import os
+    import subprocess
+    import sys
+
+    argv = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--nproc_per_node",
+        "2",
+        "-m",
+        "adapter_zoo",
+        "train",
+        "--mode",
+        "adapter",
+        "--data",
+        str(parsed_fixture),
+        "--forums",
+        "beer",
+        "--name",
+        "beer",
+        "--base",
+        str(tiny_bert_path),
+        "--epochs",
+        "1",
+        "--batch-size",
+        "8",
+        "--max-length",
+        "32",
+    ]
+    env = {**os.environ, "ACCELERATE_USE_CPU": "1", "OMP_NUM_THREADS": "1"}
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    card = json.loads((zoo_home() / "beer" / "card.json").read_text())
+    batches = -(-expected_counts(forum_kit)["train"] * 2 // 8)
+    assert card["training"]["processes"] == 2
+    assert card["training"]["steps"] == batches // 2  # each process takes half the batches
+    assert done.stdout.count("wrote zoo entry") == 1
+
+
+def test_losses_are_bce_and_hinge_on_the_head_logit(parsed_fixture, tiny_bert_path):
+    import torch
+    import torch.nn.functional as F
+
+    from adapter_zoo.training.models import setup_model
+    from adapter_zoo.training.objective import ranking_loss
+
+    cfg = config(parsed_fixture, tiny_bert_path, "adapter", "beer")
+    torch.manual_seed(0)
+    model, tokenizer, _ = setup_model(cfg)
+    model.eval()  # no dropout: the same logits twice
+    queries, positives, negatives = ["stout?", "hops?"], ["dark beer", "flowers"], ["a", "b c"]
+    batch = tokenizer(queries * 2, positives + negatives, padding=True, return_tensors="pt")
+    logits = model(**batch).logits[:, 0]
+    labels = torch.tensor([1.0, 1.0, 0.0, 0.0])
+    pointwise = list(zip(queries * 2, positives + negatives, labels.tolist()))
+    expected_bce = F.binary_cross_entropy_with_logits(logits, labels)
+    assert torch.allclose(ranking_loss(model, tokenizer, pointwise, cfg, "cpu"), expected_bce)
+    pairwise_cfg = config(parsed_fixture, tiny_bert_path, "adapter", "beer", loss="pairwise")
+    hinge = torch.relu(1.0 - logits[:2] + logits[2:]).mean()
+    got = ranking_loss(
+        model, tokenizer, list(zip(queries, positives, negatives)), pairwise_cfg, "cpu"
+    )
+    assert torch.allclose(got, hinge + expected_bce)

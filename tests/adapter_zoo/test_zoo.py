@@ -1,0 +1,174 @@
+"""The zoo on disk: bit-identical save/load for every layout, verification, names, errors."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+import pytest
+import torch
+
+import adapter_zoo
+from adapter_zoo import ZooError
+from adapter_zoo.training import TrainingConfig
+from adapter_zoo.training.models import setup_model, write_entry_weights
+from adapter_zoo.zoo import list_entries, load, save_entry, verify_entry, zoo_home
+
+PAIRS = [
+    ("why is my stout flat", "dead yeast"),
+    ("what are hops", "flowers"),
+    ("which glass for lager", "a tall pilsner glass, rinsed cold"),
+]
+
+
+def make_entry(parsed, base, mode, name, **extra):
+    """Build a mode's model, randomise its trainable weights, store it; return the model."""
+    config = TrainingConfig(
+        mode=mode, data=str(parsed), forums=("beer",), name=name, base_model=str(base), **extra
+    )
+    torch.manual_seed(hash(name) % 1000)
+    model, tokenizer, setup = setup_model(config)
+    with torch.no_grad():
+        for parameter in model.parameters():
+            if parameter.requires_grad:
+                parameter.add_(torch.randn_like(parameter) * 0.1)
+    card = {
+        "kind": mode,
+        "layout": config.layout,
+        "base_model": str(base),
+        "forums": ["beer"],
+        "head": setup["head"],
+        "max_length": 64,
+        **{k: v for k, v in setup.items() if k == "adapters"},
+    }
+    save_entry(
+        lambda folder: write_entry_weights(model, tokenizer, config, setup, folder), name, card
+    )
+    return model, tokenizer
+
+
+def assert_same_as_saved(model, tokenizer, name):
+    ranker = load(name, device="cpu")
+    loaded = ranker.model.state_dict()
+    original = model.state_dict()
+    active = {k for k in original if ".heads." in k or "adapter" in k}
+    for key in active:
+        assert torch.equal(original[key], loaded[key]), key
+    model.eval()
+    batch = tokenizer(
+        [q for q, _ in PAIRS],
+        [c for _, c in PAIRS],
+        padding=True,
+        truncation=True,
+        max_length=64,
+        return_tensors="pt",
+    )
+    with torch.inference_mode():
+        expected = model(**batch).logits[:, 0].numpy()
+        got = ranker.model(**batch).logits[:, 0].numpy()
+    np.testing.assert_array_equal(expected, got)
+    return ranker
+
+
+def test_adapter_entry_reloads_bit_identical(parsed_fixture, tiny_bert_path):
+    model, tokenizer = make_entry(parsed_fixture, tiny_bert_path, "adapter", "beer")
+    ranker = assert_same_as_saved(model, tokenizer, "beer")
+    entry = zoo_home() / "beer"
+    names = {
+        "adapter_config.json",
+        "adapter.safetensors",
+        "head_config.json",
+        "model_head.safetensors",
+    }
+    assert names <= set(os.listdir(entry))
+    card = json.loads((entry / "card.json").read_text())
+    assert set(card["files"]) == names
+    assert ranker.card["name"] == "beer" and ranker.card["version"] == 1
+    assert "adapter_zoo.load('beer')" in (entry / "README.md").read_text()
+    # by short name through the package API, from $ADAPTER_ZOO_HOME
+    assert adapter_zoo.load("beer").card["base_model"] == str(tiny_bert_path)
+    assert [c["name"] for c in adapter_zoo.list()] == ["beer"]
+
+
+def test_full_entry_reloads_bit_identical(parsed_fixture, tiny_bert_path):
+    model, tokenizer = make_entry(parsed_fixture, tiny_bert_path, "full", "beer-full")
+    assert_same_as_saved(model, tokenizer, "beer-full")
+    state = load("beer-full").model.state_dict()
+    for key, value in model.state_dict().items():
+        assert torch.equal(value, state[key]), key
+
+
+def test_fusion_entry_reloads_bit_identical(parsed_fixture, tiny_bert_path):
+    make_entry(parsed_fixture, tiny_bert_path, "adapter", "beer")
+    make_entry(parsed_fixture, tiny_bert_path, "adapter", "cooking")
+    model, tokenizer = make_entry(
+        parsed_fixture, tiny_bert_path, "fusion", "mix", adapters=("beer", "cooking")
+    )
+    ranker = assert_same_as_saved(model, tokenizer, "mix")
+    assert {"beer", "cooking", "fusion"} <= set(os.listdir(zoo_home() / "mix"))
+    assert str(ranker.model.active_adapters) == "Fuse[beer, cooking]"
+
+
+def test_corrupted_weights_file_is_named(parsed_fixture, tiny_bert_path):
+    make_entry(parsed_fixture, tiny_bert_path, "adapter", "beer")
+    weights = zoo_home() / "beer" / "adapter.safetensors"
+    data = bytearray(weights.read_bytes())
+    data[-1] ^= 0xFF
+    weights.write_bytes(bytes(data))
+    with pytest.raises(ZooError) as error:
+        load("beer")
+    assert str(error.value) == (
+        f"{weights}: corrupted (sha256 differs from the card of zoo entry 'beer')"
+    )
+
+
+def test_unknown_name_suggests_close_names(parsed_fixture, tiny_bert_path):
+    make_entry(parsed_fixture, tiny_bert_path, "adapter", "beer")
+    with pytest.raises(ZooError) as error:
+        load("beeer")
+    assert str(error.value).startswith(
+        f"unknown adapter 'beeer'; did you mean beer?; local zoo at {zoo_home()}"
+    )
+
+
+def test_base_model_mismatch_names_both(parsed_fixture, tiny_bert_path):
+    make_entry(parsed_fixture, tiny_bert_path, "adapter", "beer")
+    with pytest.raises(ZooError) as error:
+        load("beer", base_model="bert-base")
+    assert str(error.value) == (
+        f"{zoo_home() / 'beer'}: zoo entry 'beer' was made for base model "
+        f"'{tiny_bert_path}', not 'bert-base'"
+    )
+    # weights for another encoder (hidden 32 here, 384 in MiniLM): the card is rewritten
+    # to claim MiniLM, so loading builds MiniLM and the adapter's shapes do not fit.
+    card_file = zoo_home() / "beer" / "card.json"
+    card = json.loads(card_file.read_text())
+    card_file.write_text(json.dumps({**card, "base_model": "minilm-l6"}))
+    with pytest.raises(ZooError, match=r"zoo entry 'beer' does not fit base model 'minilm-l6'"):
+        load("beer")
+
+
+def test_save_entry_is_atomic_and_verify_catches_extra_files(tmp_path):
+    def failing_writer(folder):
+        (folder / "half.bin").write_bytes(b"x")
+        raise RuntimeError("disk full")
+
+    with pytest.raises(RuntimeError):
+        save_entry(failing_writer, "broken", {"kind": "adapter", "base_model": "minilm-l6"})
+    assert not zoo_home().exists() or os.listdir(zoo_home()) == []
+    path = save_entry(
+        lambda folder: (folder / "w.bin").write_bytes(b"abc"),
+        "ok",
+        {"kind": "adapter", "base_model": "minilm-l6"},
+    )
+    assert verify_entry(path)["files"] == {
+        "w.bin": "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+    }
+    (path / "stray.bin").write_bytes(b"!")
+    with pytest.raises(ZooError) as error:
+        verify_entry(path)
+    assert str(error.value) == f"{path / 'stray.bin'}: not listed in the card of 'ok'"
+    with pytest.raises(ZooError, match="already exists"):
+        save_entry(lambda folder: None, "ok", {"kind": "adapter", "base_model": "minilm-l6"})
+    assert [c["name"] for c in list_entries()] == ["ok"]
