@@ -1,0 +1,33 @@
+"""Benchmarks: registry, loaders, metrics, baselines, evaluation, builder and leaderboard.
+
+Example:
+    >>> import benchmarks
+    >>> "wikiqa" in benchmarks.names()
+    True
+    >>> benchmarks.evaluate("bm25", "wikiqa", data_dir="data")  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from benchmarks.builder import build_from_forum
+from benchmarks.errors import BenchmarkError
+from benchmarks.evaluate import evaluate, sweep
+from benchmarks.finetune import to_parse_folder
+from benchmarks.leaderboard import write_leaderboard
+from benchmarks.registry import Benchmark, Reference, SourceFile, get, names
+from benchmarks.results import read_results
+
+__all__ = [
+    "Benchmark",
+    "BenchmarkError",
+    "Reference",
+    "SourceFile",
+    "build_from_forum",
+    "evaluate",
+    "get",
+    "names",
+    "read_results",
+    "sweep",
+    "to_parse_folder",
+    "write_leaderboard",
+]

@@ -1,0 +1,145 @@
+"""Scorers: the IR baselines ``bm25`` and ``tfidf``, bi-encoder ``sbert:<base>``, and Rankers.
+
+Every scorer maps a benchmark split (a query–candidates–labels Dataset) to one score array per
+query: ``scorer(dataset, scope) -> list[numpy.ndarray]``. ``scope`` is the benchmark's
+``bm25_scope``: ``"query"`` computes term statistics over each query's candidates, ``"corpus"``
+over all candidates of the split.
+
+Example:
+    >>> scorer = get_scorer("bm25")
+    >>> rows = {"query": ["stout beer"], "candidates": [["a stout beer", "a bike"]]}
+    >>> [int(s.argmax()) for s in scorer(rows, "query")]
+    [0]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from benchmarks.errors import BenchmarkError
+
+BASELINES = ("bm25", "tfidf")
+
+
+def _unique_candidates(dataset):
+    texts: dict[str, int] = {}
+    for candidates in dataset["candidates"]:
+        for text in candidates:
+            texts.setdefault(text, len(texts))
+    return texts
+
+
+def bm25_scores(dataset, scope: str = "query") -> list[np.ndarray]:
+    """BM25 (bm25s defaults: Lucene variant, k1=1.5, b=0.75, English stopwords)."""
+    import bm25s
+
+    def tokens(texts):
+        return bm25s.tokenize(list(texts), stopwords="en", return_ids=False, show_progress=False)
+
+    def index(texts):
+        retriever = bm25s.BM25()
+        # an empty document still needs a token for bm25s to index the corpus
+        retriever.index([t or [""] for t in tokens(texts)], show_progress=False)
+        return retriever
+
+    def score(retriever, query_tokens, size):
+        known = [t for t in query_tokens if t in retriever.vocab_dict]
+        return retriever.get_scores(known) if known else np.zeros(size)
+
+    queries = tokens(dataset["query"])
+    if scope == "corpus":
+        corpus = _unique_candidates(dataset)
+        retriever = index(corpus)
+        return [
+            np.asarray(score(retriever, q, len(corpus)))[[corpus[c] for c in candidates]]
+            for q, candidates in zip(queries, dataset["candidates"])
+        ]
+    return [
+        np.asarray(score(index(candidates), q, len(candidates)), dtype=np.float64)
+        for q, candidates in zip(queries, dataset["candidates"])
+    ]
+
+
+def tfidf_scores(dataset, scope: str = "query") -> list[np.ndarray]:
+    """Cosine of scikit-learn TF-IDF vectors (fit on the candidates of the query or corpus)."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    def cosine(vectorizer, query, candidates):
+        return np.asarray(
+            (vectorizer.transform(candidates) @ vectorizer.transform([query]).T).todense()
+        ).ravel()
+
+    if scope == "corpus":
+        vectorizer = TfidfVectorizer().fit(list(_unique_candidates(dataset)))
+        return [cosine(vectorizer, q, c) for q, c in zip(dataset["query"], dataset["candidates"])]
+    scores = []
+    for query, candidates in zip(dataset["query"], dataset["candidates"]):
+        try:
+            vectorizer = TfidfVectorizer().fit(candidates)
+        except ValueError:  # every candidate empty or stop words only: no vocabulary
+            scores.append(np.zeros(len(candidates)))
+            continue
+        scores.append(cosine(vectorizer, query, candidates))
+    return scores
+
+
+def sbert_model_path(base: str) -> str:
+    """``minilm-l6`` → the offline all-MiniLM-L6-v2 path, ``bert-base`` → its Hub id, anything
+    else unchanged (``adapter_zoo.resolve_base_model``)."""
+    from adapter_zoo import resolve_base_model
+
+    return resolve_base_model(base)
+
+
+def sbert_scorer(base: str, batch_size: int = 64) -> Callable:
+    """Zero-shot bi-encoder: cosine of sentence-transformers embeddings of query and candidate."""
+
+    def scores(dataset, scope: str = "query") -> list[np.ndarray]:
+        from sentence_transformers import SentenceTransformer
+
+        model = SentenceTransformer(sbert_model_path(base), device="cpu")
+        texts = _unique_candidates(dataset)
+        for query in dataset["query"]:
+            texts.setdefault(query, len(texts))
+        vectors = model.encode(
+            list(texts),
+            batch_size=batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=len(texts) > 2000,
+        )
+        return [
+            vectors[[texts[c] for c in candidates]] @ vectors[texts[query]]
+            for query, candidates in zip(dataset["query"], dataset["candidates"])
+        ]
+
+    return scores
+
+
+def ranker_scorer(ranker, batch_size: int = 64) -> Callable:
+    """Cross-encoder scores from an ``adapter_zoo.Ranker`` (one logit per pair)."""
+
+    def scores(dataset, scope: str = "query") -> list[np.ndarray]:
+        pairs = [(q, c) for q, cs in zip(dataset["query"], dataset["candidates"]) for c in cs]
+        flat = np.asarray(
+            ranker.score(pairs, batch_size=batch_size, progress=True), dtype=np.float64
+        )
+        sizes = np.cumsum([len(cs) for cs in dataset["candidates"]])[:-1]
+        return list(np.split(flat, sizes))
+
+    return scores
+
+
+def get_scorer(model) -> Callable:
+    """The scorer for ``bm25``, ``tfidf``, ``sbert:<base>`` or a Ranker-like object."""
+    if model == "bm25":
+        return bm25_scores
+    if model == "tfidf":
+        return tfidf_scores
+    if isinstance(model, str) and model.startswith("sbert:"):
+        return sbert_scorer(model[len("sbert:") :])
+    if hasattr(model, "score"):
+        return ranker_scorer(model)
+    raise BenchmarkError(f"no scorer for model {model!r}")

@@ -1,0 +1,117 @@
+"""Sub-commands ``evaluate``, ``leaderboard`` and ``build-benchmark`` of ``adapter-zoo``."""
+
+from __future__ import annotations
+
+import json
+
+
+def register(subparsers) -> None:
+    evaluate = subparsers.add_parser(
+        "evaluate", help="score a model on a benchmark and append the result to --results"
+    )
+    evaluate.add_argument(
+        "--model",
+        required=True,
+        help="bm25, tfidf, sbert:<base> (zero-shot bi-encoder, e.g. sbert:minilm-l6), "
+        "base:<base> (untrained base, seeded head), a zoo name or entry path; with --finetune "
+        "a base model (minilm-l6, bert-base, a model folder)",
+    )
+    evaluate.add_argument(
+        "--adapter",
+        nargs="+",
+        default=[],
+        metavar="NAME",
+        help="zoo adapters on top of --model; several = one run each (sweep)",
+    )
+    evaluate.add_argument("--benchmark", required=True, help="registry name or local:PATH")
+    evaluate.add_argument("--split", default="test")
+    evaluate.add_argument("--data-dir", default=None, help="folder holding the benchmark files")
+    evaluate.add_argument("--results", default=None, help="folder of results.jsonl to append to")
+    evaluate.add_argument("--finetune", choices=("full", "adapter", "tanda"), default=None)
+    evaluate.add_argument(
+        "--transfer",
+        default=None,
+        metavar="MODEL",
+        help="--finetune tanda: the transfer model to adapt (default --model)",
+    )
+    evaluate.add_argument(
+        "--save-as",
+        default=None,
+        metavar="NAME",
+        help="--finetune: zoo name of the fine-tuned model (default <benchmark>-<mode>-<base>-s<seed>)",
+    )
+    evaluate.add_argument("--max-steps", type=int, default=None)
+    evaluate.add_argument("--seed", type=int, default=0)
+    evaluate.set_defaults(func=run_evaluate)
+
+    board = subparsers.add_parser("leaderboard", help="tables and plots from a results folder")
+    board.add_argument("results", help="results folder (or results.jsonl)")
+    board.add_argument("--out", required=True, help="output folder")
+    board.set_defaults(func=run_leaderboard)
+
+    build = subparsers.add_parser(
+        "build-benchmark", help="LAS/AskUbuntu-style benchmark from a parsed forum's test split"
+    )
+    build.add_argument("forum_dir", help="a parsed forum folder DIR/<host>")
+    build.add_argument("--out", required=True)
+    build.add_argument(
+        "--task", choices=("answer_selection", "question_similarity"), default="answer_selection"
+    )
+    build.add_argument("--candidates", type=int, default=None)
+    build.add_argument("--seed", type=int, default=0)
+    build.set_defaults(func=run_build)
+
+
+def run_evaluate(args) -> int:
+    from benchmarks.evaluate import evaluate, sweep
+
+    options = dict(
+        split=args.split,
+        data_dir=args.data_dir,
+        results=args.results,
+        finetune=args.finetune,
+        transfer=args.transfer,
+        seed=args.seed,
+        max_steps=args.max_steps,
+        save_as=args.save_as,
+    )
+    if len(args.adapter) > 1:
+        records = sweep(args.model, args.benchmark, args.adapter, **options)
+    else:
+        records = [evaluate(args.model, args.benchmark, adapters=args.adapter, **options)]
+    for record in records:
+        metrics = " ".join(f"{k}={v:.4f}" for k, v in record["metrics"].items())
+        who = "+".join([record["model"], *record["adapters"]])
+        print(
+            f"{record['benchmark']}/{record['split']} {who} [{record['mode']}] "
+            f"queries={record['queries']} {metrics}"
+        )
+    if args.results is None:
+        print(json.dumps(records if len(records) > 1 else records[0], indent=2))
+    return 0
+
+
+def run_leaderboard(args) -> int:
+    from benchmarks.leaderboard import write_leaderboard
+
+    written = write_leaderboard(args.results, args.out)
+    for path in written:
+        print(path)
+    return 0
+
+
+def run_build(args) -> int:
+    from benchmarks.builder import build_from_forum
+    from benchmarks.registry import get
+
+    path = build_from_forum(
+        args.forum_dir, args.out, task=args.task, candidates=args.candidates, seed=args.seed
+    )
+    manifest = json.loads((path / "benchmark.json").read_text(encoding="utf-8"))
+    get("local:" + str(path)).load("test")  # the folder reads back
+    counts = ", ".join(f"{split} {c['queries']}" for split, c in manifest["counts"].items())
+    print(
+        f"{path}: {args.task}, queries: {counts}; candidates: {manifest['candidates_note']}; "
+        f"use --benchmark local:{path}"
+    )
+    return 0

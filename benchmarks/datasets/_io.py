@@ -1,0 +1,67 @@
+"""Small readers shared by the family modules (plain text, tsv, gzip)."""
+
+from __future__ import annotations
+
+import gzip
+from collections.abc import Iterator
+from pathlib import Path
+
+from benchmarks.errors import BenchmarkError
+
+
+def open_text(path: Path):
+    """Open a text file, gunzipping ``.gz``; CRLF line ends are normalised by newline=None."""
+    if path.suffix == ".gz":
+        return gzip.open(path, "rt", encoding="utf-8", newline=None)
+    return open(path, encoding="utf-8", newline=None)
+
+
+def read_tsv(path: Path, *, min_fields: int = 1, header: bool = False) -> Iterator[list[str]]:
+    """Yield the tab-separated fields of each non-empty line; too few fields is an error."""
+    with open_text(path) as handle:
+        for number, line in enumerate(handle, start=1):
+            if header and number == 1:
+                continue
+            line = line.rstrip("\r\n")
+            if not line.strip():
+                continue
+            fields = line.split("\t")
+            if len(fields) < min_fields:
+                raise BenchmarkError(
+                    f"{path}:{number}: expected at least {min_fields} tab-separated fields, "
+                    f"got {len(fields)}"
+                )
+            yield fields
+
+
+def group_pairs(pairs, name: str) -> list[dict]:
+    """Group ``(query_id, query, candidate_id, candidate, label)`` tuples into query rows,
+    keeping the first-seen order of queries and candidates."""
+    rows: dict[str, dict] = {}
+    for query_id, query, candidate_id, candidate, label in pairs:
+        row = rows.get(query_id)
+        if row is None:
+            row = rows[query_id] = {
+                "query_id": query_id,
+                "query": query,
+                "candidate_ids": [],
+                "candidates": [],
+                "labels": [],
+            }
+        row["candidate_ids"].append(candidate_id)
+        row["candidates"].append(candidate)
+        row["labels"].append(int(label))
+    return list(rows.values())
+
+
+def keep(rows: list[dict], rule: str) -> list[dict]:
+    """Filter query rows: ``"raw"`` keeps all, ``"no-all-negative"`` drops queries without a
+    positive, ``"clean"`` also drops queries whose candidates are all positive."""
+    if rule == "raw":
+        return rows
+    with_positive = [r for r in rows if any(label > 0 for label in r["labels"])]
+    if rule == "no-all-negative":
+        return with_positive
+    if rule == "clean":
+        return [r for r in with_positive if any(label <= 0 for label in r["labels"])]
+    raise BenchmarkError(f"unknown query filter {rule!r}")

@@ -1,0 +1,58 @@
+"""Benchmarks built by ``benchmarks.build_from_forum``, loaded as ``benchmarks.get("local:PATH")``.
+
+Layout: ``PATH/benchmark.json`` (name, task, main_metric, no_positive, candidates, splits,
+counts, source) and one ``datasets`` folder per split, ``PATH/<split>/`` (save_to_disk).
+``name`` here is the builder's label; ``path`` is what ``evaluate`` records.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+from benchmarks.errors import BenchmarkError
+from benchmarks.registry import COLUMNS, Benchmark
+
+DESCRIPTOR = "benchmark.json"
+
+
+@dataclasses.dataclass(frozen=True)
+class LocalBenchmark(Benchmark):
+    """A built benchmark folder; ``load`` ignores ``data_dir``."""
+
+    path: str = ""
+
+    @classmethod
+    def from_path(cls, path) -> LocalBenchmark:
+        folder = Path(path).expanduser()
+        descriptor = folder / DESCRIPTOR
+        if not descriptor.is_file():
+            raise BenchmarkError(f"{descriptor}: no benchmark descriptor (build one first)")
+        try:
+            spec = json.loads(descriptor.read_text(encoding="utf-8"))
+            return cls(
+                name=spec["name"],
+                task=spec["task"],
+                folder=folder.name,
+                citation=json.dumps(spec.get("source", ""), sort_keys=True),
+                split_files={split: () for split in spec["splits"]},
+                candidate_pool=spec.get("candidate_pool", ""),
+                main_metric=spec["main_metric"],
+                no_positive=spec.get("no_positive", "drop"),
+                bm25_scope=spec.get("bm25_scope", "query"),
+                path=str(folder.resolve()),
+            )
+        except (KeyError, TypeError, ValueError) as error:
+            raise BenchmarkError(f"{descriptor}: bad descriptor ({error!r})") from None
+
+    def load(self, split: str = "test", data_dir=None):
+        import datasets
+
+        if split not in self.split_files:
+            raise BenchmarkError(f"{self.name}: unknown split {split!r}; one of {self.splits}")
+        dataset = datasets.load_from_disk(str(Path(self.path) / split))
+        missing = [c for c in COLUMNS if c not in dataset.column_names]
+        if missing:
+            raise BenchmarkError(f"{self.path}/{split}: missing columns {missing}")
+        return dataset

@@ -1,0 +1,66 @@
+"""WikiPassageQA (Cohen, Yang & Croft, SIGIR 2018): passage retrieval within one document.
+
+Original files: ``document_passages.json`` ({document id: {passage id: text}}) and
+``{train,dev,test}.tsv`` (header; QID, Question, DocumentID, DocumentName, RelevantPassages
+comma-separated). A query's candidates are all passages of its document (MultiCQA's reader).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Mapping
+from pathlib import Path
+
+from benchmarks.datasets._io import read_tsv
+from benchmarks.errors import BenchmarkError
+from benchmarks.registry import Benchmark, SourceFile, register
+
+PASSAGES = "document_passages.json"
+
+
+@dataclasses.dataclass(frozen=True)
+class WikiPassageQA(Benchmark):
+    """WikiPassageQA; candidates are the passages of the query's document."""
+
+    name: str = "wikipassageqa"
+    task: str = "answer_selection"
+    folder: str = "wikipassageqa"
+    homepage: str = "https://ciir.cs.umass.edu/downloads/wikipassageqa/"
+    citation: str = "Cohen, Yang & Croft. WikiPassageQA. SIGIR 2018"
+    files: tuple[SourceFile, ...] = tuple(
+        SourceFile(p) for p in (PASSAGES, "train.tsv", "dev.tsv", "test.tsv")
+    )
+    split_files: Mapping[str, tuple[str, ...]] = dataclasses.field(
+        default_factory=lambda: {s: (PASSAGES, f"{s}.tsv") for s in ("train", "dev", "test")}
+    )
+    candidate_pool: str = "every passage of the question's Wikipedia document"
+    main_metric: str = "map"
+    no_positive: str = "drop"
+
+    def read(self, split: str, root: Path) -> list[dict]:
+        with open(root / PASSAGES, encoding="utf-8") as handle:
+            documents = json.load(handle)
+        rows = []
+        for fields in read_tsv(root / f"{split}.tsv", min_fields=5, header=True):
+            qid, question, doc_id, _, relevant = fields[:5]
+            if doc_id not in documents:
+                raise BenchmarkError(
+                    f"{split}.tsv: question {qid}: document {doc_id} not in {PASSAGES}"
+                )
+            passages = documents[doc_id]
+            positive = {p.strip() for p in relevant.split(",")}
+            ids = list(passages)
+            rows.append(
+                {
+                    "query_id": qid,
+                    "query": question,
+                    "candidate_ids": [f"{doc_id}_{p}" for p in ids],
+                    "candidates": [passages[p] for p in ids],
+                    "labels": [int(p in positive) for p in ids],
+                }
+            )
+        return rows
+
+
+register(WikiPassageQA())

@@ -1,0 +1,7 @@
+"""The one error type of the benchmarks package."""
+
+from __future__ import annotations
+
+
+class BenchmarkError(ValueError):
+    """Bad or missing benchmark input; the message names the file or record and what was wrong."""

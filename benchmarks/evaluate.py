@@ -1,0 +1,224 @@
+"""``benchmarks.evaluate``: score one model on one benchmark split and record the result.
+
+Example:
+    >>> record = evaluate("bm25", "wikiqa", data_dir="../shared/data/benchmarks")  # doctest: +SKIP
+    >>> record["metrics"]["map"]  # doctest: +SKIP
+    0.5839
+
+Models: see :func:`evaluate`. Every run is seeded, and the record carries the package versions
+so a number can be traced to the code that produced it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import importlib.metadata
+import os
+import platform
+import random
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from benchmarks.baselines import BASELINES, get_scorer
+from benchmarks.errors import BenchmarkError
+from benchmarks.metrics import METRICS, evaluate_rankings
+from benchmarks.registry import get
+from benchmarks.results import append_result
+
+_PACKAGES = (
+    "adapter-zoo",
+    "torch",
+    "transformers",
+    "adapters",
+    "datasets",
+    "sentence-transformers",
+    "bm25s",
+    "scikit-learn",
+)
+
+
+def package_versions() -> dict[str, str]:
+    """Versions of the packages a result depends on (absent ones are left out)."""
+    versions = {"python": platform.python_version()}
+    for name in _PACKAGES:
+        with contextlib.suppress(importlib.metadata.PackageNotFoundError):
+            versions[name] = importlib.metadata.version(name)
+    return versions
+
+
+def _seed_everything(seed: int) -> None:
+    random.seed(seed)
+    np.random.seed(seed)
+    try:
+        import torch
+
+        torch.manual_seed(seed)
+    except ImportError:
+        pass
+
+
+def _is_baseline(model) -> bool:
+    """True for scorers that are not trainable rankers: bm25, tfidf, sbert:<base>."""
+    return isinstance(model, str) and (model in BASELINES or model.startswith("sbert:"))
+
+
+def _model_name(model) -> str:
+    if isinstance(model, str | os.PathLike):
+        return str(model)
+    card = getattr(model, "card", None)
+    return (card or {}).get("name") or str(getattr(model, "base_model", type(model).__name__))
+
+
+def _load_ranker(model, adapters):
+    """A Ranker for ``base:<base>``, a zoo name/path, a base model plus one zoo adapter, or a
+    Ranker (returned as is)."""
+    if not isinstance(model, str | os.PathLike):
+        return model
+    import adapter_zoo
+
+    model = str(model)
+    if model.startswith("base:"):
+        if adapters:
+            raise BenchmarkError(
+                f"model {model!r} is an untrained base; pass the adapter's base "
+                "model name as --model instead"
+            )
+        return adapter_zoo.Ranker.from_base(model[len("base:") :])
+    if adapters:
+        # the adapter entry names the base model it was trained on; it must be ``model``
+        return adapter_zoo.load(adapters[0], base_model=model)
+    try:
+        return adapter_zoo.load(model)
+    except (ValueError, OSError) as error:
+        raise BenchmarkError(
+            f"model {model!r}: not bm25, tfidf, sbert:<base>, base:<base> or a loadable zoo "
+            f"entry ({error})"
+        ) from None
+
+
+def evaluate(
+    model,
+    benchmark,
+    split: str = "test",
+    data_dir=None,
+    results=None,
+    adapters=None,
+    finetune=None,
+    transfer=None,
+    seed: int = 0,
+    max_steps: int | None = None,
+    save_as: str | None = None,
+) -> dict:
+    """Evaluate ``model`` on ``benchmark``'s ``split``; return (and optionally record) the result.
+
+    Args:
+        model: ``bm25``, ``tfidf``, ``sbert:<base>`` (zero-shot bi-encoder cosine),
+            ``base:<base>`` (the untrained base with a fresh seeded head), a zoo name or entry
+            path, a Ranker, or with ``finetune`` a raw base (``minilm-l6``, ``bert-base``, a
+            local Hugging Face model folder).
+        benchmark: a registry name, ``local:PATH``, or a Benchmark.
+        split: the split to score.
+        data_dir: folder holding the benchmark files (see ``Benchmark.load``).
+        results: folder whose ``results.jsonl`` gets the record appended (None: not written).
+        adapters: at most one zoo adapter, loaded on top of base model ``model`` (use
+            :func:`sweep` for many).
+        finetune: ``full``, ``adapter`` or ``tanda``: train on the benchmark's train split
+            first (see :mod:`benchmarks.finetune`).
+        transfer: with ``finetune="tanda"``: the transfer model (a full/tanda zoo entry or a
+            model folder) that is adapted; default ``model``.
+        seed: seeds Python, NumPy and torch (and fine-tuning).
+        max_steps: cap on fine-tuning optimizer steps.
+        save_as: with ``finetune``: the zoo name of the fine-tuned model (default
+            ``<benchmark>-<mode>-<base>-s<seed>``), e.g. to adapt it later with TANDA.
+
+    Returns:
+        The record: benchmark (as given), benchmark_name, split, model, adapters, mode,
+        metrics (``map``, ``mrr``, ``p@1``, ``ndcg@10``), main_metric, queries,
+        queries_without_positive, no_positive, seed, versions, wall_time (seconds), created;
+        plus fusion_weights when the model's card has them.
+
+    Example:
+        >>> evaluate("bm25", "wikiqa", data_dir="../shared/data/benchmarks")["queries"]
+        ... # doctest: +SKIP
+        237
+    """
+    started = time.perf_counter()
+    _seed_everything(seed)
+    bench = get(benchmark)
+    adapters = list(adapters or [])
+    if len(adapters) > 1:
+        raise BenchmarkError(f"evaluate takes one adapter, got {len(adapters)}; use sweep()")
+    if adapters and _is_baseline(model):
+        raise BenchmarkError(f"model {model!r} is a baseline; adapters need a base model")
+    if transfer is not None and finetune != "tanda":
+        raise BenchmarkError("--transfer is only used with --finetune tanda")
+    if save_as is not None and not finetune:
+        raise BenchmarkError("--save-as names a fine-tuned model; it needs --finetune")
+    dataset = bench.load(split, data_dir)
+    mode = "zero-shot"
+    if finetune:
+        if _is_baseline(model) or not isinstance(model, str | os.PathLike) or adapters:
+            raise BenchmarkError(
+                "--finetune needs a base model name or path (no baseline, no --adapter)"
+            )
+        from benchmarks.finetune import finetune as run_finetune
+
+        base = str(model).removeprefix("base:")
+        with tempfile.TemporaryDirectory(prefix="adapter-zoo-ft-") as work:
+            entry = run_finetune(
+                base,
+                bench,
+                finetune,
+                work_dir=work,
+                data_dir=data_dir,
+                seed=seed,
+                max_steps=max_steps,
+                transfer=transfer,
+                name=save_as,
+            )
+        scorer_model = _load_ranker(str(entry), [])
+        mode = f"finetune-{finetune}"
+    elif _is_baseline(model):
+        scorer_model = model
+    else:
+        scorer_model = _load_ranker(model, adapters)
+    scores = get_scorer(scorer_model)(dataset, bench.bm25_scope)
+    summary = evaluate_rankings(scores, dataset["labels"], no_positive=bench.no_positive)
+    record = {
+        "benchmark": benchmark if isinstance(benchmark, str) else bench.name,
+        "benchmark_name": bench.name,
+        "split": split,
+        "model": _model_name(model),
+        "adapters": adapters,
+        "mode": mode,
+        "metrics": {name: round(summary[name], 6) for name in METRICS},
+        "main_metric": bench.main_metric,
+        "queries": summary["queries"],
+        "queries_without_positive": summary["queries_without_positive"],
+        "no_positive": bench.no_positive,
+        "seed": seed,
+        "versions": package_versions(),
+        "wall_time": round(time.perf_counter() - started, 3),
+        "created": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+    }
+    if transfer is not None:
+        record["transfer"] = str(transfer)
+    if finetune:
+        record["entry"] = Path(entry).name
+    card = getattr(scorer_model, "card", None) or {}
+    if card.get("fusion_weights"):
+        record["fusion_weights"] = card["fusion_weights"]
+    if results is not None:
+        append_result(results, record)
+    return record
+
+
+def sweep(model, benchmark, adapters, **kwargs) -> list[dict]:
+    """Evaluate each zoo adapter in ``adapters`` on top of ``model``; one record each."""
+    if not adapters:
+        raise BenchmarkError("sweep needs at least one adapter")
+    return [evaluate(model, benchmark, adapters=[name], **kwargs) for name in adapters]

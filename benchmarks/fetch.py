@@ -1,0 +1,78 @@
+"""Where benchmark files live, and fetching them with checksum verification.
+
+A benchmark's files are looked up in ``data_dir/<folder>/`` (or ``data_dir`` itself when it
+already is that folder). ``data_dir`` defaults to ``$ADAPTER_ZOO_DATA`` or the user cache dir.
+Missing files are downloaded only when online and when a sha256 is recorded for them: an
+unverifiable download would make results irreproducible, so it is refused.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import urllib.request
+from pathlib import Path
+
+from benchmarks.errors import BenchmarkError
+from stackexchange.io import atomic_write_bytes
+
+
+def default_data_dir() -> Path:
+    """``$ADAPTER_ZOO_DATA`` or ``<user cache>/adapter-zoo/benchmarks``."""
+    if os.environ.get("ADAPTER_ZOO_DATA"):
+        return Path(os.environ["ADAPTER_ZOO_DATA"])
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("adapter-zoo")) / "benchmarks"
+
+
+def is_offline() -> bool:
+    """True when the Hub's offline switches or ``ADAPTER_ZOO_OFFLINE`` are set."""
+    flags = ("ADAPTER_ZOO_OFFLINE", "HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")
+    return any(os.environ.get(flag, "").lower() in ("1", "true", "yes") for flag in flags)
+
+
+def benchmark_root(folder: str, data_dir: str | os.PathLike | None, paths=()) -> Path:
+    """The folder holding one benchmark's files: ``data_dir/folder``, or ``data_dir`` itself
+    when it already holds one of ``paths`` (the user pointed at the benchmark's own folder)."""
+    base = Path(data_dir) if data_dir is not None else default_data_dir()
+    if (base / folder).is_dir():
+        return base / folder
+    if base.name == folder or any((base / path).exists() for path in paths):
+        return base
+    return base / folder
+
+
+def download(url: str, target: Path, sha256: str) -> Path:
+    """Download ``url`` to ``target`` atomically; a checksum mismatch is a BenchmarkError."""
+    with urllib.request.urlopen(url, timeout=60) as response:  # noqa: S310 (https URLs only)
+        data = response.read()
+    digest = hashlib.sha256(data).hexdigest()
+    if digest != sha256:
+        raise BenchmarkError(f"{url}: sha256 {digest} does not match the recorded {sha256}")
+    atomic_write_bytes(target, data)
+    return target
+
+
+def ensure_files(benchmark, root: Path, needed) -> None:
+    """Make sure every source file in ``needed`` exists under ``root``, downloading if allowed.
+
+    Raises:
+        BenchmarkError: files are missing and cannot be fetched; the message lists them and
+            where to put them.
+    """
+    missing = [source for source in needed if not (root / source.path).exists()]
+    if not missing:
+        return
+    fetchable = [s for s in missing if s.url and s.sha256]
+    if not is_offline() and len(fetchable) == len(missing):
+        for source in missing:
+            download(source.url, root / source.path, source.sha256)
+        return
+    names = ", ".join(source.path for source in missing)
+    why = "offline" if is_offline() else "no download URL with a recorded sha256"
+    sources = "; ".join(sorted({s.url for s in missing if s.url})) or benchmark.homepage
+    raise BenchmarkError(
+        f"{benchmark.name}: missing {names} in {root} ({why}); "
+        f"put the original files there (from {sources}) or pass --data-dir"
+    )

@@ -1,0 +1,250 @@
+"""Leaderboard: Markdown/HTML tables and plots from a results folder.
+
+Tables: one row per model (model + adapters + mode), one column per benchmark (``split`` in
+the header) holding that benchmark's main metric, then ``Σ <metric>``: the mean of each metric
+over the benchmarks the row has (MultiCQA's tables' average column). Published reference rows
+from the registry follow, marked "published". The latest record wins when a run is repeated.
+
+Plots (matplotlib, Agg): ``zero_shot.png`` — the zero-shot scores of all adapters per benchmark,
+with the IR baseline (bm25) and the in-domain (fine-tuned) model as horizontal lines (MultiCQA
+Figure 2; "adapters" = every zoo model evaluated zero-shot); ``fusion_<model>.png`` — fusion
+weights per layer and adapter ({layer: {adapter: weight}}) carried by the result record (or else
+the zoo card) of each fusion model in the results (Figure 4).
+
+Example:
+    >>> write_leaderboard("results", "board")  # doctest: +SKIP
+    [PosixPath('board/leaderboard.md'), PosixPath('board/leaderboard.html'), ...]
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+from pathlib import Path
+
+from benchmarks.metrics import METRICS
+from benchmarks.registry import get
+from benchmarks.results import read_results
+from stackexchange.io import atomic_write_bytes, atomic_write_text
+
+IR_BASELINE = "bm25"
+
+
+def row_label(record: dict) -> str:
+    """``model[+adapter...] (mode)`` — the table row a record belongs to."""
+    label = "+".join(
+        [
+            Path(record["model"]).name if os.sep in record["model"] else record["model"],
+            *record.get("adapters", []),
+        ]
+    )
+    mode = record["mode"]
+    if "alpha" in record:  # cascade runs: one row per drop ratio
+        mode = f"{mode} α={record['alpha']:g}"
+    return label if mode == "zero-shot" else f"{label} ({mode})"
+
+
+def _benchmark_label(record: dict) -> str:
+    """Column title: the registry name, or a built benchmark's own name for ``local:PATH``."""
+    if str(record["benchmark"]).startswith("local:"):
+        return record.get("benchmark_name") or Path(record["benchmark"][6:]).name
+    return record["benchmark"]
+
+
+def _main_metric(record: dict) -> str:
+    return record.get("main_metric") or get(record["benchmark"]).main_metric
+
+
+def build_table(records: list[dict]) -> tuple[list[str], list[list[str]]]:
+    """Header and rows (strings) of the leaderboard."""
+    latest: dict[tuple, dict] = {}
+    for record in records:
+        latest[(row_label(record), record["benchmark"], record["split"])] = record
+    columns = sorted({(b, s) for _, b, s in latest})
+    firsts = {b: next(r for (_, rb, _), r in latest.items() if rb == b) for b, _ in columns}
+    mains = {b: _main_metric(r) for b, r in firsts.items()}
+    header = [
+        "model",
+        *[f"{_benchmark_label(firsts[b])} ({s}, {mains[b]})" for b, s in columns],
+        *[f"Σ {m}" for m in METRICS],
+        "kind",
+    ]
+    rows = []
+    for label in sorted({key[0] for key in latest}):
+        cells, sums = [], {m: [] for m in METRICS}
+        for benchmark, split in columns:
+            record = latest.get((label, benchmark, split))
+            if record is None:
+                cells.append("–")
+                continue
+            cells.append(f"{100 * record['metrics'][mains[benchmark]]:.1f}")
+            for m in METRICS:
+                sums[m].append(record["metrics"][m])
+        averages = [_mean(sums[m], len(columns)) for m in METRICS]
+        rows.append([label, *cells, *averages, "ours"])
+    rows += _published_rows(columns, mains)
+    return header, rows
+
+
+def _mean(values: list[float], expected: int) -> str:
+    if not values:
+        return "–"
+    text = f"{100 * sum(values) / len(values):.1f}"
+    return text if len(values) == expected else f"{text} ({len(values)}/{expected})"
+
+
+def _published_rows(columns, mains) -> list[list[str]]:
+    rows: dict[str, list[str]] = {}
+    for index, (benchmark, split) in enumerate(columns):
+        try:
+            references = get(benchmark).published
+        except ValueError:  # a local: or unknown benchmark has no published rows
+            continue
+        for ref in references:
+            if ref.split == split and mains[benchmark] in ref.metrics:
+                label = f"{ref.model} [{ref.source}]"
+                row = rows.setdefault(
+                    label, [label, *["–"] * len(columns), *["–"] * len(METRICS), "published"]
+                )
+                row[1 + index] = f"{100 * ref.metrics[mains[benchmark]]:.1f}"
+    return list(rows.values())
+
+
+def to_markdown(header, rows) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows]
+    return "\n".join(lines) + "\n"
+
+
+def to_html(header, rows, images) -> str:
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
+    body = "".join(
+        f'<tr class="{html.escape(row[-1])}">'
+        + "".join(f"<td>{html.escape(c)}</td>" for c in row)
+        + "</tr>"
+        for row in rows
+    )
+    figures = "".join(
+        f'<p><img src="{html.escape(name)}" alt="{html.escape(name)}"></p>' for name in images
+    )
+    return (
+        '<!DOCTYPE html><html><head><meta charset="utf-8"><title>adapter-zoo leaderboard</title>'
+        "<style>table{border-collapse:collapse}td,th{border:1px solid #999;padding:2px 6px}"
+        "tr.published{font-style:italic;color:#555}</style></head><body>"
+        f"<h1>Leaderboard</h1><table><tr>{head}</tr>{body}</table>{figures}</body></html>\n"
+    )
+
+
+def _save(figure, path: Path) -> Path:
+    import io
+
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=100, bbox_inches="tight")
+    import matplotlib.pyplot as plt
+
+    plt.close(figure)  # many benchmarks or fusion models would otherwise pile up open figures
+    atomic_write_bytes(path, buffer.getvalue())
+    return path
+
+
+def _is_adapter(record: dict) -> bool:
+    """A zoo model (not bm25/tfidf/sbert:/base:), alone or a base plus ``--adapter``."""
+    model = str(record["model"])
+    return bool(record.get("adapters")) or not (
+        model in ("bm25", "tfidf") or model.startswith(("sbert:", "base:"))
+    )
+
+
+def plot_zero_shot(records: list[dict], path: Path) -> Path | None:
+    """MultiCQA Figure 2: adapter zero-shot scores per benchmark, IR baseline and in-domain lines."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    zero = [r for r in records if r["mode"] == "zero-shot" and _is_adapter(r)]
+    benchmarks = sorted({r["benchmark"] for r in zero})
+    if not benchmarks:
+        return None
+    figure, axes = plt.subplots(
+        1, len(benchmarks), figsize=(4 * len(benchmarks), 3.5), squeeze=False
+    )
+    for axis, benchmark in zip(axes[0], benchmarks):
+        metric = _main_metric(next(r for r in zero if r["benchmark"] == benchmark))
+        scores = sorted(r["metrics"][metric] for r in zero if r["benchmark"] == benchmark)
+        axis.scatter(range(len(scores)), scores, s=12, label="adapters (zero-shot)")
+        for record in records:
+            if record["benchmark"] != benchmark:
+                continue
+            if record["model"] == IR_BASELINE and record["mode"] == "zero-shot":
+                axis.axhline(record["metrics"][metric], color="red", linestyle="--", label="BM25")
+            elif record["mode"].startswith("finetune"):
+                axis.axhline(record["metrics"][metric], color="green", label="in-domain")
+        axis.set_title(_benchmark_label(next(r for r in zero if r["benchmark"] == benchmark)))
+        axis.set_xlabel("adapters (sorted)")
+        axis.set_ylabel(metric)
+        axis.legend(fontsize=7)
+    return _save(figure, path)
+
+
+def _card(model: str) -> dict | None:
+    candidates = [Path(model) / "card.json"]
+    try:
+        from adapter_zoo.zoo import zoo_home
+
+        candidates.append(Path(zoo_home()) / model / "card.json")
+    except ImportError:
+        pass
+    for candidate in candidates:
+        if candidate.is_file():
+            return json.loads(candidate.read_text(encoding="utf-8"))
+    return None
+
+
+def plot_fusion(card: dict, path: Path) -> Path:
+    """MultiCQA Figure 4: a heat map of fusion weights, layers × adapters."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    weights = card["fusion_weights"]
+    layers = sorted(weights, key=lambda layer: int(layer) if str(layer).isdigit() else str(layer))
+    adapters = sorted({a for layer in layers for a in weights[layer]})
+    grid = [[weights[layer].get(a, 0.0) for a in adapters] for layer in layers]
+    figure, axis = plt.subplots(figsize=(1 + 0.6 * len(adapters), 1 + 0.35 * len(layers)))
+    image = axis.imshow(grid, aspect="auto", cmap="viridis")
+    axis.set_xticks(range(len(adapters)), adapters, rotation=60, ha="right", fontsize=7)
+    axis.set_yticks(range(len(layers)), [str(layer) for layer in layers], fontsize=7)
+    axis.set_ylabel("layer")
+    axis.set_title(f"fusion weights: {card.get('name', '')}")
+    figure.colorbar(image)
+    return _save(figure, path)
+
+
+def write_leaderboard(results: str | os.PathLike, out: str | os.PathLike) -> list[Path]:
+    """Write leaderboard.md, leaderboard.html and the plots to ``out``; return the paths."""
+    records = read_results(results)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    images = []
+    zero = plot_zero_shot(records, out / "zero_shot.png")
+    if zero is not None:
+        images.append(zero)
+    for model in sorted({r["model"] for r in records}):
+        carried = next(
+            (r for r in records if r["model"] == model and r.get("fusion_weights")), None
+        )
+        card = (
+            {"name": model, "fusion_weights": carried["fusion_weights"]}
+            if carried
+            else _card(model)
+        )
+        if card and card.get("fusion_weights"):
+            images.append(plot_fusion(card, out / f"fusion_{Path(model).name}.png"))
+    header, rows = build_table(records)
+    markdown = to_markdown(header, rows)
+    atomic_write_text(out / "leaderboard.md", "# Leaderboard\n\n" + markdown)
+    atomic_write_text(out / "leaderboard.html", to_html(header, rows, [p.name for p in images]))
+    return [out / "leaderboard.md", out / "leaderboard.html", *images]

@@ -1,0 +1,112 @@
+"""build_from_forum on a tiny parsed forum (exact pools) and on the real beer forum."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import benchmarks
+from benchmarks import BenchmarkError
+
+
+def test_answer_selection_pools_and_splits(tiny_forum, tiny_forum_rows, tmp_path):
+    questions, _ = tiny_forum_rows
+    answer = {qid: text for qid, _, _, text, _ in questions}
+    path = benchmarks.build_from_forum(tiny_forum, tmp_path / "las", task="answer_selection")
+    bench = benchmarks.get("local:" + str(path))
+    assert (bench.task, bench.main_metric, bench.splits) == (
+        "answer_selection", "p@1", ("train", "dev", "test"))  # fmt: skip
+    answered = {qid for qid, text in answer.items() if text}
+    by_split = {s: [r for r in bench.load(s).to_list()] for s in bench.splits}
+    expected = {s: [str(q) for q, *_, split in questions if split == s and q in answered]
+                for s in ("train", "dev", "test")}  # fmt: skip
+    assert {s: [r["query_id"] for r in rows] for s, rows in by_split.items()} == expected
+    for row in by_split["test"] + by_split["train"]:
+        # 8 answered questions < 100: every pool holds every accepted answer exactly once
+        assert sorted(row["candidate_ids"]) == sorted(str(100 + q) for q in answered)
+        assert row["labels"] == [int(c == str(100 + int(row["query_id"])))
+                                 for c in row["candidate_ids"]]  # fmt: skip
+        assert row["candidates"] == [answer[int(c) - 100] for c in row["candidate_ids"]]
+    manifest = json.loads((path / "benchmark.json").read_text())
+    assert manifest["counts"]["test"] == {"queries": 2, "pairs": 16, "positives": 2,
+                                          "candidates_min": 8, "candidates_max": 8}  # fmt: skip
+    assert "fewer than 100 candidates (smallest 8)" in manifest["candidates_note"]
+    assert manifest["source"]["forum"] == "tiny.stackexchange.com"
+
+
+def test_pool_is_the_positive_plus_bm25_neighbours(tiny_forum, tmp_path):
+    path = benchmarks.build_from_forum(tiny_forum, tmp_path / "las3", candidates=3)
+    test = {r["query_id"]: r for r in benchmarks.get(f"local:{path}").load("test").to_list()}
+    # question 7 (cellaring imperial stout): its nearest answered questions by BM25 are 1
+    # (long, imperial, stout) and 9 (a short text with "stout" twice), not 4 (longer)
+    assert sorted(test["7"]["candidate_ids"]) == ["101", "107", "109"]
+    assert all(len(r["labels"]) == 3 and sum(r["labels"]) == 1 for r in test.values())
+
+
+def test_question_similarity(tiny_forum, tiny_forum_rows, tmp_path):
+    questions, duplicates = tiny_forum_rows
+    path = benchmarks.build_from_forum(tiny_forum, tmp_path / "qs", task="question_similarity")
+    bench = benchmarks.get(f"local:{path}")
+    assert (bench.main_metric, bench.splits) == ("map", ("train", "test"))  # no dev duplicate
+    (test,) = bench.load("test").to_list()
+    assert test["query_id"] == "10" and test["query"].startswith("How long does imperial stout")
+    others = sorted(str(q) for q, *_ in questions if q != 10)
+    assert sorted(test["candidate_ids"]) == others  # 10 other questions < 20
+    canonical = dict(duplicates)[10]
+    assert test["labels"] == [int(c == str(canonical)) for c in test["candidate_ids"]]
+
+
+def test_seeded_shuffle_is_deterministic_and_atomic(tiny_forum, tmp_path):
+    first = benchmarks.get(
+        f"local:{benchmarks.build_from_forum(tiny_forum, tmp_path / 'a', seed=1)}"
+    ).load("test")
+    again = benchmarks.get(
+        f"local:{benchmarks.build_from_forum(tiny_forum, tmp_path / 'a', seed=1)}"
+    ).load("test")
+    other = benchmarks.get(
+        f"local:{benchmarks.build_from_forum(tiny_forum, tmp_path / 'b', seed=2)}"
+    ).load("test")
+    assert first.to_list() == again.to_list()
+    assert first["candidate_ids"] != other["candidate_ids"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a", "b"]  # no temporary left
+
+
+def test_bad_forum_and_task(tmp_path, tiny_forum):
+    with pytest.raises(BenchmarkError, match=r"no questions/ folder; is it a parsed forum"):
+        benchmarks.build_from_forum(tmp_path, tmp_path / "out")
+    with pytest.raises(BenchmarkError, match="unknown task 'qa'"):
+        benchmarks.build_from_forum(tiny_forum, tmp_path / "out", task="qa")
+    with pytest.raises(BenchmarkError, match="candidates must be at least 2, got 1"):
+        benchmarks.build_from_forum(tiny_forum, tmp_path / "out", candidates=1)
+    assert not (tmp_path / "out").exists()
+    with pytest.raises(BenchmarkError, match=r"benchmark.json: no benchmark descriptor"):
+        benchmarks.get(f"local:{tmp_path}")
+
+
+def test_real_beer_forum(tmp_path, beer_archive):
+    import datasets
+
+    import stackexchange
+
+    forum = stackexchange.parse_forum(beer_archive, tmp_path / "parsed")
+    path = benchmarks.build_from_forum(forum, tmp_path / "beer-las", task="answer_selection")
+    manifest = json.loads((path / "benchmark.json").read_text())
+    questions = datasets.load_from_disk(str(forum / "questions"))
+    for split in ("train", "dev", "test"):
+        answered = sum(1 for s, a in zip(questions["split"], questions["accepted_answer"])
+                       if s == split and a)  # fmt: skip
+        counts = manifest["counts"][split]
+        assert counts["queries"] == answered > 0
+        assert counts["candidates_min"] == counts["candidates_max"] == 100
+        assert counts["positives"] == answered
+    assert len(questions) == 1029
+    test = benchmarks.get(f"local:{path}").load("test")
+    assert all(len(set(ids)) == 100 for ids in test["candidate_ids"])
+    qs = benchmarks.build_from_forum(forum, tmp_path / "beer-qs", task="question_similarity")
+    counts = json.loads((qs / "benchmark.json").read_text())["counts"]
+    duplicates = sum(
+        json.loads((forum / "stats.json").read_text())["splits"]["duplicates"].values()
+    )
+    assert sum(c["queries"] for c in counts.values()) <= duplicates
+    assert counts["test"]["queries"] >= 1 and counts["test"]["candidates_max"] == 20

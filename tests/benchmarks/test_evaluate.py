@@ -1,0 +1,151 @@
+"""The harness: models, records, the results file, the CLI, fine-tuning and the leaderboard."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import benchmarks
+from adapter_zoo.cli import main
+from benchmarks import BenchmarkError
+from benchmarks.baselines import bm25_scores, tfidf_scores
+from benchmarks.metrics import evaluate_rankings
+
+
+def test_bm25_record_matches_the_metrics_and_is_appended(fixtures, tmp_path):
+    record = benchmarks.evaluate("bm25", "wikiqa-raw", data_dir=fixtures, results=tmp_path)
+    dataset = benchmarks.get("wikiqa-raw").load("test", data_dir=fixtures)
+    expected = evaluate_rankings(bm25_scores(dataset), dataset["labels"])
+    assert record["metrics"] == {m: round(expected[m], 6) for m in ("map", "mrr", "p@1", "ndcg@10")}
+    assert (record["benchmark"], record["split"], record["model"], record["mode"]) == (
+        "wikiqa-raw", "test", "bm25", "zero-shot")  # fmt: skip
+    assert record["queries"] == 2 and record["queries_without_positive"] == 1  # Q0 dropped
+    assert record["versions"]["bm25s"] == "0.3.16" and record["wall_time"] >= 0
+    benchmarks.evaluate("tfidf", "wikiqa-raw", data_dir=fixtures, results=tmp_path, seed=3)
+    records = benchmarks.read_results(tmp_path)
+    assert [r["model"] for r in records] == ["bm25", "tfidf"] and records[0] == record
+    assert records[1]["seed"] == 3
+
+
+def test_bm25_ranks_the_lexical_match_first():
+    rows = {"query": ["how to age stout"],
+            "candidates": [["bikes have gears", "age a stout in the cellar", "stout"]]}  # fmt: skip
+    assert int(np.argmax(bm25_scores(rows)[0])) == 1
+    assert int(np.argmax(tfidf_scores(rows)[0])) in (1, 2)
+    corpus = bm25_scores(rows, "corpus")[0]
+    assert corpus.shape == (3,) and int(np.argmax(corpus)) == 1
+
+
+def test_read_results_reports_the_bad_line(tmp_path):
+    (tmp_path / "results.jsonl").write_text('{"a": 1}\nnot json\n')
+    with pytest.raises(BenchmarkError, match=r"results.jsonl:2: not a JSON record"):
+        benchmarks.read_results(tmp_path)
+    with pytest.raises(BenchmarkError, match="no results file"):
+        benchmarks.read_results(tmp_path / "empty")
+
+
+def test_base_and_sbert_models(fixtures, tiny_bert_path):
+    base = benchmarks.evaluate(f"base:{tiny_bert_path}", "wikiqa-raw", data_dir=fixtures)
+    again = benchmarks.evaluate(f"base:{tiny_bert_path}", "wikiqa-raw", data_dir=fixtures)
+    assert base["metrics"] == again["metrics"]  # the fresh head is seeded
+    assert base["model"] == f"base:{tiny_bert_path}"
+    sbert = benchmarks.evaluate(f"sbert:{tiny_bert_path}", "wikiqa-raw", data_dir=fixtures)
+    assert sbert["queries"] == 2 and 0 < sbert["metrics"]["map"] <= 1
+
+
+def test_unknown_model_and_bad_combinations(fixtures):
+    with pytest.raises(BenchmarkError, match=r"model 'no-such-model': not bm25, tfidf"):
+        benchmarks.evaluate("no-such-model", "wikiqa-raw", data_dir=fixtures)
+    with pytest.raises(BenchmarkError, match="is a baseline; adapters need a base model"):
+        benchmarks.evaluate("bm25", "wikiqa-raw", data_dir=fixtures, adapters=["x"])
+    with pytest.raises(BenchmarkError, match="--finetune needs a base model"):
+        benchmarks.evaluate("bm25", "wikiqa-raw", data_dir=fixtures, finetune="full")
+    with pytest.raises(BenchmarkError, match="--transfer is only used with --finetune tanda"):
+        benchmarks.evaluate("minilm-l6", "wikiqa-raw", data_dir=fixtures, transfer="x")
+
+
+def test_cli_evaluate_build_and_errors(fixtures, tiny_forum, tmp_path, capsys):
+    bench = tmp_path / "bench"
+    assert main(["build-benchmark", str(tiny_forum), "--out", str(bench)]) == 0
+    assert "train 5, dev 1, test 2" in capsys.readouterr().out
+    results = tmp_path / "results"
+    argv = ["evaluate", "--model", "bm25", "--benchmark", f"local:{bench}", "--results",
+            str(results)]  # fmt: skip
+    assert main(argv) == 0
+    (record,) = benchmarks.read_results(results)
+    assert record["benchmark"] == f"local:{bench}"
+    assert record["benchmark_name"] == "tiny.stackexchange.com-las"
+    assert record["main_metric"] == "p@1" and record["queries"] == 2
+    assert main(["evaluate", "--model", "bm25", "--benchmark", "nope"]) == 2
+    assert "adapter-zoo evaluate: error: unknown benchmark 'nope'" in capsys.readouterr().err
+
+
+@pytest.mark.integration
+def test_finetune_adapter_then_leaderboard(tiny_forum, tiny_bert_path, tmp_path):
+    bench = benchmarks.build_from_forum(tiny_forum, tmp_path / "bench")
+    results = tmp_path / "results"
+    name = f"local:{bench}"
+    tuned = benchmarks.evaluate(str(tiny_bert_path), name, finetune="adapter", max_steps=2,
+                                results=results)  # fmt: skip
+    assert tuned["mode"] == "finetune-adapter" and tuned["queries"] == 2
+    entry = benchmarks.get(name).name + f"-adapter-{tiny_bert_path.name}-s0"
+    zoo = benchmarks.evaluate(entry, name, results=results)  # the trained entry stays in the zoo
+    assert zoo["metrics"] == tuned["metrics"]
+    # the same adapter on top of its base model, through --adapter (a sweep of two)
+    swept = benchmarks.sweep(str(tiny_bert_path), name, [entry, entry])
+    assert [r["adapters"] for r in swept] == [[entry], [entry]]
+    assert all(r["metrics"] == tuned["metrics"] for r in swept)
+    with pytest.raises(ValueError, match="was made for base model"):
+        benchmarks.evaluate("minilm-l6", name, adapters=[entry])
+    benchmarks.evaluate("bm25", name, results=results)
+    assert main(["leaderboard", str(results), "--out", str(tmp_path / "board")]) == 0
+    board = tmp_path / "board"
+    markdown = (board / "leaderboard.md").read_text()
+    header = markdown.splitlines()[2]
+    assert "tiny.stackexchange.com-las (test, p@1)" in header and "Σ map" in header
+    rows = {line.split(" | ")[0].strip("| "): line for line in markdown.splitlines()[4:]}
+    assert set(rows) == {"bm25", entry, f"{tiny_bert_path.name} (finetune-adapter)"}
+    assert f"{100 * tuned['metrics']['p@1']:.1f}" in rows[entry]
+    html = (board / "leaderboard.html").read_text()
+    assert html.count("<tr") == 4 and "zero_shot.png" in html
+    assert (board / "zero_shot.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_leaderboard_published_rows_and_fusion_plot(tmp_path):
+    from benchmarks.results import append_result
+
+    base = {"split": "test", "adapters": [], "mode": "zero-shot", "main_metric": "map",
+            "metrics": {"map": 0.5, "mrr": 0.6, "p@1": 0.4, "ndcg@10": 0.55}}  # fmt: skip
+    append_result(tmp_path, {**base, "benchmark": "wikiqa", "model": "bm25"})
+    weights = {"0": {"beer": 0.7, "travel": 0.3}, "1": {"beer": 0.2, "travel": 0.8}}
+    append_result(tmp_path, {**base, "benchmark": "wikiqa", "model": "fused",
+                             "fusion_weights": weights})  # fmt: skip
+    append_result(tmp_path, {**base, "benchmark": "trecqa", "model": "fused"})
+    written = benchmarks.write_leaderboard(tmp_path, tmp_path / "board")
+    assert sorted(p.name for p in written) == ["fusion_fused.png", "leaderboard.html",
+                                               "leaderboard.md", "zero_shot.png"]  # fmt: skip
+    lines = (tmp_path / "board" / "leaderboard.md").read_text().splitlines()
+    fused = next(line for line in lines if line.startswith("| fused"))
+    assert fused == "| fused | 50.0 | 50.0 | 50.0 | 60.0 | 40.0 | 55.0 | ours |"
+    bm25 = next(line for line in lines if line.startswith("| bm25"))
+    assert "50.0 (1/2)" in bm25  # Σ over one of two benchmarks says so
+    published = [line for line in lines if line.endswith("| published |")]
+    assert any(line.startswith("| tanda-bert-base [Garg") and "| 89.3 |" in line
+               for line in published)  # fmt: skip
+
+
+@pytest.mark.integration
+def test_finetune_full_then_tanda_from_the_transfer_entry(tiny_forum, tiny_bert_path, tmp_path):
+    import adapter_zoo
+
+    bench = f"local:{benchmarks.build_from_forum(tiny_forum, tmp_path / 'bench')}"
+    full = benchmarks.evaluate(str(tiny_bert_path), bench, finetune="full", max_steps=1)
+    transfer = benchmarks.get(bench).name + f"-full-{tiny_bert_path.name}-s0"
+    assert full["mode"] == "finetune-full"
+    assert adapter_zoo.load(transfer).card["kind"] == "full"
+    tanda = benchmarks.evaluate(str(tiny_bert_path), bench, finetune="tanda", transfer=transfer,
+                                max_steps=1)  # fmt: skip
+    assert (tanda["mode"], tanda["transfer"]) == ("finetune-tanda", transfer)
+    card = adapter_zoo.load(benchmarks.get(bench).name + f"-tanda-{transfer}-s0").card
+    assert card["base_model"].endswith(f"{transfer}/model")  # adapted from the transfer weights
+    assert card["training"]["lr"] == 2e-6

@@ -1,0 +1,114 @@
+"""Metrics agree with trec_eval (pytrec_eval) without ties; ties score at chance level."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import pytrec_eval
+
+from benchmarks import BenchmarkError
+from benchmarks.metrics import (
+    average_precision,
+    evaluate_rankings,
+    ndcg_at_k,
+    precision_at_1,
+    reciprocal_rank,
+)
+
+TREC = {"map": "map", "mrr": "recip_rank", "p@1": "P_1", "ndcg@10": "ndcg_cut_10"}
+
+
+def random_run(seed: int, queries: int = 60, graded: bool = False):
+    rng = np.random.default_rng(seed)
+    scores, labels = [], []
+    for _ in range(queries):
+        n = int(rng.integers(2, 40))
+        label = rng.integers(0, 3 if graded else 2, size=n)
+        if label.sum() == 0:
+            label[rng.integers(n)] = 1
+        scores.append(rng.permutation(n * 7)[:n] / 7.0 + rng.random())  # distinct scores
+        labels.append(label.tolist())
+    return scores, labels
+
+
+@pytest.mark.parametrize("seed,graded", [(0, False), (1, False), (2, True), (3, True)])
+def test_agrees_with_trec_eval_without_ties(seed, graded):
+    scores, labels = random_run(seed, graded=graded)
+    qrels = {f"q{i}": {f"d{j}": int(g) for j, g in enumerate(ls)} for i, ls in enumerate(labels)}
+    run = {f"q{i}": {f"d{j}": float(s) for j, s in enumerate(ss)} for i, ss in enumerate(scores)}
+    evaluator = pytrec_eval.RelevanceEvaluator(qrels, set(TREC.values()))
+    per_query = evaluator.evaluate(run)
+    ours = evaluate_rankings(scores, labels)
+    for name, trec in TREC.items():
+        expected = float(np.mean([per_query[q][trec] for q in per_query]))
+        assert ours[name] == pytest.approx(expected, abs=1e-9), name
+    assert ours["queries"] == 60
+
+
+def test_constant_scorer_gets_chance_level_not_input_order():
+    # relevant candidate first in input order: an input-order tie break would give 1.0
+    labels = [[1, 0, 0, 0, 0], [1, 0, 0, 0], [1, 1, 0, 0]]
+    scores = [[0.0] * len(ls) for ls in labels]
+    result = evaluate_rankings(scores, labels)
+    assert result["p@1"] == pytest.approx(np.mean([1 / 5, 1 / 4, 2 / 4]), abs=1e-12)
+    # two relevant of four: the first relevant is at rank 1, 2, 3 with probability 3/6, 2/6, 1/6
+    two_of_four = 3 / 6 * 1 + 2 / 6 * 1 / 2 + 1 / 6 * 1 / 3
+    assert result["mrr"] == pytest.approx(
+        np.mean(
+            [
+                np.mean([1, 1 / 2, 1 / 3, 1 / 4, 1 / 5]),
+                np.mean([1, 1 / 2, 1 / 3, 1 / 4]),
+                two_of_four,
+            ]
+        ),
+        abs=1e-12,
+    )
+    assert result["map"] < 0.6 and result["ndcg@10"] < 0.7
+
+
+def brute_force(metric, scores, labels):
+    """Mean of ``metric`` over every order of the tied candidates (small lists only)."""
+    import itertools
+
+    values = []
+    for order in itertools.permutations(range(len(scores))):
+        # break ties by the permutation: a strictly decreasing rank offset inside each tie
+        rank = {j: k for k, j in enumerate(order)}
+        broken = [s - 1e-6 * rank[j] for j, s in enumerate(scores)]
+        values.append(metric(broken, labels))
+    return float(np.mean(values))
+
+
+@pytest.mark.parametrize(
+    "scores,labels",
+    [
+        ([1.0, 1.0, 1.0, 1.0, 1.0], [0, 1, 0, 1, 0]),
+        ([2.0, 1.0, 1.0, 1.0, 0.0, 0.0], [0, 1, 0, 1, 1, 0]),
+        ([3.0, 3.0, 1.0, 1.0, 1.0, 0.5], [1, 0, 2, 0, 1, 1]),
+    ],
+)
+@pytest.mark.parametrize(
+    "metric",
+    [average_precision, reciprocal_rank, precision_at_1, lambda s, ls: ndcg_at_k(s, ls, 3)],
+)
+def test_tie_expectation_equals_mean_over_all_tie_orders(scores, labels, metric):
+    assert metric(scores, labels) == pytest.approx(brute_force(metric, scores, labels), abs=1e-12)
+
+
+def test_no_positive_policy():
+    scores = [[0.9, 0.1], [0.5, 0.4]]
+    labels = [[1, 0], [0, 0]]
+    dropped = evaluate_rankings(scores, labels, no_positive="drop")
+    zero = evaluate_rankings(scores, labels, no_positive="zero")
+    assert dropped["map"] == 1.0 and dropped["queries"] == 1
+    assert zero["map"] == 0.5 and zero["queries"] == 2
+    assert zero["queries_without_positive"] == dropped["queries_without_positive"] == 1
+    with pytest.raises(BenchmarkError, match="no_positive must be 'drop' or 'zero'"):
+        evaluate_rankings(scores, labels, no_positive="skip")
+
+
+def test_bad_input():
+    with pytest.raises(BenchmarkError, match="2 scores for 3 labels"):
+        average_precision([1.0, 2.0], [1, 0, 0])
+    with pytest.raises(BenchmarkError, match="scores contain NaN"):
+        precision_at_1([float("nan"), 1.0], [1, 0])

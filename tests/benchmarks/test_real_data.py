@@ -1,0 +1,156 @@
+"""Published statistics of the real files in ../shared, and the WikiQA CI check.
+
+Every test here needs ../shared/data/benchmarks: it fails under CI when missing.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import pytest
+
+import benchmarks
+from benchmarks import BenchmarkError
+from benchmarks.datasets.askubuntu import read_list_scores, read_lists
+from benchmarks.datasets.semeval import read_relevancy
+from benchmarks.metrics import evaluate_rankings
+
+
+def sizes(dataset):
+    return len(dataset), sum(len(labels) for labels in dataset["labels"])
+
+
+@pytest.mark.parametrize(
+    "name,split,questions,pairs",
+    [
+        ("wikiqa-raw", "train", 2118, 20360),
+        ("wikiqa-raw", "dev", 296, 2733),
+        ("wikiqa-raw", "test", 633, 6165),
+        ("wikiqa-noallneg", "test", 243, 2351),
+        ("wikiqa", "train", 873, 8672),
+        ("wikiqa", "dev", 122, 1126),
+        ("wikiqa", "test", 237, 2341),
+    ],
+)
+def test_wikiqa_published_statistics(real_benchmarks, name, split, questions, pairs):
+    dataset = benchmarks.get(name).load(split, data_dir=real_benchmarks)
+    assert sizes(dataset) == (questions, pairs)
+
+
+def test_wikiqa_clean_test_is_the_filtered_ref_set(real_benchmarks):
+    ref = (real_benchmarks / "wikiqa" / "WikiQA-test-filtered.ref").read_text().splitlines()
+    dataset = benchmarks.get("wikiqa").load("test", data_dir=real_benchmarks)
+    positives = sum(sum(labels) for labels in dataset["labels"])
+    assert len(ref) == 2341
+    assert positives == sum(int(line.split()[3]) for line in ref)
+
+
+def test_semeval2016_dev_and_relevancy_statistics(real_benchmarks):
+    dev = benchmarks.get("semeval2016").load("dev", data_dir=real_benchmarks)
+    assert sizes(dev) == (50, 500)
+    assert sum(any(labels) for labels in dev["labels"]) == 43
+    gold = (
+        real_benchmarks
+        / "semeval-task3/_gold2016/SemEval2016-Task3-CQA-QL-test.xml.subtaskB.relevancy"
+    )
+    by_query = defaultdict(list)
+    for (query, _), (rank, relevant) in read_relevancy(gold).items():
+        by_query[query].append((rank, int(relevant)))
+    assert (len(by_query), sum(map(len, by_query.values()))) == (70, 700)
+    assert sum(any(r for _, r in v) for v in by_query.values()) == 62
+    # the IR baseline (the gold file's rank order) reproduces the published MAPs with the
+    # official "queries without a relevant question count 0" convention
+    test = evaluate_rankings(
+        [[-rank for rank, _ in v] for v in by_query.values()],
+        [[r for _, r in v] for v in by_query.values()],
+        no_positive="zero",
+    )
+    published = {
+        (r.model, r.split): r.metrics["map"] for r in benchmarks.get("semeval2016").published
+    }
+    assert test["map"] == pytest.approx(published[("ir-baseline", "test")], abs=5e-5)
+    dev_gold = read_relevancy(
+        real_benchmarks / "semeval-task3/scorer_v2.2/"
+        "SemEval2016-Task3-CQA-QL-dev.xml.subtaskB.relevancy"
+    )
+    ranks = [
+        [-dev_gold[(q, c)][0] for c in cs] for q, cs in zip(dev["query_id"], dev["candidate_ids"])
+    ]
+    dev_map = evaluate_rankings(ranks, dev["labels"], no_positive="zero")["map"]
+    assert dev_map == pytest.approx(published[("ir-baseline", "dev")], abs=5e-5)
+    with pytest.raises(
+        BenchmarkError, match="missing test2016/SemEval2016-Task3-CQA-QL-test.xml in"
+    ):
+        benchmarks.get("semeval2016").load("test", data_dir=real_benchmarks)
+
+
+def test_askubuntu_lists_match_the_paper(real_benchmarks):
+    for name, evaluated in (("dev.txt", 189), ("test.txt", 186)):
+        lines = read_lists(real_benchmarks / "askubuntu" / name)
+        assert len(lines) == 200
+        assert all(len(candidates) == 20 for _, _, candidates in lines)
+        assert sum(bool(similar) for _, similar, _ in lines) == evaluated
+        # the released BM25 scores reproduce the paper's BM25 row with queries without a
+        # similar question dropped (the registry's no_positive rule for askubuntu)
+        scores = read_list_scores(real_benchmarks / "askubuntu" / name)
+        labels = [[int(c in set(sim)) for c in cands] for _, sim, cands in lines]
+        bench = benchmarks.get("askubuntu")
+        measured = evaluate_rankings(scores, labels, no_positive=bench.no_positive)
+        split = name.removesuffix(".txt")
+        (published,) = [r.metrics for r in bench.published if r.split == split]
+        assert measured["queries"] == evaluated
+        for metric, value in published.items():
+            assert measured[metric] == pytest.approx(value, abs=0.0015), (split, metric)
+    with pytest.raises(BenchmarkError, match=r"askubuntu: missing text_tokenized.txt.gz in"):
+        benchmarks.get("askubuntu").load("test", data_dir=real_benchmarks)
+
+
+def test_insuranceqa_pools_and_missing_answers(real_benchmarks):
+    from benchmarks.datasets._io import read_tsv
+
+    pools = (
+        real_benchmarks
+        / "insuranceqa-v2/V2/InsuranceQA.question.anslabel.token.500.pool.solr.test.encoded.gz"
+    )
+    lines = list(read_tsv(pools, min_fields=4))
+    assert len(lines) == 2000 and all(len(f[3].split()) == 500 for f in lines)
+    assert sum(bool(set(f[2].split()) & set(f[3].split())) for f in lines) == 1625
+    with pytest.raises(BenchmarkError, match="insuranceqa: missing V2/InsuranceQA.label2answer"):
+        benchmarks.get("insuranceqa").load("test", data_dir=real_benchmarks)
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("model", ["bm25", "sbert:minilm-l6"])
+def test_wikiqa_clean_test_reproduces_expected_scores(real_benchmarks, model):
+    record = benchmarks.evaluate(model, "wikiqa", split="test", data_dir=real_benchmarks)
+    expected = benchmarks.get("wikiqa").expected[(model, "test")]
+    assert record["queries"] == 237
+    for metric in ("map", "mrr"):
+        assert record["metrics"][metric] == pytest.approx(expected[metric], abs=0.005), metric
+
+
+def test_asnq_cascade_lists_and_missing_tsv(real_benchmarks):
+    lists = {
+        split: (real_benchmarks / "asnq" / f"cascade-unique.{split}").read_text().split("\n")
+        for split in ("train", "dev", "test")
+    }
+    questions = {split: {q for q in lines if q.strip()} for split, lines in lists.items()}
+    assert {s: len(q) for s, q in questions.items()} == {"train": 57242, "dev": 1336, "test": 1336}
+    assert not questions["dev"] & questions["test"]
+    with pytest.raises(BenchmarkError, match=r"asnq: missing dev.tsv in .*asnq \(offline\)"):
+        benchmarks.get("asnq").load("cascade-test", data_dir=real_benchmarks)
+
+
+def test_recorded_checksums_match_the_real_files(real_benchmarks):
+    from stackexchange.io import sha256_file
+
+    checked = []
+    for name in benchmarks.names():
+        bench = benchmarks.get(name)
+        for source in bench.files:
+            path = real_benchmarks / bench.folder / source.path
+            if source.sha256 and path.exists():
+                assert sha256_file(path) == source.sha256, f"{name}: {source.path}"
+                checked.append(source.path)
+    # wikiqa x3, insuranceqa vocabulary + 2 pools, askubuntu 2 lists, semeval 4, asnq 2 lists
+    assert len(set(checked)) == 14
