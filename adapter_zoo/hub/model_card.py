@@ -1,0 +1,113 @@
+"""The Hub model card (README.md with YAML metadata) of a pushed zoo entry."""
+
+from __future__ import annotations
+
+import json
+import numbers
+
+LIBRARY_NAME = "adapter-transformers"  # the Hub's library tag for the adapters library
+# Short base-model names of the zoo -> their Hub ids (for the card's ``base_model``).
+BASE_MODEL_HUB_IDS = {
+    "minilm-l6": "sentence-transformers/all-MiniLM-L6-v2",
+    "bert-base": "bert-base-uncased",
+}
+
+
+def hub_base_model(base_model: str) -> str | None:
+    """The Hub id of ``base_model``; None for a local folder (the Hub cannot link it)."""
+    name = str(base_model)
+    if name in BASE_MODEL_HUB_IDS:
+        return BASE_MODEL_HUB_IDS[name]
+    if name.startswith(("/", ".", "~")) or name.count("/") > 1:
+        return None
+    return name
+
+
+def render_model_card(card: dict, repo_id: str) -> str:
+    """README.md text for ``card`` pushed to ``repo_id``: YAML metadata, then how to load it.
+
+    Example:
+        >>> text = render_model_card({"name": "beer", "kind": "adapter", "base_model":
+        ...     "minilm-l6", "forums": ["beer.stackexchange.com"], "scores": {"dev_mrr@10": 0.5},
+        ...     "files": {}}, "me/beer")
+        >>> "library_name: adapter-transformers" in text
+        True
+    """
+    from huggingface_hub import EvalResult, ModelCardData
+
+    forums = list(card.get("forums") or [])
+    scores = {
+        key: float(value)
+        for key, value in (card.get("scores") or {}).items()
+        if isinstance(value, numbers.Real) and not isinstance(value, bool)
+    }
+    eval_results = [
+        EvalResult(
+            task_type="text-ranking",
+            dataset_type=forums[0] if len(forums) == 1 else "adapter-zoo",
+            dataset_name=", ".join(forums) or card["name"],
+            dataset_split=key.split("_", 1)[0] if "_" in key else None,
+            metric_type=key.split("_", 1)[-1],
+            metric_name=key,
+            metric_value=value,
+        )
+        for key, value in sorted(scores.items())
+    ]
+    data = ModelCardData(
+        library_name=LIBRARY_NAME,
+        base_model=hub_base_model(card["base_model"]),
+        tags=[
+            "adapters",
+            "adapter-transformers",
+            "adapter-zoo",
+            "text-ranking",
+            str(card.get("kind", "adapter")),
+            *forums,
+        ],
+        datasets=forums or None,
+        metrics=sorted({key.split("_", 1)[-1] for key in scores}) or None,
+        model_name=card["name"] if eval_results else None,
+        eval_results=eval_results or None,
+        pipeline_tag="text-ranking",
+    )
+    lines = [
+        "---",
+        data.to_yaml(),
+        "---",
+        "",
+        f"# {card['name']}",
+        "",
+        f"A `{card.get('kind', 'adapter')}` cross-encoder ranker from the adapter zoo, "
+        f"on base model `{card['base_model']}`"
+        + (f", trained on {', '.join(forums)}." if forums else "."),
+        "",
+        "## How to load",
+        "",
+        "```python",
+        "import adapter_zoo",
+        "",
+        f'ranker = adapter_zoo.load("{repo_id}")',
+        'ranker.rank("your question", ["candidate 1", "candidate 2"])',
+        "```",
+        "",
+    ]
+    if card.get("kind", "adapter") == "adapter" and card.get("layout", "adapter") == "adapter":
+        encoder = hub_base_model(card["base_model"]) or card["base_model"]
+        lines += [
+            "or with the adapters library alone (the files are its own `save_adapter` layout):",
+            "",
+            "```python",
+            "import adapters",
+            "from huggingface_hub import snapshot_download",
+            "",
+            f'model = adapters.AutoAdapterModel.from_pretrained("{encoder}")',
+            f'name = model.load_adapter(snapshot_download("{repo_id}"), set_active=True)',
+            "```",
+            "",
+        ]
+    if scores:
+        lines += ["## Scores", "", "| metric | value |", "|---|---|"]
+        lines += [f"| {key} | {value:.4f} |" for key, value in sorted(scores.items())] + [""]
+    if card.get("training"):
+        lines += ["## Training", "", "```json", json.dumps(card["training"], indent=2), "```", ""]
+    return "\n".join(lines)

@@ -1,0 +1,87 @@
+"""``push``: a zoo entry to a Hub repository in one commit."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from adapter_zoo.errors import ZooError
+from adapter_zoo.hub.downloads import check_repo_id
+
+GITATTRIBUTES = ".gitattributes"  # the Hub's own file in every repository: left alone
+
+
+def local_entry(name_or_path: str | os.PathLike) -> Path:
+    """The folder of a local zoo entry given by name or path."""
+    from adapter_zoo.zoo.store import CARD_FILE, zoo_home
+
+    name = str(name_or_path)
+    if "/" not in name and "\\" not in name and (zoo_home() / name / CARD_FILE).is_file():
+        return zoo_home() / name
+    path = Path(name).expanduser()
+    if (path / CARD_FILE).is_file():
+        return path
+    raise ZooError(f"{name}: no zoo entry of that name in {zoo_home()} and no {CARD_FILE} there")
+
+
+def push(
+    name_or_path: str | os.PathLike,
+    repo_id: str,
+    *,
+    private: bool = False,
+    commit_message: str | None = None,
+    revision: str | None = None,
+    tag: str | None = None,
+    index: bool = False,
+) -> str:
+    """Upload a verified zoo entry to ``repo_id`` as a single commit; return its sha.
+
+    All files go in one ``create_commit``, so a push that fails midway leaves the repository
+    at its previous revision. Files of an earlier push that the entry no longer has are
+    deleted in the same commit. The README becomes a Hub model card with YAML metadata.
+
+    Args:
+        name_or_path: a local zoo name or an entry folder.
+        repo_id: ``org/name``; created (``private`` or public) when missing.
+        commit_message: defaults to ``"adapter-zoo: push <name>"``.
+        revision: branch to commit to (created from the default branch when missing).
+        tag: tag to put on the new commit.
+        index: also add the entry to the zoo index (``ADAPTER_ZOO_INDEX``).
+
+    Example:
+        >>> sha = push("beer", "me/beer-adapter", tag="v1")  # doctest: +SKIP
+    """
+    from huggingface_hub import CommitOperationAdd, CommitOperationDelete
+
+    from adapter_zoo.hub.connection import hub_api
+    from adapter_zoo.hub.index import index_entry, update_index
+    from adapter_zoo.hub.model_card import render_model_card
+    from adapter_zoo.zoo.store import CARD_FILE, README_FILE, verify_entry
+
+    check_repo_id(repo_id)
+    folder = local_entry(name_or_path)
+    card = verify_entry(folder)  # never publish a corrupted entry
+    readme = render_model_card(card, repo_id).encode("utf-8")
+    uploads = sorted(card["files"]) + [CARD_FILE]
+    operations = [CommitOperationAdd(path, str(folder / path)) for path in uploads]
+    operations.append(CommitOperationAdd(README_FILE, readme))
+
+    api = hub_api()
+    api.create_repo(repo_id, private=private, exist_ok=True)
+    if revision is not None:
+        api.create_branch(repo_id, branch=revision, exist_ok=True)
+    keep = {op.path_in_repo for op in operations} | {GITATTRIBUTES}
+    stale = [p for p in api.list_repo_files(repo_id, revision=revision) if p not in keep]
+    operations += [CommitOperationDelete(path) for path in stale]
+    info = api.create_commit(
+        repo_id,
+        operations=operations,
+        commit_message=commit_message or f"adapter-zoo: push {card['name']}",
+        revision=revision,
+    )
+    if tag is not None:
+        api.create_tag(repo_id, tag=tag, revision=info.oid)
+    if index:
+        size = sum((folder / path).stat().st_size for path in uploads) + len(readme)
+        update_index(index_entry(card, repo_id, info.oid, size))
+    return info.oid

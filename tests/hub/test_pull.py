@@ -1,0 +1,127 @@
+"""pull() against olah: every revision kind, the cache, offline, and bad downloads."""
+
+from __future__ import annotations
+
+import pytest
+
+from adapter_zoo import ZooError
+from adapter_zoo.hub import pull
+
+REPO = "zoo-test/beer"
+
+
+@pytest.fixture
+def served(hub, entries, kit):
+    """``beer`` on main (tagged v1), ``travel``'s files on branch ``dev``."""
+    repo = hub.create(REPO)
+    main = kit.git_commit(repo, kit.entry_files(entries["beer"]), "beer")
+    kit.git(repo, "tag", "v1", main)
+    kit.git(repo, "update-ref", "refs/heads/dev", main)
+    dev = kit.git_commit(repo, kit.entry_files(entries["travel"]), "travel", branch="dev")
+    return {"repo": repo, "main": main, "dev": dev}
+
+
+def test_pull_default_branch_tag_commit_and_branch(served, entries, kit):
+    folder = pull(REPO)
+    assert folder.name == served["main"]  # huggingface_hub's snapshot folder of that commit
+    assert kit.entry_files(folder) == kit.entry_files(entries["beer"])  # bit-identical
+    assert pull(REPO, revision="v1") == folder
+    assert pull(REPO, revision=served["main"]) == folder
+    dev = pull(REPO, revision="dev")
+    assert dev.name == served["dev"]
+    assert kit.entry_files(dev) == kit.entry_files(entries["travel"])
+
+
+def test_cached_copy_is_used_without_the_server(served, entries, kit, monkeypatch, go_offline):
+    folder = pull(REPO, revision="v1")
+    # The server gone (nothing listens on port 9): huggingface_hub falls back to the cache.
+    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")
+    assert pull(REPO, revision="v1") == folder
+    # Offline mode: no request at all, the cached snapshot, still verified.
+    go_offline()
+    assert pull(REPO, revision="v1") == folder
+    assert kit.entry_files(pull(REPO, revision="v1")) == kit.entry_files(entries["beer"])
+
+
+def test_offline_without_cache_says_what_is_missing(served, go_offline):
+    from huggingface_hub import constants
+
+    go_offline()
+    with pytest.raises(ZooError) as error:
+        pull(REPO, revision="dev")
+    assert str(error.value) == (
+        f"{REPO}@dev: not in the Hugging Face cache ({constants.HF_HUB_CACHE}) and the Hub "
+        f"cannot be reached; unset HF_HUB_OFFLINE and run `adapter-zoo pull {REPO} "
+        "--revision dev` once to download it"
+    )
+
+
+def test_unreachable_hub_without_cache(served, monkeypatch):
+    from huggingface_hub import constants
+
+    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")
+    with pytest.raises(ZooError) as error:
+        pull(REPO)
+    assert str(error.value) == (
+        f"{REPO}@main: not in the Hugging Face cache ({constants.HF_HUB_CACHE}) and the Hub "
+        f"cannot be reached; connect to http://127.0.0.1:9 and run `adapter-zoo pull {REPO}` "
+        "once to download it"
+    )
+
+
+def test_unknown_repository_and_revision(served, hub):
+    with pytest.raises(ZooError) as error:
+        pull("zoo-test/nothing-here")
+    assert str(error.value) == (
+        f"zoo-test/nothing-here: no such repository on {hub.url} "
+        "(a private one needs `hf auth login`)"
+    )
+    with pytest.raises(ZooError) as error:
+        pull(REPO, revision="v9")
+    assert str(error.value) == (
+        f"{REPO}@v9: no such revision on {hub.url} (branches: dev, main; tags: v1)"
+    )
+    with pytest.raises(ZooError, match=r"^invalid Hub repository id 'beer': expected 'org/name'$"):
+        pull("beer")
+
+
+def test_checksum_mismatch_is_an_error(hub, entries, kit):
+    files = kit.entry_files(entries["beer"])
+    weights = bytearray(files["adapter.safetensors"])
+    weights[-1] ^= 0xFF  # one flipped bit in the last tensor: still loads, wrong numbers
+    files["adapter.safetensors"] = bytes(weights)
+    kit.git_commit(hub.create("zoo-test/flipped"), files, "corrupted")
+    with pytest.raises(ZooError) as error:
+        pull("zoo-test/flipped")
+    folder = error.value.args[0].split(": ")[0]
+    assert str(error.value).endswith(
+        "adapter.safetensors: corrupted (sha256 differs from the card of zoo entry 'beer'); "
+        "the download is incomplete or corrupted, delete it (`hf cache delete`) and pull again"
+    )
+    assert folder == "zoo-test/flipped@main"
+
+
+def test_partial_download_never_loads(served, go_offline):
+    import adapter_zoo
+
+    folder = pull(REPO)
+    (folder / "model_head.safetensors").unlink()  # as if the download stopped before it
+    go_offline()
+    with pytest.raises(ZooError) as error:
+        pull(REPO)
+    assert str(error.value) == (
+        f"{REPO}@main: {folder / 'model_head.safetensors'}: missing from zoo entry 'beer'; "
+        "the download is incomplete or corrupted, delete it (`hf cache delete`) and pull again"
+    )
+    with pytest.raises(ZooError, match="missing from zoo entry 'beer'"):
+        adapter_zoo.load(REPO)
+
+
+def test_repository_that_is_not_an_entry(hub, kit):
+    kit.git_commit(hub.create("zoo-test/plain"), {"notes.txt": b"hello\n"}, "plain")
+    with pytest.raises(ZooError) as error:
+        pull("zoo-test/plain")
+    assert str(error.value) == (
+        "zoo-test/plain@main: not a zoo entry (no card.json) "
+        "and not a MultiCQA adapter (no pytorch_adapter.bin)"
+    )

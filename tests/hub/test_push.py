@@ -1,0 +1,196 @@
+"""push() by its real result: what it sends becomes a commit olah serves, pulled back
+bit-identical. The write endpoints are the ``upload_standin`` of conftest.py (olah has none)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import yaml
+
+import adapter_zoo
+from adapter_zoo import ZooError
+from adapter_zoo.hub import list_remote, pull, push
+
+PAIRS = [
+    ("which glass for a stout", "a nonic pint"),
+    ("why is my beer flat", "dead yeast"),
+    ("what are hops", "the flowers of humulus lupulus"),
+]
+
+
+def scores(name_or_path):
+    return adapter_zoo.load(str(name_or_path), device="cpu").score(PAIRS)
+
+
+def test_push_then_pull_is_bit_identical(upload_standin, hub, entries, kit):
+    sha = push(entries["beer"], "me/beer", tag="v1", commit_message="first beer", private=True)
+    # One commit with every file of the entry plus the model card, nothing else.
+    [sent] = upload_standin.sent
+    files = kit.entry_files(entries["beer"])
+    assert sorted(sent["files"]) == sorted(files)
+    assert {k: v for k, v in sent["files"].items() if k != "README.md"} == {
+        k: v for k, v in files.items() if k != "README.md"
+    }
+    assert sent["message"] == "first beer" and sent["deleted"] == []
+    assert upload_standin.created == {"me/beer": {"private": True}}
+    repo = hub.repo("me/beer")
+    assert kit.git(repo, "rev-parse", "refs/heads/main") == sha
+    assert kit.git(repo, "rev-parse", "v1^{commit}") == sha
+    folder = pull("me/beer", revision="v1")
+    assert folder.name == sha
+    assert kit.entry_files(folder) == {**files, "README.md": sent["files"]["README.md"]}
+    np.testing.assert_array_equal(scores(folder), scores(entries["beer"]))
+
+
+def test_model_card_metadata(upload_standin, entries):
+    push(entries["beer"], "me/beer-card")
+    readme = upload_standin.sent[0]["files"]["README.md"].decode()
+    _, front, body = readme.split("---\n", 2)
+    meta = yaml.safe_load(front)
+    assert meta["library_name"] == "adapter-transformers"
+    assert "base_model" not in meta  # a local folder: the Hub could not link it
+    assert meta["datasets"] == ["beer.stackexchange.com"]
+    assert {"adapters", "adapter-zoo", "beer.stackexchange.com"} <= set(meta["tags"])
+    assert meta["metrics"] == ["mrr@10", "p@1"]
+    [result] = meta["model-index"][0]["results"]
+    assert {(m["type"], m["value"]) for m in result["metrics"]} == {("mrr@10", 0.51), ("p@1", 0.25)}
+    assert 'adapter_zoo.load("me/beer-card")' in body
+    assert "| dev_mrr@10 | 0.5100 |" in body
+
+
+def test_model_card_base_model_is_a_hub_id():
+    from adapter_zoo.hub import render_model_card
+
+    card = {"name": "beer", "kind": "adapter", "base_model": "minilm-l6", "files": {}}
+    meta = yaml.safe_load(render_model_card(card, "me/beer").split("---\n")[1])
+    assert meta["base_model"] == "sentence-transformers/all-MiniLM-L6-v2"
+    card["base_model"] = "bert-base"
+    meta = yaml.safe_load(render_model_card(card, "me/beer").split("---\n")[1])
+    assert meta["base_model"] == "bert-base-uncased"
+    assert "model-index" not in meta and "datasets" not in meta  # no scores, no forums
+
+
+def test_second_push_to_a_branch_replaces_the_files(upload_standin, hub, entries, kit):
+    first = push(entries["beer"], "me/zoo")
+    second = push(entries["travel"], "me/zoo", revision="travel")
+    repo = hub.repo("me/zoo")
+    assert kit.git(repo, "rev-parse", "refs/heads/main") == first
+    assert kit.git(repo, "rev-parse", f"{second}^") == first  # branched from main
+    assert upload_standin.sent[1]["revision"] == "travel"
+    assert (
+        kit.entry_files(pull("me/zoo", revision="travel"))["card.json"]
+        == (entries["travel"] / "card.json").read_bytes()
+    )
+    assert json.loads(kit.git_files(repo, "main")["card.json"])["name"] == "beer"
+
+
+def test_stale_files_are_deleted_in_the_same_commit(upload_standin, hub, kit, entries):
+    repo = hub.create("me/stale")
+    kit.git_commit(repo, {"old/pytorch_adapter.bin": b"old weights"}, "old layout")
+    sha = push(entries["beer"], "me/stale")
+    assert upload_standin.sent[0]["deleted"] == ["old/pytorch_adapter.bin"]
+    assert sorted(kit.git_files(repo, sha)) == sorted(
+        [".gitattributes", *kit.entry_files(entries["beer"])]
+    )
+
+
+def test_failed_push_leaves_the_remote_at_its_previous_revision(upload_standin, hub, entries, kit):
+    before = push(entries["beer"], "me/fail")
+    # The fourth file of six: a push made of one commit per file would have landed three.
+    upload_standin.fail_at = "model_head.safetensors"
+    with pytest.raises(
+        ConnectionError, match="connection lost while sending model_head.safetensors"
+    ):
+        push(entries["travel"], "me/fail", tag="v2")
+    repo = hub.repo("me/fail")
+    assert kit.git(repo, "rev-parse", "refs/heads/main") == before
+    assert kit.git(repo, "tag", "--list") == ""
+    assert json.loads((pull("me/fail") / "card.json").read_text())["name"] == "beer"
+
+
+def test_push_refuses_a_corrupted_entry(upload_standin, entries, tmp_path, kit):
+    import shutil
+
+    copy = tmp_path / "beer"
+    shutil.copytree(entries["beer"], copy)
+    (copy / "adapter_config.json").write_text("{}")
+    with pytest.raises(ZooError) as error:
+        push(copy, "me/corrupt")
+    assert str(error.value) == (
+        f"{copy / 'adapter_config.json'}: corrupted (sha256 differs from the card of zoo "
+        "entry 'beer')"
+    )
+    assert upload_standin.sent == [] and upload_standin.created == {}
+    with pytest.raises(ZooError) as error:
+        push("no-such-entry", "me/x")
+    assert str(error.value) == (
+        f"no-such-entry: no zoo entry of that name in {adapter_zoo.zoo_home()} "
+        "and no card.json there"
+    )
+
+
+def test_load_by_short_name_on_another_machine(
+    upload_standin, hub, entries, tmp_path, monkeypatch, go_offline
+):
+    from huggingface_hub import constants
+
+    expected = scores(entries["beer"])
+    sha = push(entries["beer"], "me/beer-indexed", index=True)
+    push(entries["travel"], "me/travel-indexed", index=True)
+    index = list_remote()
+    assert [e["name"] for e in index] == ["beer", "travel"]
+    assert index[0] == {
+        "name": "beer",
+        "repo": "me/beer-indexed",
+        "revision": sha,
+        "base_model": json.loads((entries["beer"] / "card.json").read_text())["base_model"],
+        "forums": ["beer.stackexchange.com"],
+        "size": sum(len(v) for v in upload_standin.sent[0]["files"].values()),
+        "scores": {"dev_mrr@10": 0.51, "dev_p@1": 0.25},
+    }
+    # "Another machine": an empty zoo and an empty Hugging Face cache.
+    monkeypatch.setenv("ADAPTER_ZOO_HOME", str(tmp_path / "other-zoo"))
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "other-cache"))
+    np.testing.assert_array_equal(adapter_zoo.load("beer", device="cpu").score(PAIRS), expected)
+    assert [c["name"] for c in adapter_zoo.list(remote=True)] == ["beer", "travel"]
+    # Offline, the index and the entry come from the cache.
+    go_offline()
+    np.testing.assert_array_equal(adapter_zoo.load("beer", device="cpu").score(PAIRS), expected)
+    with pytest.raises(ZooError) as error:
+        adapter_zoo.hub.fetch("bear")
+    assert str(error.value) == (
+        f"'bear' is not in the zoo index {adapter_zoo.hub.index_repo()}; did you mean beer?"
+    )
+    with pytest.raises(ZooError) as error:
+        adapter_zoo.hub.fetch("travel")  # listed, but never downloaded here
+    assert str(error.value).startswith("me/travel-indexed@")
+    assert "not in the Hugging Face cache" in str(error.value)
+
+
+def test_index_offline_without_cache(hub, go_offline):
+    from huggingface_hub import constants
+
+    go_offline()
+    with pytest.raises(ZooError) as error:
+        list_remote()
+    assert str(error.value) == (
+        f"zoo index {adapter_zoo.hub.index_repo()}/index.json: not in the Hugging Face cache "
+        f"({constants.HF_HUB_CACHE}) and the Hub cannot be reached; unset HF_HUB_OFFLINE to "
+        "read it once"
+    )
+
+
+def test_cli_push_and_pull(upload_standin, entries, capsys):
+    from adapter_zoo.cli import main
+
+    assert main(["push", str(entries["beer"]), "me/cli", "--tag", "v1", "--message", "m"]) == 0
+    sha = capsys.readouterr().out.strip()
+    assert upload_standin.sent[0]["message"] == "m"
+    assert main(["pull", "me/cli", "--revision", "v1"]) == 0
+    assert capsys.readouterr().out.strip().endswith(f"/snapshots/{sha}")
+    assert main(["pull", "not-a-repo"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "adapter-zoo pull: error: invalid Hub repository id 'not-a-repo': expected 'org/name'"
+    )
