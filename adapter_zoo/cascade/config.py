@@ -1,0 +1,105 @@
+"""Configuration of a Cascade Transformer ranker (exit layers, drop ratio, exit heads)."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from adapter_zoo.errors import ZooError
+
+# Exit layers used by the Cascade Transformer paper for 12-layer encoders; a 6-layer
+# encoder (MiniLM) gets an exit every 2 layers.
+DEFAULT_EXITS = {6: (2, 4, 6), 12: (4, 6, 8, 10, 12)}
+
+
+def default_exits(num_layers: int) -> tuple[int, ...]:
+    """Exit layers (1-based) for an encoder with ``num_layers`` layers.
+
+    Example:
+        >>> default_exits(6), default_exits(12), default_exits(2)
+        ((2, 4, 6), (4, 6, 8, 10, 12), (2,))
+    """
+    if num_layers in DEFAULT_EXITS:
+        return DEFAULT_EXITS[num_layers]
+    return tuple(range(2, num_layers + 1, 2)) or (num_layers,)
+
+
+@dataclass(frozen=True)
+class CascadeConfig:
+    """How a cascade ranker is built and how it drops candidates.
+
+    Attributes:
+        exits: 1-based encoder layers with a classifier; ``None`` takes ``default_exits``.
+        alpha: fraction of the remaining candidates of a query dropped at each exit
+            (but the last); 0 keeps every candidate (the monolithic model).
+        head_hidden: hidden size of each exit's feed-forward classifier.
+        head_dropout: dropout inside the exit classifiers (training only).
+        adapter: ``None`` for full fine-tuning, or an adapters-library config name
+            (``"seq_bn"``) to train one bottleneck adapter with a frozen encoder.
+        max_length: token limit of a (query, candidate) pair.
+
+    Example:
+        >>> CascadeConfig(exits=(1, 2), alpha=0.3).resolved(2).exits
+        (1, 2)
+    """
+
+    exits: tuple[int, ...] | None = None
+    alpha: float = 0.3
+    head_hidden: int = 256
+    head_dropout: float = 0.1
+    adapter: str | None = None
+    max_length: int = 300
+
+    def __post_init__(self):
+        if not 0.0 <= self.alpha < 1.0:
+            raise ZooError(f"cascade config: alpha must be in [0, 1), got {self.alpha}")
+        if self.exits is not None:
+            object.__setattr__(self, "exits", tuple(int(e) for e in self.exits))
+            if not self.exits or list(self.exits) != sorted(set(self.exits)) or self.exits[0] < 1:
+                raise ZooError(
+                    f"cascade config: exits must be increasing layer numbers >= 1, got {self.exits}"
+                )
+        if self.head_hidden < 1 or self.max_length < 8:
+            raise ZooError("cascade config: head_hidden must be >= 1 and max_length >= 8")
+
+    def resolved(self, num_layers: int) -> CascadeConfig:
+        """This config with ``exits`` filled in and checked against the encoder depth."""
+        exits = self.exits or default_exits(num_layers)
+        if exits[-1] > num_layers:
+            raise ZooError(
+                f"cascade config: exit layer {exits[-1]} beyond the encoder's {num_layers} layers"
+            )
+        return dataclasses.replace(self, exits=exits)
+
+    def to_dict(self) -> dict:
+        data = dataclasses.asdict(self)
+        data["exits"] = list(self.exits) if self.exits is not None else None
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict) -> CascadeConfig:
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - names)
+        if unknown:
+            raise ZooError(f"cascade config: unknown fields {unknown}")
+        data = dict(data)
+        if data.get("exits") is not None:
+            data["exits"] = tuple(data["exits"])
+        return cls(**data)
+
+
+# Named presets, so recipes and the CLI can say ``--cascade adapter``.
+CASCADE_CONFIGS: dict[str, CascadeConfig] = {
+    "full": CascadeConfig(),
+    "adapter": CascadeConfig(adapter="seq_bn"),
+}
+
+
+def get_config(name: str) -> CascadeConfig:
+    """A registered cascade preset by name."""
+    try:
+        return CASCADE_CONFIGS[name]
+    except KeyError:
+        raise ZooError(
+            f"unknown cascade config {name!r}; known: {sorted(CASCADE_CONFIGS)}"
+        ) from None

@@ -1,0 +1,193 @@
+"""Joint training of all exits: one exit sampled uniformly per minibatch, BCE on its logit."""
+
+from __future__ import annotations
+
+import random
+import time
+from pathlib import Path
+
+from adapter_zoo.cascade.schedule import sample_exits
+from adapter_zoo.errors import ZooError
+
+# MultiCQA's adapter learning rate; the usual BERT fine-tuning rate for the full model.
+DEFAULT_LR = {"adapter": 1e-4, "full": 2e-5}
+
+
+def train_cascade(
+    ranker,
+    pairs,
+    *,
+    epochs: int = 1,
+    batch_size: int = 32,
+    lr: float | None = None,
+    head_lr: float | None = None,
+    max_steps: int | None = None,
+    seed: int = 0,
+    warmup_fraction: float = 0.1,
+    progress: bool = True,
+) -> dict:
+    """Train ``ranker`` (a ``CascadeRanker``) in place on labelled pairs.
+
+    Each minibatch trains one exit, drawn uniformly (``sample_exits``); only the layers
+    below that exit run, so early exits are also cheaper to train. With an adapter config
+    only the adapter and the exit heads learn; otherwise everything does.
+
+    Args:
+        ranker: the cascade ranker to train.
+        pairs: ``(query, candidate, label)`` triples, label 0 or 1.
+        epochs: passes over ``pairs`` (reshuffled each epoch with ``seed``).
+        batch_size: pairs per minibatch.
+        lr: AdamW learning rate; default 1e-4 with an adapter, 2e-5 for full fine-tuning.
+        head_lr: learning rate of the freshly initialized exit classifiers (default ``lr``);
+            a higher one lets short runs train the early exits too.
+        max_steps: stop after this many minibatches.
+        seed: seeds shuffling, dropout and exit sampling.
+        warmup_fraction: linear warm-up over this fraction of the steps, then linear decay.
+        progress: show a tqdm bar.
+
+    Returns:
+        A log: steps, exits trained per step, mean loss per exit, seconds, pairs/s.
+
+    Example:
+        >>> log = train_cascade(ranker, [("q", "a", 1), ("q", "b", 0)], max_steps=1)  # doctest: +SKIP
+    """
+    import torch
+    from tqdm.auto import tqdm
+    from transformers import get_linear_schedule_with_warmup
+
+    pairs = [(str(q), str(c), float(y)) for q, c, y in pairs]
+    if not pairs:
+        raise ZooError("train_cascade: no training pairs")
+    bad = [y for _, _, y in pairs if y not in (0.0, 1.0)]
+    if bad:
+        raise ZooError(f"train_cascade: labels must be 0 or 1, got {bad[0]}")
+    per_epoch = -(-len(pairs) // batch_size)
+    total = per_epoch * epochs if max_steps is None else min(max_steps, per_epoch * epochs)
+    mode = "adapter" if ranker.config.adapter else "full"
+    lr = DEFAULT_LR[mode] if lr is None else lr
+    torch.manual_seed(seed)
+    params = [p for p in ranker.parameters() if p.requires_grad]
+    head_params = {id(p) for p in ranker.heads.parameters()}
+    optimizer = torch.optim.AdamW(
+        [
+            {"params": [p for p in params if id(p) not in head_params], "lr": lr},
+            {"params": [p for p in params if id(p) in head_params], "lr": head_lr or lr},
+        ]
+    )
+    scheduler = get_linear_schedule_with_warmup(optimizer, int(warmup_fraction * total), total)
+    exits = sample_exits(total, len(ranker.exits), seed)
+    loss_fn = torch.nn.BCEWithLogitsLoss()
+    shuffler = random.Random(seed)
+    losses = [[] for _ in ranker.exits]
+    ranker.train()
+    started, step = time.perf_counter(), 0
+    bar = tqdm(total=total, disable=not progress, desc=f"train cascade ({mode})")
+    while step < total:
+        order = list(range(len(pairs)))
+        shuffler.shuffle(order)
+        for start in range(0, len(order), batch_size):
+            if step >= total:
+                break
+            batch_pairs = [pairs[i] for i in order[start : start + batch_size]]
+            batch = ranker.tokenize([p[0] for p in batch_pairs], [p[1] for p in batch_pairs])
+            labels = torch.tensor([p[2] for p in batch_pairs], device=ranker.device)
+            loss = loss_fn(ranker(batch, exits[step]), labels)
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(params, 1.0)
+            optimizer.step()
+            scheduler.step()
+            losses[exits[step]].append(loss.item())
+            step += 1
+            bar.update(1)
+            bar.set_postfix(
+                loss=f"{losses[exits[step - 1]][-1]:.3f}", exit=ranker.exits[exits[step - 1]]
+            )
+    bar.close()
+    ranker.eval()
+    seconds = time.perf_counter() - started
+    return {
+        "mode": mode,
+        "steps": total,
+        "batch_size": batch_size,
+        "lr": lr,
+        "head_lr": head_lr or lr,
+        "seed": seed,
+        "exit_steps": {str(e): exits.count(i) for i, e in enumerate(ranker.exits)},
+        "mean_loss": {
+            str(e): (sum(v) / len(v) if v else None) for e, v in zip(ranker.exits, losses)
+        },
+        "seconds": seconds,
+        "pairs_per_second": total * batch_size / seconds if seconds else None,
+    }
+
+
+def train_entry(
+    name,
+    *,
+    base: str = "minilm-l6",
+    data=None,
+    benchmark: str | None = None,
+    data_dir=None,
+    exits=None,
+    adapter: bool = False,
+    alpha: float = 0.3,
+    max_steps: int | None = None,
+    epochs: int = 1,
+    batch_size: int = 32,
+    lr: float | None = None,
+    max_length: int = 300,
+    negatives: int = 3,
+    seed: int = 0,
+    overwrite: bool = False,
+    device=None,
+):
+    """Train a cascade on a parse output (``data``) or a benchmark and save it as zoo entry ``name``.
+
+    Example:
+        >>> train_entry("cascade", data="parsed/", max_steps=200)  # doctest: +SKIP
+        PosixPath('.../adapter-zoo/cascade')
+    """
+    from adapter_zoo.cascade.config import CascadeConfig
+    from adapter_zoo.cascade.data import forum_dirs, pairs_from_benchmark, pairs_from_parsed
+    from adapter_zoo.cascade.model import CascadeRanker
+    from adapter_zoo.cascade.storage import entry_path
+
+    if (data is None) == (benchmark is None):
+        raise ZooError("cascade-train: give exactly one of a parse output or a benchmark")
+    if entry_path(name).exists() and not overwrite:
+        # checked before training so a long run is not lost to a name clash at the end
+        raise ZooError(
+            f"zoo entry {str(name)!r} already exists at {entry_path(name)}; "
+            "pass overwrite=True (--overwrite)"
+        )
+    if data is not None:
+        pairs = pairs_from_parsed(data, negatives=negatives, seed=seed)
+        forums, source = [p.name for p in forum_dirs(Path(data))], {"data": str(data)}
+    else:
+        pairs = pairs_from_benchmark(benchmark, data_dir=data_dir, negatives=negatives, seed=seed)
+        forums, source = [], {"benchmark": str(benchmark)}
+    config = CascadeConfig(
+        exits=tuple(exits) if exits else None,
+        alpha=alpha,
+        adapter="seq_bn" if adapter else None,
+        max_length=max_length,
+    )
+    ranker = CascadeRanker.from_base(base, config, device=device, seed=seed)
+    log = train_cascade(
+        ranker,
+        pairs,
+        epochs=epochs,
+        batch_size=batch_size,
+        lr=lr,
+        max_steps=max_steps,
+        seed=seed,
+    )
+    card = {
+        "base_model": base,
+        "forums": forums,
+        "pairs": {"train": len(pairs)},
+        "training": {**log, **source, "negatives": negatives},
+        "seed": seed,
+    }
+    return ranker.save(name, card=card, overwrite=overwrite)

@@ -1,0 +1,230 @@
+"""Rank zoo adapters for a target: domain similarity, optionally a scored probe on a dev sample.
+
+* Domain similarity, as MultiCQA measured it: the cosine between the mean sentence embedding
+  (sentence-transformers, all-MiniLM-L6-v2, normalized) of the target's questions and that of
+  each adapter's training forum questions (found through its card: ``training.data`` and
+  ``forums``, or ``forums_dir``).
+* Probe: with ``dev_sample=N`` and a benchmark target, N labelled queries (seeded sample among
+  those with a relevant candidate) are scored by every adapter in one shared sweep pass; the
+  adapters are ranked by the benchmark's main metric on them, similarity breaking ties.
+
+Example:
+    >>> ranking = recommend("wikiqa", ["beer", "cooking", "travel"], dev_sample=20)  # doctest: +SKIP
+    >>> ranking[0]["adapter"]  # doctest: +SKIP
+    'travel'
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from adapter_zoo.errors import ZooError
+
+
+def _sample(texts: list[str], limit: int, seed: int) -> list[str]:
+    texts = [t for t in dict.fromkeys(texts) if t and t.strip()]
+    if len(texts) > limit:
+        texts = random.Random(seed).sample(texts, limit)
+    return texts
+
+
+def forum_questions(forum_dir: Path, *, split: str | None = "train") -> list[str]:
+    """Question titles of one parsed forum (``DIR/<host>/questions``), of ``split`` if given."""
+    import datasets
+
+    folder = Path(forum_dir) / "questions"
+    if not folder.is_dir():
+        raise ZooError(f"{forum_dir}: no questions/ folder (not a parsed forum)")
+    questions = datasets.load_from_disk(str(folder))
+    if split is not None and "split" in questions.column_names:
+        questions = questions.filter(lambda row: row["split"] == split)
+    return list(questions["title"])
+
+
+def target_questions(target, *, split: str = "test", data_dir=None) -> list[str]:
+    """Unlabelled questions of a target: a parse output folder or a benchmark's queries."""
+    from adapter_zoo.cascade.data import forum_dirs
+
+    path = Path(str(target)).expanduser()
+    if path.is_dir() and not (path / "benchmark.json").is_file():
+        return [q for forum in forum_dirs(path) for q in forum_questions(forum, split=None)]
+    import benchmarks
+
+    name = "local:" + str(path) if path.is_dir() else str(target)
+    return list(benchmarks.get(name).load(split, data_dir)["query"])
+
+
+def adapter_questions(adapter, *, forums_dir=None) -> list[str]:
+    """Training-forum questions of a zoo adapter, found through its card."""
+    from adapter_zoo.sweep.sweep import resolve_adapter
+
+    path = resolve_adapter(adapter)
+    try:
+        card = json.loads((path / "card.json").read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as error:
+        raise ZooError(f"{path}: no readable card.json to find its forums ({error})") from None
+    data = forums_dir or (card.get("training") or {}).get("data")
+    if not card.get("forums") or not data:
+        raise ZooError(f"{path}: the card names no training forums/data; pass forums_dir")
+    texts = []
+    for host in card["forums"]:
+        forum = Path(data) / host
+        if not forum.is_dir():
+            raise ZooError(f"{path}: training forum {host!r} not found at {forum}; pass forums_dir")
+        texts += forum_questions(forum)
+    return texts
+
+
+def mean_embedding(model, texts: Sequence[str]) -> np.ndarray:
+    """The normalized mean of the normalized sentence embeddings of ``texts``."""
+    if not texts:
+        raise ZooError("recommend: no questions to embed")
+    vectors = model.encode(list(texts), batch_size=64, normalize_embeddings=True)
+    mean = np.asarray(vectors, dtype=np.float64).mean(axis=0)
+    return mean / np.linalg.norm(mean)
+
+
+def load_embedder(device=None):
+    """all-MiniLM-L6-v2 from the offline package, as a SentenceTransformer."""
+    from sentence_transformers import SentenceTransformer
+
+    from adapter_zoo.ranker import resolve_base_model
+
+    return SentenceTransformer(resolve_base_model("minilm-l6"), device=device or "cpu")
+
+
+def probe_scores(target, adapters, n: int, *, split="test", data_dir=None, seed=0, base=None):
+    """Main-metric score of each adapter on ``n`` labelled queries of a benchmark target."""
+    import benchmarks
+    from adapter_zoo.sweep.evaluate import base_model_of
+    from adapter_zoo.sweep.sweep import sweep
+    from benchmarks.metrics import evaluate_rankings
+
+    path = Path(str(target)).expanduser()
+    bench = benchmarks.get("local:" + str(path) if path.is_dir() else str(target))
+    rows = bench.load(split, data_dir)
+    usable = [i for i, labels in enumerate(rows["labels"]) if any(y > 0 for y in labels)]
+    if not usable:
+        raise ZooError(f"recommend: {bench.name}/{split} has no query with a relevant candidate")
+    chosen = sorted(random.Random(seed).sample(usable, min(n, len(usable))))
+    sample = rows.select(chosen)
+    pairs = [(q, c) for q, cands in zip(sample["query"], sample["candidates"]) for c in cands]
+    scores = sweep(base or base_model_of(adapters), adapters, pairs)
+    bounds = np.cumsum([0] + [len(c) for c in sample["candidates"]])
+    result = {}
+    for adapter in adapters:
+        flat = scores[str(adapter)]
+        per_query = [flat[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+        summary = evaluate_rankings(per_query, sample["labels"], no_positive=bench.no_positive)
+        result[str(adapter)] = float(summary[bench.main_metric])
+    return result
+
+
+def recommend(
+    target,
+    adapters: Sequence,
+    *,
+    dev_sample: int = 0,
+    split: str = "test",
+    data_dir=None,
+    forums_dir=None,
+    max_questions: int = 500,
+    seed: int = 0,
+    embedder=None,
+) -> list[dict]:
+    """Adapters ranked best first for ``target``: ``{adapter, similarity, probe, rank}``.
+
+    Args:
+        target: a parse output folder, a benchmark name or ``local:PATH`` / its folder.
+        adapters: zoo names or entry folders of adapter entries.
+        dev_sample: probe-score this many labelled queries (benchmark targets); 0 = off.
+        split: the target benchmark split used for questions and the probe.
+        data_dir: folder holding benchmark files.
+        forums_dir: where the adapters' training forums are parsed (default: their cards).
+        max_questions: questions embedded per side (a seeded sample).
+        seed: sampling seed.
+        embedder: a SentenceTransformer (default all-MiniLM-L6-v2).
+    """
+    if not adapters:
+        raise ZooError("recommend: no adapters given")
+    embedder = embedder or load_embedder()
+    target_vector = mean_embedding(
+        embedder,
+        _sample(target_questions(target, split=split, data_dir=data_dir), max_questions, seed),
+    )
+    rows = []
+    for adapter in adapters:
+        texts = _sample(adapter_questions(adapter, forums_dir=forums_dir), max_questions, seed)
+        similarity = float(mean_embedding(embedder, texts) @ target_vector)
+        rows.append({"adapter": str(adapter), "similarity": similarity, "probe": None})
+    if dev_sample:
+        probes = probe_scores(
+            target, adapters, dev_sample, split=split, data_dir=data_dir, seed=seed
+        )
+        for row in rows:
+            row["probe"] = probes[row["adapter"]]
+    rows.sort(key=lambda r: (-(r["probe"] if r["probe"] is not None else 0.0), -r["similarity"]))
+    for rank, row in enumerate(rows, start=1):
+        row["rank"] = rank
+    return rows
+
+
+def top_k_hit(ranking: list[dict], best_adapter: str, k: int = 3) -> bool:
+    """Whether the full sweep's best adapter is among the recommender's top ``k``."""
+    return str(best_adapter) in [row["adapter"] for row in ranking[:k]]
+
+
+def hit_rate(
+    targets: Sequence,
+    adapters: Sequence,
+    *,
+    k: int = 3,
+    dev_sample: int = 0,
+    split: str = "test",
+    data_dir=None,
+    base_model: str | None = None,
+    embedder=None,
+) -> dict:
+    """How often the recommender's top ``k`` holds the adapter the full sweep finds best.
+
+    Each target is a benchmark (name or ``local:PATH``); the full sweep scores its whole
+    ``split`` with every adapter (``sweep_benchmark``) and the best one by the benchmark's
+    main metric is compared with ``recommend``'s ranking.
+
+    Returns:
+        ``{"k", "hit_rate", "targets": [{target, best, recommended, hit, sweep}]}``.
+    """
+    from adapter_zoo.sweep.evaluate import sweep_benchmark
+
+    embedder = embedder or load_embedder()
+    rows = []
+    for target in targets:
+        records = sweep_benchmark(
+            target, adapters, base_model=base_model, split=split, data_dir=data_dir
+        )
+        sweep = {r["adapters"][0]: r["metrics"][r["main_metric"]] for r in records}
+        best = max(sweep, key=lambda name: sweep[name])  # first best on ties: input order
+        ranking = recommend(
+            target,
+            adapters,
+            dev_sample=dev_sample,
+            split=split,
+            data_dir=data_dir,
+            embedder=embedder,
+        )
+        rows.append(
+            {
+                "target": str(target),
+                "best": best,
+                "recommended": [r["adapter"] for r in ranking[:k]],
+                "hit": top_k_hit(ranking, best, k),
+                "sweep": sweep,
+            }
+        )
+    rate = sum(r["hit"] for r in rows) / len(rows) if rows else float("nan")
+    return {"k": k, "hit_rate": rate, "targets": rows}

@@ -1,0 +1,22 @@
+"""Score one set of pairs with many adapters over one base model, sharing the work.
+
+Example:
+    >>> from adapter_zoo.sweep import sweep
+    >>> scores = sweep("minilm-l6", ["beer", "cooking"], [("q", "a")])  # doctest: +SKIP
+    >>> scores["beer"].shape  # doctest: +SKIP
+    (1,)
+"""
+
+from __future__ import annotations
+
+from adapter_zoo.sweep.evaluate import base_model_of, sweep_benchmark
+from adapter_zoo.sweep.sweep import independent_scores, load_parallel_model, resolve_adapter, sweep
+
+__all__ = [
+    "base_model_of",
+    "independent_scores",
+    "load_parallel_model",
+    "resolve_adapter",
+    "sweep",
+    "sweep_benchmark",
+]

@@ -1,0 +1,130 @@
+"""The adapter recommender on tiny forums: domain similarity with MiniLM, and the probe."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from adapter_zoo.ranker.model import add_ranking_head, build_model
+from adapter_zoo.recommend import recommend, top_k_hit
+from adapter_zoo.recommend.recommend import load_embedder
+from adapter_zoo.sweep import independent_scores
+from adapter_zoo.zoo import save_entry
+
+BIKE_QUERIES = [
+    ("my bike chain keeps slipping", ["adjust the derailleur", "drink a stout", "bake bread"]),
+    ("which tyres for winter cycling", ["studded tyres", "a pale ale", "none"]),
+]
+
+
+@pytest.fixture(scope="module")
+def embedder():
+    return load_embedder()
+
+
+@pytest.fixture
+def zoo_adapters(tiny_bert_path, parsed_forums):
+    """Two zoo adapter entries, trained (here: random) on the beer and the bikes forum."""
+    names = []
+    for seed, host in enumerate(["bikes.example", "beer.example"]):
+        torch.manual_seed(seed)
+        model, _ = build_model(str(tiny_bert_path))
+        short = host.split(".")[0]
+        model.add_adapter(short, config="seq_bn")
+        add_ranking_head(model, short)
+        with torch.no_grad():
+            for name, param in model.named_parameters():
+                if "adapters" in name:
+                    param.add_(torch.randn_like(param) * 0.3)
+        card = {
+            "kind": "adapter",
+            "base_model": str(tiny_bert_path),
+            "forums": [host],
+            "training": {"data": str(parsed_forums)},
+        }
+        save_entry(
+            lambda d, m=model, n=short: m.save_adapter(str(d), n, with_head=True),
+            short,
+            card,
+        )
+        names.append(host.split(".")[0])
+    return names
+
+
+def test_domain_similarity_ranks_the_matching_forum_first(
+    zoo_adapters, tiny_benchmark, tmp_path, make_local_benchmark, embedder
+):
+    beer = recommend("local:" + str(tiny_benchmark), zoo_adapters, embedder=embedder)
+    assert [r["adapter"] for r in beer] == ["beer", "bikes"]
+    assert beer[0]["similarity"] > beer[1]["similarity"] and beer[0]["probe"] is None
+    bikes_folder = tmp_path / "bikes-bench"
+    bikes_folder.mkdir()
+    make_local_benchmark(bikes_folder, None, BIKE_QUERIES)
+    bikes = recommend(str(bikes_folder), zoo_adapters, embedder=embedder)
+    assert [r["adapter"] for r in bikes] == ["bikes", "beer"]
+    assert top_k_hit(bikes, "bikes", k=1) and not top_k_hit(bikes, "beer", k=1)
+    assert top_k_hit(bikes, "beer", k=3)
+
+
+def test_parse_output_target(zoo_adapters, parsed_forums, embedder):
+    ranking = recommend(parsed_forums / "bikes.example", zoo_adapters, embedder=embedder)
+    assert ranking[0]["adapter"] == "bikes" and ranking[0]["similarity"] > 0.5
+
+
+def test_dev_sample_probe_scores_are_the_adapters_metric(
+    zoo_adapters, tiny_benchmark, tiny_bert_path, embedder
+):
+    from benchmarks.metrics import evaluate_rankings
+
+    ranking = recommend(
+        "local:" + str(tiny_benchmark), zoo_adapters, dev_sample=10, embedder=embedder
+    )
+    import datasets
+
+    rows = datasets.load_from_disk(str(tiny_benchmark / "test"))  # all 4 queries are sampled
+    pairs = [(q, c) for q, cands in zip(rows["query"], rows["candidates"]) for c in cands]
+    from adapter_zoo.zoo import zoo_home
+
+    paths = [str(zoo_home() / name) for name in zoo_adapters]
+    separate = independent_scores(str(tiny_bert_path), paths, pairs)
+    bounds = np.cumsum([0] + [len(c) for c in rows["candidates"]])
+    for name, path in zip(zoo_adapters, paths):
+        per_query = [separate[path][a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+        expected = evaluate_rankings(per_query, rows["labels"])["p@1"]
+        row = next(r for r in ranking if r["adapter"] == name)
+        assert row["probe"] == pytest.approx(expected, abs=1e-9)
+    probes = [r["probe"] for r in ranking]
+    assert probes == sorted(probes, reverse=True)
+
+
+def test_adapter_without_forum_data_is_an_error(tiny_bert_path, tiny_benchmark, embedder):
+    model, _ = build_model(str(tiny_bert_path))
+    model.add_adapter("x", config="seq_bn")
+    add_ranking_head(model, "x")
+    save_entry(
+        lambda d: model.save_adapter(str(d), "x", with_head=True),
+        "nodata",
+        {"kind": "adapter", "base_model": str(tiny_bert_path), "forums": []},
+    )
+    with pytest.raises(ValueError, match="names no training forums/data; pass forums_dir"):
+        recommend("local:" + str(tiny_benchmark), ["nodata"], embedder=embedder)
+
+
+def test_hit_rate_against_the_full_sweep(
+    zoo_adapters, tiny_benchmark, tmp_path, make_local_benchmark, embedder
+):
+    from adapter_zoo.recommend import hit_rate
+
+    bikes_folder = tmp_path / "bikes-bench"
+    bikes_folder.mkdir()
+    make_local_benchmark(bikes_folder, None, BIKE_QUERIES)
+    targets = ["local:" + str(tiny_benchmark), "local:" + str(bikes_folder)]
+    one = hit_rate(targets, zoo_adapters, k=1, embedder=embedder)
+    assert [r["recommended"] for r in one["targets"]] == [["beer"], ["bikes"]]
+    for row in one["targets"]:
+        assert set(row["sweep"]) == set(zoo_adapters)
+        assert row["sweep"][row["best"]] == max(row["sweep"].values())
+        assert row["hit"] == (row["best"] == row["recommended"][0])
+    assert one["hit_rate"] == sum(r["hit"] for r in one["targets"]) / 2
+    assert hit_rate(targets, zoo_adapters, k=2, embedder=embedder)["hit_rate"] == 1.0

@@ -1,0 +1,109 @@
+"""The zoo sweep on the tiny BERT: one Parallel pass gives each adapter's own scores."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from adapter_zoo.errors import ZooError
+from adapter_zoo.ranker.model import add_ranking_head, build_model
+from adapter_zoo.sweep import independent_scores, sweep
+
+PAIRS = [
+    ("what is a stout", "a dark beer brewed with roasted malt and barley"),
+    ("what is a stout", "a bicycle"),
+    ("how are hops used", "for bitterness"),
+    ("why is beer foamy", "carbon dioxide and proteins keep the foam stable for minutes"),
+    ("single", "only"),
+]
+
+
+def make_adapters(base: str, folder, count: int, *, with_head: bool = True) -> list[str]:
+    """Random SeqBn adapters with one-logit heads, saved as adapter folders."""
+    paths = []
+    for i in range(count):
+        torch.manual_seed(100 + i)
+        model, _ = build_model(base)
+        model.add_adapter(f"a{i}", config="seq_bn")
+        add_ranking_head(model, f"a{i}")
+        with torch.no_grad():  # make every adapter clearly different from the identity
+            for name, param in model.named_parameters():
+                if "adapters" in name:
+                    param.add_(torch.randn_like(param) * 0.3)
+        path = folder / f"adapter-{i}"
+        model.save_adapter(str(path), f"a{i}", with_head=with_head)
+        paths.append(str(path))
+    return paths
+
+
+@pytest.fixture(scope="module")
+def tiny_adapters(tiny_bert_path, tmp_path_factory):
+    return make_adapters(str(tiny_bert_path), tmp_path_factory.mktemp("adapters"), 3)
+
+
+def test_sweep_equals_independent_rankers(tiny_bert_path, tiny_adapters):
+    shared = sweep(str(tiny_bert_path), tiny_adapters, PAIRS, batch_size=2, device="cpu")
+    separate = independent_scores(str(tiny_bert_path), tiny_adapters, PAIRS, batch_size=3)
+    assert list(shared) == tiny_adapters
+    for path in tiny_adapters:
+        assert shared[path].shape == (len(PAIRS),)
+        np.testing.assert_allclose(shared[path], separate[path], atol=1e-5, rtol=0)
+    # the adapters really differ, so a mixed-up head would be caught
+    assert np.abs(shared[tiny_adapters[0]] - shared[tiny_adapters[1]]).max() > 1e-3
+
+
+def test_sweep_single_adapter_and_empty_pairs(tiny_bert_path, tiny_adapters):
+    one = sweep(str(tiny_bert_path), tiny_adapters[:1], PAIRS, device="cpu")
+    ref = independent_scores(str(tiny_bert_path), tiny_adapters[:1], PAIRS)
+    np.testing.assert_allclose(one[tiny_adapters[0]], ref[tiny_adapters[0]], atol=1e-5, rtol=0)
+    empty = sweep(str(tiny_bert_path), tiny_adapters[:2], [], device="cpu")
+    assert all(v.shape == (0,) for v in empty.values())
+
+
+def test_sweep_rejects_headless_or_missing(tiny_bert_path, tmp_path):
+    headless = make_adapters(str(tiny_bert_path), tmp_path, 1, with_head=False)
+    with pytest.raises(ZooError, match="has no head_config.json"):
+        sweep(str(tiny_bert_path), headless, PAIRS)
+    with pytest.raises(ZooError, match="no adapter entry 'no-such-forum'"):
+        sweep(str(tiny_bert_path), ["no-such-forum"], PAIRS)
+
+
+def test_sweep_command_records_match_independent_scores(
+    tiny_bert_path, tiny_adapters, tiny_benchmark, tmp_path, capsys
+):
+    import json
+
+    from adapter_zoo.cli import main
+    from benchmarks.metrics import evaluate_rankings
+
+    bench = "local:" + str(tiny_benchmark)
+    # bare adapter folders name no base model: the command says so
+    assert main(["sweep", "--benchmark", bench, "--adapters", *tiny_adapters]) == 2
+    assert "has no card naming its base model; pass --base" in capsys.readouterr().err
+    results = tmp_path / "results"
+    argv = [
+        "sweep",
+        "--benchmark",
+        bench,
+        "--adapters",
+        *tiny_adapters,
+        "--base",
+        str(tiny_bert_path),
+        "--results",
+        str(results),
+    ]
+    assert main(argv) == 0
+    records = [json.loads(line) for line in (results / "results.jsonl").read_text().splitlines()]
+    assert [r["adapters"] for r in records] == [[a] for a in tiny_adapters]
+    import datasets
+
+    rows = datasets.load_from_disk(str(tiny_benchmark / "test"))
+    pairs = [(q, c) for q, cands in zip(rows["query"], rows["candidates"]) for c in cands]
+    separate = independent_scores(str(tiny_bert_path), tiny_adapters, pairs)
+    bounds = np.cumsum([0] + [len(c) for c in rows["candidates"]])
+    for record, adapter in zip(records, tiny_adapters):
+        per_query = [separate[adapter][a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+        expected = evaluate_rankings(per_query, rows["labels"])
+        assert record["mode"] == "sweep" and record["sweep_size"] == len(tiny_adapters)
+        assert record["metrics"]["map"] == pytest.approx(expected["map"], abs=1e-6)
