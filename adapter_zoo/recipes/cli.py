@@ -1,0 +1,61 @@
+"""``adapter-zoo run RECIPE [--smoke]`` and ``adapter-zoo quickstart``."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    run = subparsers.add_parser(
+        "run",
+        help="run a recipe (a paper experiment) from recipes/",
+        description="Run every command of a recipe file. --smoke runs it on the shipped "
+        "forums with a tiny random BERT in seconds (CI does this for every recipe).",
+    )
+    run.add_argument("recipe", help="a recipe name (multicqa_mt) or a .toml path")
+    run.add_argument("--smoke", action="store_true", help="tiny model, shipped data, 2 steps")
+    run.add_argument("--work", help="output folder (default outputs/<recipe>)")
+    run.add_argument("--dry-run", action="store_true", help="print the commands only")
+    run.set_defaults(func=_run)
+
+    recipes = subparsers.add_parser("recipes", help="list the recipes and what they reproduce")
+    recipes.set_defaults(func=_list)
+
+    quick = subparsers.add_parser(
+        "quickstart",
+        help="the main job: parse a shipped forum, train its adapter, evaluate, leaderboard",
+    )
+    quick.add_argument("--out", default="quickstart-output", help="output folder")
+    quick.add_argument("--base", default="minilm-l6", help="base model (default minilm-l6)")
+    quick.add_argument(
+        "--max-steps", type=int, default=None, help="training steps (default: the 10-minute budget)"
+    )
+    quick.add_argument("--smoke", action="store_true", help="tiny random model, a few steps")
+    quick.set_defaults(func=_quickstart)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from adapter_zoo.recipes.recipe import load_recipe
+    from adapter_zoo.recipes.runner import find_recipe, run_recipe
+
+    recipe = load_recipe(find_recipe(args.recipe))
+    work = run_recipe(recipe, smoke=args.smoke, work=args.work, dry_run=args.dry_run)
+    print(f"recipe {recipe.name} finished; outputs in {work}")
+    return 0
+
+
+def _list(args: argparse.Namespace) -> int:
+    from adapter_zoo.recipes.recipe import load_recipe
+    from adapter_zoo.recipes.runner import recipe_dir
+
+    for path in sorted(recipe_dir().glob("*.toml")):
+        recipe = load_recipe(path)
+        print(f"{path.stem:28s} {recipe.paper}\n{'':28s} hardware: {recipe.hardware}")
+    return 0
+
+
+def _quickstart(args: argparse.Namespace) -> int:
+    from adapter_zoo.recipes.quickstart import quickstart
+
+    quickstart(args.out, base=args.base, max_steps=args.max_steps, smoke=args.smoke)
+    return 0

@@ -1,0 +1,121 @@
+"""Recipe files: a paper experiment as a list of ``adapter-zoo`` commands.
+
+A recipe is a TOML file. Its steps are the same commands a user would type, so a recipe
+documents an experiment as precisely as it runs it. Values in ``{braces}`` come from the
+recipe's ``[vars]`` (overridden by ``[smoke.vars]`` under ``--smoke``) and from built-ins:
+``{work}`` (the run's output folder), ``{shipped}`` (the StackExchange archives shipped in
+the package) and ``{tiny_base}`` (a tiny random BERT built offline, for smoke runs).
+
+Example:
+    >>> from adapter_zoo.recipes import load_recipe, recipe_dir
+    >>> recipe = load_recipe(recipe_dir() / "multicqa_mt.toml")  # doctest: +SKIP
+    >>> recipe.name  # doctest: +SKIP
+    'multicqa-mt'
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from adapter_zoo.errors import ZooError
+
+REQUIRED_KEYS = ("name", "paper", "description", "hardware", "published", "step")
+STEP_KEYS = {"run", "foreach", "note", "smoke_only"}
+
+
+class RecipeError(ZooError):
+    """A recipe file that cannot be read or run (names the file and the step)."""
+
+
+@dataclass(frozen=True)
+class Step:
+    """One command of a recipe.
+
+    Attributes:
+        run: the command line after ``adapter-zoo``, with ``{var}`` placeholders.
+        foreach: optional ``"item in {listvar}"``: the command runs once per item.
+        note: why this step is there, shown in the run log.
+        smoke_only: runs only under ``--smoke``, to build the tiny stand-in for data a full
+            run downloads (e.g. ASNQ replaced by a set built from a shipped forum).
+    """
+
+    run: str
+    foreach: str | None = None
+    note: str = ""
+    smoke_only: bool = False
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """A paper experiment, reproducible from a file.
+
+    Attributes:
+        path: the TOML file.
+        name: short name (``adapter-zoo run NAME`` finds ``recipes/NAME.toml``).
+        paper: the paper, table or figure it reproduces.
+        description: what is trained and evaluated.
+        hardware: what the full run needs and how long it takes.
+        published: the published scores it should reproduce (``source`` plus
+            ``scores: {benchmark: {metric: value}}``).
+        variables: the full run's variables.
+        smoke_variables: overrides for ``--smoke`` (tiny base model, shipped data).
+        steps: the commands, in order.
+    """
+
+    path: Path
+    name: str
+    paper: str
+    description: str
+    hardware: str
+    published: dict
+    variables: dict = field(default_factory=dict)
+    smoke_variables: dict = field(default_factory=dict)
+    steps: tuple[Step, ...] = ()
+
+
+def load_recipe(path: str | Path) -> Recipe:
+    """Read and validate a recipe file.
+
+    Raises:
+        RecipeError: the file is missing, not TOML, or lacks a required key.
+    """
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise RecipeError(f"{path}: recipe file not found") from None
+    except tomllib.TOMLDecodeError as error:
+        raise RecipeError(f"{path}: not a valid TOML recipe: {error}") from None
+    missing = [key for key in REQUIRED_KEYS if key not in data]
+    if missing:
+        raise RecipeError(f"{path}: missing required key(s) {', '.join(missing)}")
+    steps = []
+    for number, raw in enumerate(data["step"], start=1):
+        unknown = set(raw) - STEP_KEYS
+        if "run" not in raw or unknown:
+            problem = f"unknown key(s) {sorted(unknown)}" if unknown else "no 'run' command"
+            raise RecipeError(f"{path}: step {number}: {problem}")
+        steps.append(
+            Step(
+                run=raw["run"],
+                foreach=raw.get("foreach"),
+                note=raw.get("note", ""),
+                smoke_only=bool(raw.get("smoke_only", False)),
+            )
+        )
+    published = data["published"]
+    if "source" not in published:
+        raise RecipeError(f"{path}: [published] must name its 'source'")
+    return Recipe(
+        path=path,
+        name=data["name"],
+        paper=data["paper"],
+        description=data["description"],
+        hardware=data["hardware"],
+        published=published,
+        variables=data.get("vars", {}),
+        smoke_variables=data.get("smoke", {}).get("vars", {}),
+        steps=tuple(steps),
+    )

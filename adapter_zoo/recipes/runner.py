@@ -1,0 +1,190 @@
+"""Run a recipe: expand its variables and call each ``adapter-zoo`` command in turn."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import re
+import shlex
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from adapter_zoo.recipes.recipe import Recipe, RecipeError, Step
+
+PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+FOREACH = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s+in\s+\{([A-Za-z_][A-Za-z0-9_]*)\}\s*$")
+SET_PREFIX = "set:"
+
+
+def recipe_dir() -> Path:
+    """The repository's ``recipes/`` folder (one TOML file per paper experiment)."""
+    return Path(__file__).resolve().parents[2] / "recipes"
+
+
+def shipped_data() -> Path:
+    """The folder of StackExchange archives shipped with the package (see ATTRIBUTION.md)."""
+    return Path(__file__).resolve().parent / "data"
+
+
+def find_recipe(name_or_path: str) -> Path:
+    """Resolve ``multicqa_mt`` or ``recipes/multicqa_mt.toml`` to a file."""
+    path = Path(name_or_path)
+    if path.suffix == ".toml" or path.exists():
+        return path
+    candidate = recipe_dir() / f"{name_or_path.replace('-', '_')}.toml"
+    if candidate.exists():
+        return candidate
+    known = sorted(p.stem for p in recipe_dir().glob("*.toml"))
+    raise RecipeError(f"unknown recipe {name_or_path!r}; known recipes: {', '.join(known)}")
+
+
+def forum_short_name(host: str) -> str:
+    """``beer.stackexchange.com`` → ``beer``; ``bicycles.meta.stackexchange.com`` → ``bicycles-meta``."""
+    for suffix in (".stackexchange.com", ".com", ".net"):
+        if host.endswith(suffix):
+            host = host[: -len(suffix)]
+            break
+    return host.replace(".", "-")
+
+
+def _resolve_value(value):
+    """``"set:balanced"`` becomes the catalog's list of forum hosts."""
+    if isinstance(value, str) and value.startswith(SET_PREFIX):
+        from stackexchange.catalog import forum_set
+
+        spec = value[len(SET_PREFIX) :]
+        name, _, flag = spec.partition("-")
+        return list(forum_set(name, exclude_eval=flag == "zeroshot"))
+    return value
+
+
+def expand(command: str, variables: dict, *, where: str) -> list[str]:
+    """Split ``command`` like a shell and substitute ``{var}`` placeholders.
+
+    A token that is exactly ``{var}`` with a list value becomes one token per item, so
+    ``--forums {forums}`` passes every forum.
+    """
+    argv: list[str] = []
+    for token in shlex.split(command):
+        whole = PLACEHOLDER.fullmatch(token)
+        if whole and isinstance(variables.get(whole.group(1)), list | tuple):
+            argv.extend(str(item) for item in variables[whole.group(1)])
+            continue
+
+        def substitute(match: re.Match) -> str:
+            key = match.group(1)
+            if key not in variables:
+                raise RecipeError(f"{where}: unknown variable {{{key}}}")
+            value = variables[key]
+            if isinstance(value, list | tuple):
+                raise RecipeError(f"{where}: list variable {{{key}}} must stand alone")
+            return str(value)
+
+        argv.append(PLACEHOLDER.sub(substitute, token))
+    return argv
+
+
+def plan(recipe: Recipe, *, smoke: bool, work: Path, builtins: dict) -> list[tuple[str, list[str]]]:
+    """Every command the recipe will run, fully expanded, as ``(label, argv)``."""
+    variables = {**recipe.variables, **(recipe.smoke_variables if smoke else {})}
+    variables = {**builtins, "work": str(work), **variables}
+    # Variables may refer to each other ("{work}/parsed"); two rounds cover the recipes.
+    for _ in range(2):
+        for key, value in list(variables.items()):
+            where = f"{recipe.path}: [vars] {key}"
+            if isinstance(value, list | tuple):
+                variables[key] = [_fill(item, variables, where) for item in value]
+            else:
+                variables[key] = _fill(value, variables, where)
+    variables = {key: _resolve_value(value) for key, value in variables.items()}
+    # Zoo entries are named after their forum's short name: {forums_names} lists them.
+    for key, value in list(variables.items()):
+        if isinstance(value, list):
+            variables.setdefault(f"{key}_names", [forum_short_name(str(v)) for v in value])
+    commands = []
+    for number, step in enumerate(recipe.steps, start=1):
+        if step.smoke_only and not smoke:
+            continue
+        where = f"{recipe.path}: step {number}"
+        for label, scope in _iterations(step, variables, where):
+            commands.append((f"step {number}{label}", expand(step.run, scope, where=where)))
+    return commands
+
+
+def _fill(value, variables: dict, where: str):
+    """Substitute placeholders inside one string value (lists are filled item by item)."""
+    if not isinstance(value, str) or not PLACEHOLDER.search(value):
+        return value
+    return " ".join(expand(value, variables, where=where))
+
+
+def _iterations(step: Step, variables: dict, where: str):
+    """One scope per combination of the step's loops (``a in {as}, b in {bs}``)."""
+    if step.foreach is None:
+        yield "", variables
+        return
+    loops = []
+    for clause in step.foreach.split(","):
+        match = FOREACH.match(clause)
+        if not match:
+            raise RecipeError(f"{where}: foreach must look like 'forum in {{forums}}'")
+        item, source = match.groups()
+        values = variables.get(source)
+        if not isinstance(values, list | tuple):
+            raise RecipeError(f"{where}: foreach needs a list variable, {{{source}}} is {values!r}")
+        loops.append((item, values))
+    for combination in itertools.product(*(values for _, values in loops)):
+        scope = dict(variables)
+        for (item, _), value in zip(loops, combination):
+            scope[item] = value
+            scope[f"{item}_name"] = forum_short_name(str(value))
+        yield " [" + ", ".join(map(str, combination)) + "]", scope
+
+
+def run_recipe(
+    recipe: Recipe,
+    *,
+    smoke: bool = False,
+    work: str | Path | None = None,
+    dry_run: bool = False,
+    execute: Callable[[list[str]], int] | None = None,
+    log: Callable[[str], None] = print,
+) -> Path:
+    """Run every step of ``recipe``; return the work folder.
+
+    Under ``smoke`` the recipe's ``[smoke.vars]`` replace its data and model with the
+    shipped forums and a tiny random BERT, and the zoo is kept inside the work folder so a
+    smoke run never touches the user's zoo.
+
+    Raises:
+        RecipeError: a variable is unknown, or a step exits non-zero (the step is named).
+    """
+    from adapter_zoo.cli import main as cli_main
+
+    work = Path(work or Path("outputs") / (recipe.name + ("-smoke" if smoke else ""))).resolve()
+    builtins = {"shipped": str(shipped_data()), "tiny_base": str(work / "tiny-bert")}
+    commands = plan(recipe, smoke=smoke, work=work, builtins=builtins)
+    log(f"recipe {recipe.name}: {recipe.paper}")
+    log(f"  {len(commands)} command(s); work folder {work}")
+    if dry_run:
+        for label, argv in commands:
+            log(f"  {label}: adapter-zoo {shlex.join(argv)}")
+        return work
+    work.mkdir(parents=True, exist_ok=True)
+    if smoke:
+        from adapter_zoo.recipes.tiny import build_tiny_bert
+
+        build_tiny_bert(work / "tiny-bert")
+        os.environ["ADAPTER_ZOO_HOME"] = str(work / "zoo")
+    execute = execute or cli_main
+    for label, argv in commands:
+        log(f"  {label}: adapter-zoo {shlex.join(argv)}")
+        started = time.perf_counter()
+        code = execute(argv)
+        if code:
+            raise RecipeError(
+                f"{recipe.path}: {label} failed with exit code {code}: adapter-zoo {shlex.join(argv)}"
+            )
+        log(f"    done in {time.perf_counter() - started:.1f}s")
+    return work

@@ -1,0 +1,180 @@
+"""Fill the README's performance table from ``benchmarks/perf/results/*.json``.
+
+Each perf script saves its own JSON; this only reads them, so the README shows exactly what
+was measured (machine included) and whether each target was met.
+
+Usage:
+    .venv/bin/python -m benchmarks.perf.report            # rewrite README.md's table
+    .venv/bin/python -m benchmarks.perf.report --print    # print it only
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+RESULTS = Path(__file__).resolve().parent / "results"
+START, END = "<!-- perf-table -->", "<!-- /perf-table -->"
+HEADER = (
+    "| benchmark | measured | ours | peer | ratio | target | met | machine |",
+    "|---|---|---|---|---|---|---|---|",
+)
+
+
+def _machine(data: dict) -> str:
+    machine = data.get("machine", {})
+    return f"{machine.get('cpu_count', '?')} CPU cores" + (", CUDA" if machine.get("cuda") else "")
+
+
+def _row(*cells) -> str:
+    return "| " + " | ".join(str(c) for c in cells) + " |"
+
+
+def _met(ok: bool) -> str:
+    return "yes" if ok else "**no**"
+
+
+def _parse_rows(name: str, data: dict) -> list[str]:
+    workers = data["args"].get("workers")
+    label = f"`{name}` ({'1 worker' if workers == 1 else 'chunk workers = cores'})"
+    target = data["targets"]["ratio"]
+    return [
+        _row(
+            label,
+            "Posts.xml → pair rows, MB/s (peak RSS per process)",
+            f"{data['ours_mb_per_s']:.0f} ({data['ours_peak_rss_mb']:.0f} MB)",
+            f"bare lxml iterparse {data['bare_mb_per_s']:.0f}",
+            f"{data['ratio']:.2f}×",
+            f"≥ {target}×, < {data['targets']['peak_rss_mb']} MB",
+            _met(data["meets_targets"]),
+            _machine(data),
+        )
+    ]
+
+
+def _train_infer_rows(data: dict) -> list[str]:
+    train, infer = data["training_pairs_per_s"], data["inference_pairs_per_s"]
+    targets = data["targets"]
+    ratio_train = data["training_ratio_adapter_vs_full"]
+    ratio_infer = data["inference_ratio_ranker_vs_cross_encoder"]
+    equal = "scores equal" if data["scores_equal_within_1e-5"] else "**scores differ**"
+    return [
+        _row(
+            "`train_infer` training",
+            "adapter training pairs/s (MiniLM)",
+            f"{train['adapter']:.1f}",
+            f"full fine-tuning {train['full']:.1f}; CrossEncoder.fit {train['sentence-transformers']:.1f}",
+            f"{ratio_train:.2f}×",
+            f"≥ {targets['adapter_vs_full_training']}×",
+            _met(ratio_train >= targets["adapter_vs_full_training"]),
+            _machine(data),
+        ),
+        _row(
+            "`train_infer` inference",
+            f"Ranker.score pairs/s ({equal})",
+            f"{infer['Ranker.score']:.1f}",
+            f"CrossEncoder.predict {infer['CrossEncoder.predict']:.1f}",
+            f"{ratio_infer:.2f}×",
+            f"≥ {targets['ranker_vs_cross_encoder_inference']}×",
+            _met(ratio_infer >= targets["ranker_vs_cross_encoder_inference"]),
+            _machine(data),
+        ),
+    ]
+
+
+def _cascade_rows(data: dict) -> list[str]:
+    rows = []
+    for set_name, result in data["sets"].items():
+        for label, row in result["rows"].items():
+            if not label.startswith("alpha=") or label == "alpha=0.0":
+                continue
+            saved, lost = row["compute_saved"], row["p@1_lost_points"]
+            rows.append(
+                _row(
+                    f"`cascade` {set_name} {label.replace('alpha', 'α')}",
+                    "compute saved (FLOPs); P@1 lost (points)",
+                    f"{saved:.1%}; {lost:+.1f}",
+                    f"monolithic P@1 {result['rows']['monolithic']['p@1']:.3f}",
+                    f"{row['speedup_pairs_per_s']:.2f}× pairs/s",
+                    "≥ 30% saved, ≤ 1 point lost",
+                    _met(saved >= 0.30 and lost <= 1.0),
+                    _machine(data),
+                )
+            )
+    return rows
+
+
+def _sweep_rows(data: dict) -> list[str]:
+    identical = data["max_abs_score_difference"] == 0.0
+    return [
+        _row(
+            "`sweep`",
+            f"N = {data['adapters']} adapters on {data['data']}, pairs/s"
+            + ("" if identical else " (**scores differ**)"),
+            f"{data['shared_pairs_per_s']:.1f}",
+            f"independent passes {data['independent_pairs_per_s']:.1f}",
+            f"{data['speedup']:.2f}×",
+            f"≥ {data['target_speedup']}×, identical scores",
+            _met(data["speedup"] >= data["target_speedup"] and identical),
+            _machine(data),
+        )
+    ]
+
+
+def _hub_rows(data: dict) -> list[str]:
+    rows, peer = data["rows"], data["rows"]["snapshot_download (cold)"]
+    return [
+        _row(
+            f"`hub_pull` {label}",
+            f"{data['mb']} MB adapter download, MB/s",
+            f"{row['mb_per_s']:.0f}",
+            f"huggingface_hub snapshot_download {peer['mb_per_s']:.0f}",
+            f"{peer['best_s'] / row['best_s']:.2f}× speed",
+            "—",
+            "—",
+            f"{data['machine']['cpu_count']} CPU cores, {data['machine']['server']}",
+        )
+        for label, row in rows.items()
+        if label.startswith("pull")
+    ]
+
+
+def table() -> str:
+    lines = list(HEADER)
+    for path in sorted(RESULTS.glob("*.json")):
+        data = json.loads(path.read_text())
+        name = data.get("benchmark", path.stem)
+        if name == "parse_throughput":
+            lines += _parse_rows(path.stem, data)
+        elif path.stem == "train_infer":
+            lines += _train_infer_rows(data)
+        elif name == "cascade":
+            lines += _cascade_rows(data)
+        elif name == "sweep":
+            lines += _sweep_rows(data)
+        elif name == "hub_pull":
+            lines += _hub_rows(data)
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--print", action="store_true", help="print the table, change nothing")
+    args = parser.parse_args(argv)
+    text = table()
+    if args.print:
+        print(text)
+        return 0
+    readme = ROOT / "README.md"
+    content = readme.read_text(encoding="utf-8")
+    head, rest = content.split(START, 1)
+    _, tail = rest.split(END, 1)
+    readme.write_text(f"{head}{START}\n{text}\n{END}{tail}", encoding="utf-8")
+    print(f"updated {readme}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,54 @@
+"""Every recipe runs end to end in smoke mode, and so does the quickstart.
+
+Smoke mode swaps the paper's data and model for the shipped forums and a tiny random BERT,
+so these runs exercise the real commands (parse, train, build-benchmark, evaluate,
+leaderboard) in seconds.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from adapter_zoo.recipes import load_recipe, recipe_dir, run_recipe
+
+RECIPES = sorted(recipe_dir().glob("*.toml"))
+
+
+def test_there_is_a_recipe_per_paper_experiment():
+    names = {path.stem for path in RECIPES}
+    assert {
+        "multicqa_adapters", "multicqa_mt_all", "multicqa_mt_balanced", "multicqa_mt_largest",
+        "multicqa_af_balanced", "multicqa_af_largest", "multicqa_indomain_bert",
+        "tanda_wikiqa", "tanda_trecqa", "cascade_alpha_sweep",
+    } <= names  # fmt: skip
+
+
+@pytest.mark.parametrize("path", RECIPES, ids=[p.stem for p in RECIPES])
+def test_recipe_runs_in_smoke_mode(path, tmp_path):
+    recipe = load_recipe(path)
+    assert recipe.published["source"]
+    work = run_recipe(recipe, smoke=True, work=tmp_path / "work", log=lambda _: None)
+    leaderboard = work / "leaderboard"
+    assert (leaderboard / "leaderboard.md").read_text().strip()
+    records = [
+        json.loads(line)
+        for line in (work / "results" / "results.jsonl").read_text().splitlines()
+        if line.strip()
+    ]
+    assert records and all(0.0 <= r["metrics"]["map"] <= 1.0 for r in records)
+
+
+def test_quickstart_smoke_writes_every_output(tmp_path, capsys):
+    from adapter_zoo.recipes.quickstart import quickstart
+
+    out = quickstart(tmp_path / "qs", smoke=True)
+    printed = capsys.readouterr().out
+    assert f"Everything is in {out}" in printed
+    assert "beer.stackexchange.com (its own forum): adapter" in printed
+    assert "bicycles.meta.stackexchange.com (an unseen forum (zero-shot)): adapter" in printed
+    assert (out / "leaderboard" / "leaderboard.md").exists()
+    assert (out / "leaderboard" / "leaderboard.html").exists()
+    assert sorted(p.name for p in (out / "parsed").iterdir()) == [
+        "beer.stackexchange.com", "bicycles.meta.stackexchange.com"]  # fmt: skip
