@@ -45,8 +45,8 @@ class TrainingConfig:
         lr: learning rate; None takes ``DEFAULT_LR[mode]`` (the adapt rate for tanda).
         negatives: random negatives per positive, resampled every epoch (seed + epoch).
         max_steps: stop after this many optimizer steps (all phases together).
-        warmup: linear warm-up over the first epoch (at most half of all steps), then
-            linear decay to 0.
+        warmup: linear warm-up over the first epoch (at most half of all steps; 10% of
+            them when ``max_steps`` cuts training short), then linear decay to 0.
         patience: early stopping after this many epochs without a better dev MAP
             (None: tanda stops after 2, other modes never stop early).
         dev_queries / dev_candidates: dev MAP is measured on up to ``dev_queries`` dev

@@ -149,7 +149,11 @@ def train(config: TrainingConfig) -> Path:
         if config.max_steps is not None:
             total = min(total, max(config.max_steps - progress["step"], 0))
         optimizer = torch.optim.AdamW(trainable, lr=phase.lr, weight_decay=config.weight_decay)
-        scheduler = get_linear_schedule_with_warmup(optimizer, min(per_epoch, total // 2), total)
+        # The papers warm up over the first epoch; a run cut short by --max-steps warms up
+        # over its first 10% instead, or it would spend most of its steps at a tiny lr.
+        cut_short = total < phase.epochs * per_epoch
+        warmup = min(per_epoch, total // 10 if cut_short else total // 2)
+        scheduler = get_linear_schedule_with_warmup(optimizer, warmup, total)
         if phase_index == progress["phase"] and "optimizer" in tensors:
             optimizer.load_state_dict(tensors["optimizer"])
             scheduler.load_state_dict(tensors["scheduler"])

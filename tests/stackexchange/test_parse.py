@@ -180,6 +180,21 @@ def test_html_to_text(html, text):
     assert stackexchange.html_to_text(html) == text
 
 
+def test_blank_line_pattern_matches_the_nested_one():
+    """text.py's flat pattern collapses exactly what the original nested one did."""
+    import random
+    import re
+
+    from stackexchange.text import _BLANK_LINES
+
+    nested = re.compile(r"\n[ \t\r\f\v]*(?:\n[ \t\r\f\v]*)+")
+    rng = random.Random(0)
+    alphabet = "\n \t\r\f\va\xa0\u2028"
+    for _ in range(20_000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 24)))
+        assert _BLANK_LINES.sub("\n", text) == nested.sub("\n", text)
+
+
 def test_parse_tags_both_forms():
     assert stackexchange.parse_tags("<ale><c++>") == ["ale", "c++"]
     assert stackexchange.parse_tags("|ale|c++|") == ["ale", "c++"]
