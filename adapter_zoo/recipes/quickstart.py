@@ -22,8 +22,8 @@ from adapter_zoo.recipes.runner import shipped_data
 HOME_FORUM = "beer.stackexchange.com"
 OTHER_FORUM = "bicycles.meta.stackexchange.com"
 ADAPTER_NAME = "beer"
-# Training takes about 4 minutes on 2 idle CPU cores with these settings (measured), so the
-# whole job stays near 10. lr 1e-3 instead of the paper's 1e-4: 250 steps, not epochs.
+# Training takes about 4 minutes on 2 idle CPU cores with these settings (measured; the
+# whole job 14). lr 1e-3 instead of the paper's 1e-4: 250 steps, not epochs.
 DEFAULT_MAX_STEPS = 250
 TRAIN_MAX_LENGTH = 128
 TRAIN_BATCH_SIZE = 16
