@@ -36,6 +36,12 @@ def require_shared(relative: str) -> Path:
 
 
 @pytest.fixture(scope="session")
+def shared_file():
+    """``require_shared`` for the folder conftests (conftest modules cannot import each other)."""
+    return require_shared
+
+
+@pytest.fixture(scope="session")
 def shared_data() -> Path:
     """The ../shared/data folder (fails under CI when missing)."""
     return require_shared("")
@@ -56,22 +62,8 @@ def minilm_path() -> Path:
 
 
 @pytest.fixture(scope="session")
-def tiny_bert_path(tmp_path_factory, minilm_path) -> Path:
+def tiny_bert_path(tmp_path_factory) -> Path:
     """A tiny random BERT (2 layers, hidden 32) saved with MiniLM's tokenizer, for logic tests."""
-    import torch
-    from transformers import AutoTokenizer, BertConfig, BertModel
+    from adapter_zoo.recipes.tiny import build_tiny_bert
 
-    path = tmp_path_factory.mktemp("tiny-bert")
-    tokenizer = AutoTokenizer.from_pretrained(minilm_path)
-    config = BertConfig(
-        vocab_size=tokenizer.vocab_size,
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=37,
-        max_position_embeddings=512,
-    )
-    torch.manual_seed(0)
-    BertModel(config).save_pretrained(path)
-    tokenizer.save_pretrained(path)
-    return path
+    return build_tiny_bert(tmp_path_factory.mktemp("models") / "tiny-bert")

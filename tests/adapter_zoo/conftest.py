@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -20,10 +19,6 @@ try:
 except ImportError:  # pragma: no cover
     pass
 
-SHARED_DATA = (
-    Path(os.environ.get("ADAPTER_ZOO_SHARED", Path(__file__).resolve().parents[3] / "shared"))
-    / "data"
-)
 COLUMNS = ("forum", "query", "positive", "query_id", "positive_id", "tags", "score")
 
 TOPICS = {
@@ -49,17 +44,6 @@ TOPICS = {
         "frame",
     ],
 }
-
-
-def require_shared(relative: str) -> Path:
-    """Real data under ../shared/data: fails under CI when missing, skips otherwise."""
-    path = SHARED_DATA / relative
-    if not path.exists():
-        message = f"real data missing: {path} (see ../shared/README.md)"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
-    return path
 
 
 def split_of(question_id: int) -> str:
@@ -157,9 +141,9 @@ def parsed_fixture(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def parsed_beer(tmp_path_factory) -> Path:
+def parsed_beer(tmp_path_factory, shared_file) -> Path:
     """The real beer forum, parsed; returns the parse output folder (parent of the forum)."""
-    archive = require_shared("stackexchange/beer.stackexchange.com.7z")
+    archive = shared_file("stackexchange/beer.stackexchange.com.7z")
     out = tmp_path_factory.mktemp("parsed-beer")
     from stackexchange import parse_forum
 

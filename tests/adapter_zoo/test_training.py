@@ -30,6 +30,13 @@ def config(parsed, base, mode, name, forums=("beer",), **extra):
     )
 
 
+def cli_train_argv(parsed, base) -> list[str]:
+    """``adapter-zoo train`` of the beer adapter on the fixture, with FAST's settings."""
+    return ["train", "--mode", "adapter", "--data", str(parsed), "--forums", "beer",
+            "--name", "beer", "--base", str(base), "--epochs", "1", "--batch-size", "8",
+            "--max-length", "32"]  # fmt: skip
+
+
 def expected_counts(kit, host="beer.stackexchange.com", kind="title_body"):
     rows = kit.fixture_rows(host, 48)[kind]
     return {
@@ -266,27 +273,7 @@ def test_fusion_rejects_adapter_of_another_base_model(parsed_fixture, tiny_bert_
 
 
 def test_cli_train_and_list(parsed_fixture, tiny_bert_path, capsys):
-    argv = [
-        "train",
-        "--mode",
-        "adapter",
-        "--data",
-        str(parsed_fixture),
-        "--forums",
-        "beer",
-        "--name",
-        "beer",
-        "--base",
-        str(tiny_bert_path),
-        "--epochs",
-        "1",
-        "--batch-size",
-        "8",
-        "--max-length",
-        "32",
-        "--seed",
-        "3",
-    ]
+    argv = cli_train_argv(parsed_fixture, tiny_bert_path) + ["--seed", "3"]
     assert main(argv) == 0
     assert json.loads((zoo_home() / "beer" / "card.json").read_text())["seed"] == 3
     assert main(argv) == 2
@@ -314,23 +301,7 @@ def test_two_processes_under_torch_distributed_split_the_batches(
         "2",
         "-m",
         "adapter_zoo",
-        "train",
-        "--mode",
-        "adapter",
-        "--data",
-        str(parsed_fixture),
-        "--forums",
-        "beer",
-        "--name",
-        "beer",
-        "--base",
-        str(tiny_bert_path),
-        "--epochs",
-        "1",
-        "--batch-size",
-        "8",
-        "--max-length",
-        "32",
+        *cli_train_argv(parsed_fixture, tiny_bert_path),
     ]
     env = {**os.environ, "ACCELERATE_USE_CPU": "1", "OMP_NUM_THREADS": "1"}
     done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=300)

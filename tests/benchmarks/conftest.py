@@ -3,26 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
 
 FIXTURES = Path(__file__).parent / "fixtures"
-ROOT = Path(__file__).resolve().parents[2]
-SHARED = Path(os.environ.get("ADAPTER_ZOO_SHARED", ROOT.parent / "shared")) / "data"
-REAL = SHARED / "benchmarks"
-
-
-def real(relative: str, root: Path = REAL) -> Path:
-    """A path under ../shared/data/benchmarks; fails under CI when missing, else skips."""
-    path = root / relative
-    if not path.exists():
-        message = f"real data missing: {path} (see ../shared/README.md)"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
-    return path
 
 
 @pytest.fixture
@@ -31,14 +16,14 @@ def fixtures() -> Path:
 
 
 @pytest.fixture
-def real_benchmarks() -> Path:
-    return real("")
+def real_benchmarks(shared_file) -> Path:
+    return shared_file("benchmarks")
 
 
 @pytest.fixture
-def beer_archive() -> Path:
+def beer_archive(shared_file) -> Path:
     """The real beer.stackexchange.com dump (fails under CI when missing)."""
-    return real("stackexchange/beer.stackexchange.com.7z", SHARED)
+    return shared_file("stackexchange/beer.stackexchange.com.7z")
 
 
 # (id, title, body, accepted answer or "", split) of a made-up forum in the parsed layout

@@ -2,43 +2,29 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 
 import pytest
 from lxml import etree
 
-ROOT = Path(__file__).resolve().parents[2]
-SHARED = Path(os.environ.get("ADAPTER_ZOO_SHARED", ROOT.parent / "shared")) / "data"
 BEER = "stackexchange/beer.stackexchange.com.7z"
 BICYCLES_META = "stackexchange/bicycles.meta.stackexchange.com"
 
 
-def real(relative: str) -> Path:
-    """A real file under ../shared/data: fails under CI when missing, skips otherwise."""
-    path = SHARED / relative
-    if not path.exists():
-        message = f"real data missing: {path} (see ../shared/README.md)"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
-    return path
+@pytest.fixture(scope="session")
+def beer_archive(shared_file) -> Path:
+    return shared_file(BEER)
 
 
 @pytest.fixture(scope="session")
-def beer_archive() -> Path:
-    return real(BEER)
+def bicycles_meta_dir(shared_file) -> Path:
+    return shared_file(BICYCLES_META)
 
 
 @pytest.fixture(scope="session")
-def bicycles_meta_dir() -> Path:
-    return real(BICYCLES_META)
-
-
-@pytest.fixture(scope="session")
-def shared_sites() -> Path:
-    return real("stackexchange/sites/Sites_2018-12-02.xml")
+def shared_sites(shared_file) -> Path:
+    return shared_file("stackexchange/sites/Sites_2018-12-02.xml")
 
 
 @pytest.fixture(scope="session")
