@@ -16,6 +16,7 @@ from torch import nn
 from adapter_zoo.cascade.config import CascadeConfig
 from adapter_zoo.cascade.schedule import head_flops, layer_flops
 from adapter_zoo.errors import ZooError
+from adapter_zoo.ranker.ranker import encode_pairs
 
 ADAPTER_NAME = "cascade"
 
@@ -101,13 +102,8 @@ class CascadeRanker(nn.Module):
     # -- building blocks ----------------------------------------------------------------
     def tokenize(self, queries: Sequence[str], candidates: Sequence[str], *, padding=True):
         """Tokenized (query, candidate) pairs, truncated to ``config.max_length``."""
-        return self.tokenizer(
-            list(queries),
-            list(candidates),
-            truncation=True,
-            max_length=self.config.max_length,
-            padding=padding,
-            return_tensors="pt" if padding else None,
+        return encode_pairs(
+            self.tokenizer, queries, candidates, self.config.max_length, padding=padding
         )
 
     def embed(self, input_ids, token_type_ids=None) -> torch.Tensor:

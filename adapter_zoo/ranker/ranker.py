@@ -11,6 +11,36 @@ from adapter_zoo.ranker.model import add_ranking_head, build_model
 UNTRAINED_HEAD = "ranker"
 
 
+def encode_pairs(
+    tokenizer, queries: Sequence[str], candidates: Sequence[str], max_length: int, *, padding=True
+):
+    """Tokenize (query, candidate) pairs the one way every model here reads them.
+
+    One sequence per pair, the longer side truncated first; padded torch tensors unless
+    ``padding=False`` (then plain lists).
+    """
+    return tokenizer(
+        list(queries),
+        list(candidates),
+        truncation="longest_first",
+        max_length=max_length,
+        padding=padding,
+        return_tensors="pt" if padding else None,
+    )
+
+
+def length_order(tokenizer, pairs: Sequence[tuple[str, str]], max_length: int) -> np.ndarray:
+    """Indices of ``pairs``, longest first (stable), so batches taken in order pad little."""
+    lengths = tokenizer(
+        [q for q, _ in pairs],
+        [c for _, c in pairs],
+        truncation="longest_first",
+        max_length=max_length,
+        return_length=True,
+    )["length"]
+    return np.argsort(-np.asarray(lengths), kind="stable")
+
+
 def pick_device(device=None):
     """``device`` as a torch.device; by default CUDA when available, else the CPU."""
     import torch
@@ -66,15 +96,8 @@ class Ranker:
         return cls(model, tokenizer, base_model=base, max_length=max_length, device=device)
 
     def encode(self, queries: Sequence[str], candidates: Sequence[str]):
-        """Tokenize pairs as padded tensors (truncating the candidate first)."""
-        return self.tokenizer(
-            list(queries),
-            list(candidates),
-            truncation="longest_first",
-            max_length=self.max_length,
-            padding=True,
-            return_tensors="pt",
-        )
+        """Tokenize pairs as padded tensors (the longer side truncated first)."""
+        return encode_pairs(self.tokenizer, queries, candidates, self.max_length)
 
     def score(
         self, pairs: Sequence[tuple[str, str]], *, batch_size: int = 64, progress: bool = False
@@ -90,14 +113,7 @@ class Ranker:
         scores = np.zeros(len(pairs), dtype=np.float32)
         if not pairs:
             return scores
-        lengths = self.tokenizer(
-            [q for q, _ in pairs],
-            [c for _, c in pairs],
-            truncation="longest_first",
-            max_length=self.max_length,
-            return_length=True,
-        )["length"]
-        order = np.argsort(-np.asarray(lengths), kind="stable")
+        order = length_order(self.tokenizer, pairs, self.max_length)
         self.model.eval()
         with torch.inference_mode():
             starts = range(0, len(order), batch_size)

@@ -68,17 +68,6 @@ def load_parallel_model(base_model: str, adapters: Sequence, *, device=None):
     return model.to(pick_device(device)).eval(), tokenizer, names
 
 
-def _length_order(tokenizer, pairs, max_length: int) -> np.ndarray:
-    lengths = tokenizer(
-        [q for q, _ in pairs],
-        [c for _, c in pairs],
-        truncation="longest_first",
-        max_length=max_length,
-        return_length=True,
-    )["length"]
-    return np.argsort(-np.asarray(lengths), kind="stable")
-
-
 def sweep(
     base_model: str,
     adapter_names_or_paths: Sequence,
@@ -106,22 +95,19 @@ def sweep(
     import torch
     from tqdm.auto import tqdm
 
+    from adapter_zoo.ranker.ranker import encode_pairs, length_order
+
     pairs = [(str(q), str(c)) for q, c in pairs]
     model, tokenizer, names = load_parallel_model(base_model, adapter_names_or_paths, device=device)
     scores = np.zeros((len(names), len(pairs)), dtype=np.float32)
-    order = _length_order(tokenizer, pairs, max_length) if pairs else []
+    order = length_order(tokenizer, pairs, max_length) if pairs else []
     device = next(model.parameters()).device
     with torch.inference_mode():
         starts = range(0, len(order), batch_size)
         for start in tqdm(starts, disable=not progress, desc=f"sweep x{len(names)}"):
             index = order[start : start + batch_size]
-            batch = tokenizer(
-                [pairs[i][0] for i in index],
-                [pairs[i][1] for i in index],
-                truncation="longest_first",
-                max_length=max_length,
-                padding=True,
-                return_tensors="pt",
+            batch = encode_pairs(
+                tokenizer, [pairs[i][0] for i in index], [pairs[i][1] for i in index], max_length
             )
             output = model(**{k: v.to(device) for k, v in batch.items()})
             heads = output.head_outputs if len(names) > 1 else [output]

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from adapter_zoo.errors import ZooError
 from adapter_zoo.ranker.model import add_ranking_head, build_model
+from adapter_zoo.ranker.ranker import encode_pairs
 
 
 def module_name(name: str) -> str:
@@ -95,13 +96,8 @@ def fusion_weights(model, tokenizer, pairs, max_length: int, fusion_name: str) -
     with torch.inference_mode():
         for start in range(0, len(pairs), 32):
             chunk = pairs[start : start + 32]
-            batch = tokenizer(
-                [q for q, _ in chunk],
-                [c for _, c in chunk],
-                truncation=True,
-                max_length=max_length,
-                padding=True,
-                return_tensors="pt",
+            batch = encode_pairs(
+                tokenizer, [q for q, _ in chunk], [c for _, c in chunk], max_length
             )
             batch = {k: v.to(model.device) for k, v in batch.items()}
             out = model(**batch, output_adapter_fusion_attentions=True)

@@ -38,15 +38,10 @@ def ranking_loss(model, tokenizer, batch, config, device):
     import torch
     import torch.nn.functional as F
 
+    from adapter_zoo.ranker.ranker import encode_pairs
+
     def logits(queries, candidates):
-        enc = tokenizer(
-            list(queries),
-            list(candidates),
-            truncation="longest_first",
-            max_length=config.max_length,
-            padding=True,
-            return_tensors="pt",
-        )
+        enc = encode_pairs(tokenizer, queries, candidates, config.max_length)
         return model(**{k: v.to(device) for k, v in enc.items()}).logits[:, 0]
 
     queries, seconds, thirds = zip(*batch)
