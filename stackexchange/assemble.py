@@ -16,6 +16,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from stackexchange.posts import QUESTION_SCHEMA
 from stackexchange.splits import SPLITS
 from stackexchange.store import DatasetWriter, write_dataset_dict_json
 
@@ -36,17 +37,9 @@ PAIR_SCHEMA = pa.schema(
     ]
 )
 SPLIT_PAIR_SCHEMA = PAIR_SCHEMA.append(pa.field("split", pa.string()))
-QUESTIONS_SCHEMA = pa.schema(
-    [
-        ("id", pa.int64()),
-        ("title", pa.string()),
-        ("body", pa.string()),
-        ("tags", pa.list_(pa.string())),
-        ("score", pa.int64()),
-        ("accepted_answer_id", pa.int64()),
-        ("accepted_answer", pa.string()),
-        ("split", pa.string()),
-    ]
+# The parsed question rows, with the accepted answer's text joined in before "split".
+QUESTIONS_SCHEMA = QUESTION_SCHEMA.insert(
+    QUESTION_SCHEMA.get_field_index("split"), pa.field("accepted_answer", pa.string())
 )
 
 

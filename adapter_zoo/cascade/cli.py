@@ -127,14 +127,11 @@ def run_cascade_eval(args) -> int:
         batch_size=args.batch_size,
         progress=True,
     )
-    for record in records:
-        metrics = " ".join(f"{k}={v:.4f}" for k, v in record["metrics"].items())
-        print(
-            f"{record['benchmark']}/{record['split']} {record['model']} alpha={record['alpha']} "
-            f"compute={record['relative_compute']:.3f} {metrics}"
-        )
-    if args.results is None:
-        print(json.dumps(records, indent=2))
+    _print_records(
+        records,
+        args.results,
+        lambda r: f"{r['model']} alpha={r['alpha']} compute={r['relative_compute']:.3f}",
+    )
     return 0
 
 
@@ -151,12 +148,17 @@ def run_sweep(args) -> int:
         batch_size=args.batch_size,
         progress=True,
     )
+    _print_records(records, args.results, lambda r: r["adapters"][0])
+    return 0
+
+
+def _print_records(records: list[dict], results, describe) -> None:
+    """One line per record; the records themselves as JSON when no --results keeps them."""
     for record in records:
         metrics = " ".join(f"{k}={v:.4f}" for k, v in record["metrics"].items())
-        print(f"{record['benchmark']}/{record['split']} {record['adapters'][0]} {metrics}")
-    if args.results is None:
+        print(f"{record['benchmark']}/{record['split']} {describe(record)} {metrics}")
+    if results is None:
         print(json.dumps(records, indent=2))
-    return 0
 
 
 def run_recommend(args) -> int:

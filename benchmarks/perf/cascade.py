@@ -22,9 +22,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import datetime
 import os
-import platform
 import sys
 import tempfile
 import time
@@ -34,21 +32,11 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
+from benchmarks.perf.machine import machine_info  # noqa: E402
+
 SHARED = Path(os.environ.get("ADAPTER_ZOO_SHARED", ROOT.parent / "shared")) / "data"
 RESULTS = Path(__file__).resolve().parent / "results"
 ALPHAS = (0.0, 0.3, 0.4, 0.5)
-
-
-def machine_info() -> dict:
-    import torch
-
-    return {
-        "cpu_count": os.cpu_count(),
-        "torch_threads": torch.get_num_threads(),
-        "torch": torch.__version__,
-        "python": platform.python_version(),
-        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-    }
 
 
 def ranking_metrics(scores_per_query, labels_per_query) -> dict:

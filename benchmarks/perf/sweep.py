@@ -19,9 +19,7 @@ Run: ``python benchmarks/perf/sweep.py [--adapters 8] [--queries 80]``
 from __future__ import annotations
 
 import argparse
-import datetime
 import os
-import platform
 import sys
 import tempfile
 import time
@@ -29,20 +27,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
+from benchmarks.perf.machine import machine_info  # noqa: E402
+
 SHARED = Path(os.environ.get("ADAPTER_ZOO_SHARED", ROOT.parent / "shared")) / "data"
 RESULTS = Path(__file__).resolve().parent / "results"
-
-
-def machine_info() -> dict:
-    import torch
-
-    return {
-        "cpu_count": os.cpu_count(),
-        "torch_threads": torch.get_num_threads(),
-        "torch": torch.__version__,
-        "python": platform.python_version(),
-        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-    }
 
 
 def make_adapters(base: str, folder: Path, count: int, seed: int = 0) -> list[str]:

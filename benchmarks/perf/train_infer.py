@@ -19,9 +19,7 @@ Run: ``python benchmarks/perf/train_infer.py [--steps 30]``; writes results/trai
 from __future__ import annotations
 
 import argparse
-import datetime
 import os
-import platform
 import sys
 import tempfile
 import time
@@ -31,23 +29,12 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
+from benchmarks.perf.machine import machine_info  # noqa: E402
+
 SHARED = Path(os.environ.get("ADAPTER_ZOO_SHARED", ROOT.parent / "shared")) / "data"
 RESULTS = Path(__file__).resolve().parent / "results"
 HOST = "beer.stackexchange.com"
 WARMUP_STEPS = 2
-
-
-def machine_info() -> dict:
-    import torch
-
-    return {
-        "cpu_count": os.cpu_count(),
-        "torch_threads": torch.get_num_threads(),
-        "torch": torch.__version__,
-        "python": platform.python_version(),
-        "cuda": torch.cuda.is_available(),
-        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-    }
 
 
 def examples(parsed: Path, batch_size: int, steps: int, seed: int) -> list[list[tuple]]:
