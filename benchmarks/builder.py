@@ -33,6 +33,7 @@ import numpy as np
 
 from benchmarks.errors import BenchmarkError
 from stackexchange.io import atomic_directory, atomic_write_json
+from stackexchange.text import question_text
 
 DEFAULT_CANDIDATES = {"answer_selection": 100, "question_similarity": 20}
 SPLITS = ("train", "dev", "test")
@@ -40,7 +41,7 @@ MAIN_METRIC = {"answer_selection": "p@1", "question_similarity": "map"}
 
 
 def _question_text(row) -> str:
-    return f"{row['title'] or ''} {row['body'] or ''}".strip()
+    return question_text(row["title"], row["body"])
 
 
 class _Neighbours:

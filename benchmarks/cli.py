@@ -41,6 +41,12 @@ def register(subparsers) -> None:
         help="--finetune: zoo name of the fine-tuned model (default <benchmark>-<mode>-<base>-s<seed>)",
     )
     evaluate.add_argument("--max-steps", type=int, default=None)
+    evaluate.add_argument(
+        "--max-length",
+        type=int,
+        default=None,
+        help="cross-encoder pair length in tokens (default: the entry's own; 300 for base:)",
+    )
     evaluate.add_argument("--seed", type=int, default=0)
     evaluate.set_defaults(func=run_evaluate)
 
@@ -74,6 +80,7 @@ def run_evaluate(args) -> int:
         seed=args.seed,
         max_steps=args.max_steps,
         save_as=args.save_as,
+        max_length=args.max_length,
     )
     if len(args.adapter) > 1:
         records = sweep(args.model, args.benchmark, args.adapter, **options)

@@ -112,6 +112,7 @@ def evaluate(
     seed: int = 0,
     max_steps: int | None = None,
     save_as: str | None = None,
+    max_length: int | None = None,
 ) -> dict:
     """Evaluate ``model`` on ``benchmark``'s ``split``; return (and optionally record) the result.
 
@@ -134,6 +135,8 @@ def evaluate(
         max_steps: cap on fine-tuning optimizer steps.
         save_as: with ``finetune``: the zoo name of the fine-tuned model (default
             ``<benchmark>-<mode>-<base>-s<seed>``), e.g. to adapt it later with TANDA.
+        max_length: token limit of a cross-encoder's (query, candidate) pairs; default the
+            entry's own training length (300 for an untrained base). Baselines ignore it.
 
     Returns:
         The record: benchmark (as given), benchmark_name, split, model, adapters, mode,
@@ -186,6 +189,8 @@ def evaluate(
         scorer_model = model
     else:
         scorer_model = _load_ranker(model, adapters)
+    if max_length is not None and hasattr(scorer_model, "max_length"):
+        scorer_model.max_length = max_length
     scores = get_scorer(scorer_model)(dataset, bench.bm25_scope)
     summary = evaluate_rankings(scores, dataset["labels"], no_positive=bench.no_positive)
     record = {
@@ -205,6 +210,8 @@ def evaluate(
         "wall_time": round(time.perf_counter() - started, 3),
         "created": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
     }
+    if hasattr(scorer_model, "max_length"):
+        record["max_length"] = scorer_model.max_length
     if transfer is not None:
         record["transfer"] = str(transfer)
     if finetune:

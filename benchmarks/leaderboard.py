@@ -5,7 +5,8 @@ the header) holding that benchmark's main metric, then ``Σ <metric>``: the mean
 over the benchmarks the row has (MultiCQA's tables' average column). Published reference rows
 from the registry follow, marked "published". The latest record wins when a run is repeated.
 
-Plots (matplotlib, Agg): ``zero_shot.png`` — the zero-shot scores of all adapters per benchmark,
+Plots (matplotlib, Agg): ``models.png`` — every row's main metric per benchmark as bars, best
+on top, the IR baseline marked (the comparison a reader looks for first); ``zero_shot.png`` — the zero-shot scores of all adapters per benchmark,
 with the IR baseline (bm25) and the in-domain (fine-tuned) model as horizontal lines (MultiCQA
 Figure 2; "adapters" = every zoo model evaluated zero-shot); ``fusion_<model>.png`` — fusion
 weights per layer and adapter ({layer: {adapter: weight}}) carried by the result record (or else
@@ -223,15 +224,48 @@ def plot_fusion(card: dict, path: Path) -> Path:
     return _save(figure, path)
 
 
+def plot_models(records: list[dict], path: Path) -> Path | None:
+    """Bars of every row's main metric, one panel per benchmark, best first, BM25 in red."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    latest = {(r["benchmark"], row_label(r)): r for r in records}  # the latest run wins
+    benchmarks = sorted({benchmark for benchmark, _ in latest})
+    if not benchmarks:
+        return None
+    rows = max(sum(b == benchmark for b, _ in latest) for benchmark in benchmarks)
+    figure, axes = plt.subplots(
+        1, len(benchmarks), figsize=(4.5 * len(benchmarks), 0.9 + 0.4 * rows), squeeze=False
+    )
+    for axis, benchmark in zip(axes[0], benchmarks):
+        mine = [r for (b, _), r in latest.items() if b == benchmark]
+        metric = _main_metric(mine[0])
+        mine.sort(key=lambda r: r["metrics"][metric])
+        values = [r["metrics"][metric] for r in mine]
+        colors = ["tab:red" if r["model"] == IR_BASELINE else "tab:blue" for r in mine]
+        axis.barh(range(len(mine)), values, color=colors)
+        axis.set_yticks(range(len(mine)), [row_label(r) for r in mine], fontsize=8)
+        for y, value in enumerate(values):
+            axis.text(value, y, f" {value:.3f}", va="center", fontsize=7)
+        axis.set_xlim(0, min(1.0, max(values) * 1.2) or 1.0)
+        axis.set_xlabel(metric)
+        axis.set_title(_benchmark_label(mine[0]), fontsize=9)
+    figure.tight_layout()
+    return _save(figure, path)
+
+
 def write_leaderboard(results: str | os.PathLike, out: str | os.PathLike) -> list[Path]:
     """Write leaderboard.md, leaderboard.html and the plots to ``out``; return the paths."""
     records = read_results(results)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     images = []
-    zero = plot_zero_shot(records, out / "zero_shot.png")
-    if zero is not None:
-        images.append(zero)
+    for plot, name in ((plot_models, "models.png"), (plot_zero_shot, "zero_shot.png")):
+        written = plot(records, out / name)
+        if written is not None:
+            images.append(written)
     for model in sorted({r["model"] for r in records}):
         carried = next(
             (r for r in records if r["model"] == model and r.get("fusion_weights")), None

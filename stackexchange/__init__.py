@@ -9,7 +9,7 @@ from stackexchange.catalog import Forum, catalog, forum_set
 from stackexchange.dump import parse_dump
 from stackexchange.errors import DumpError
 from stackexchange.parse import is_complete, parse_forum, read_stats
-from stackexchange.text import html_to_text, parse_tags
+from stackexchange.text import html_to_text, parse_tags, question_text
 
 __all__ = [
     "DumpError",
@@ -21,5 +21,6 @@ __all__ = [
     "parse_dump",
     "parse_forum",
     "parse_tags",
+    "question_text",
     "read_stats",
 ]

@@ -1,4 +1,4 @@
-"""Post bodies (HTML) to plain text, and both forms of the ``Tags`` attribute to a list."""
+"""Post bodies (HTML) to plain text, questions as query texts, and both ``Tags`` forms to a list."""
 
 from __future__ import annotations
 
@@ -49,6 +49,19 @@ def html_to_text(body: str | None) -> str:
             element.tail = "\n" + element.tail if element.tail else "\n"
     text = etree.tostring(root, method="text", encoding="unicode")
     return _BLANK_LINES.sub("\n", text).strip()
+
+
+def question_text(title: str | None, body: str | None) -> str:
+    """A question as one query text: its title, a space, its body (as LAS and MultiCQA do).
+
+    The benchmark builder and the ``question_answer`` training pairs both use this, so a
+    model trains on queries of the exact form it is evaluated on.
+
+    Example:
+        >>> question_text("Stout or porter?", "Which came first?")
+        'Stout or porter? Which came first?'
+    """
+    return f"{title or ''} {body or ''}".strip()
 
 
 def parse_tags(tags: str | None) -> list[str]:

@@ -67,3 +67,11 @@ def tiny_bert_path(tmp_path_factory) -> Path:
     from adapter_zoo.recipes.tiny import build_tiny_bert
 
     return build_tiny_bert(tmp_path_factory.mktemp("models") / "tiny-bert")
+
+
+@pytest.fixture(scope="session")
+def tiny_sentence_bert_path(tmp_path_factory) -> Path:
+    """The tiny BERT as a mean-pooling sentence encoder: it gets MiniLM's pair-cosine head."""
+    from adapter_zoo.recipes.tiny import build_tiny_bert
+
+    return build_tiny_bert(tmp_path_factory.mktemp("models") / "tiny-st", sentence_encoder=True)

@@ -10,6 +10,7 @@ from adapter_zoo.errors import ZooError
 # Exit layers used by the Cascade Transformer paper for 12-layer encoders; a 6-layer
 # encoder (MiniLM) gets an exit every 2 layers.
 DEFAULT_EXITS = {6: (2, 4, 6), 12: (4, 6, 8, 10, 12)}
+EXIT_HEADS = (None, "cls", "pair_cosine")
 
 
 def default_exits(num_layers: int) -> tuple[int, ...]:
@@ -37,6 +38,10 @@ class CascadeConfig:
         adapter: ``None`` for full fine-tuning, or an adapters-library config name
             (``"seq_bn"``) to train one bottleneck adapter with a frozen encoder.
         max_length: token limit of a (query, candidate) pair.
+        head: the exits' kind: ``"cls"`` (a feed-forward classifier on CLS, the paper's) or
+            ``"pair_cosine"`` (scaled cosine of the query's and the candidate's mean token
+            states at that layer, see ``adapter_zoo.ranker.heads``); ``None`` picks
+            ``pair_cosine`` for a mean-pooling sentence encoder such as MiniLM.
 
     Example:
         >>> CascadeConfig(exits=(1, 2), alpha=0.3).resolved(2).exits
@@ -49,8 +54,11 @@ class CascadeConfig:
     head_dropout: float = 0.1
     adapter: str | None = None
     max_length: int = 300
+    head: str | None = None
 
     def __post_init__(self):
+        if self.head not in EXIT_HEADS:
+            raise ZooError(f"cascade config: head must be one of {EXIT_HEADS}, got {self.head!r}")
         if not 0.0 <= self.alpha < 1.0:
             raise ZooError(f"cascade config: alpha must be in [0, 1), got {self.alpha}")
         if self.exits is not None:
@@ -83,6 +91,7 @@ class CascadeConfig:
         if unknown:
             raise ZooError(f"cascade config: unknown fields {unknown}")
         data = dict(data)
+        data.setdefault("head", "cls")  # entries saved before exit kinds existed had CLS exits
         if data.get("exits") is not None:
             data["exits"] = tuple(data["exits"])
         return cls(**data)

@@ -43,7 +43,7 @@ def pairs_from_parsed(parsed, *, negatives: int = 3, seed: int = 0, split: str =
     for forum in forum_dirs(Path(parsed)):
         tables = load_pairs(forum.parent, forum.name, TRAIN_KINDS, split)
         if tables:
-            examples += forum_examples(tables, negatives, False, rng)
+            examples += forum_examples(tables, negatives, "bce", rng)
     if not examples:
         raise ZooError(f"{parsed}: no title-answer pairs in the {split!r} split")
     return examples

@@ -15,6 +15,7 @@ import torch
 from torch.nn.utils.rnn import pad_sequence
 
 from adapter_zoo.cascade.schedule import keep_schedule
+from adapter_zoo.ranker.ranker import pair_segments
 
 
 @dataclass
@@ -115,6 +116,7 @@ def _run_chunk(ranker, items, chunk, out: CascadeOutput, batch_size: int) -> Non
         if "token_type_ids" in encoded
         else None
     )
+    segments = [torch.tensor(x) for x in pair_segments(encoded)]
     lengths = np.array([len(x) for x in ids])
     owner_query = np.array([q for q, _ in owners])
     states: list[torch.Tensor | None] = [None] * len(owners)  # partial encodings (L_i, H)
@@ -135,7 +137,8 @@ def _run_chunk(ranker, items, chunk, out: CascadeOutput, batch_size: int) -> Non
             else:
                 hidden = pad_sequence([states[i] for i in idx], True)
             hidden = ranker.run_layers(hidden, mask, start, ranker.exits[k])
-            logits[idx] = ranker.exit_logits(hidden, k).float().cpu().numpy()
+            batch_segments = pad_sequence([segments[i] for i in idx], True)
+            logits[idx] = ranker.exit_logits(hidden, k, batch_segments).float().cpu().numpy()
             if k < n_exits - 1:
                 for row, i in enumerate(idx):
                     states[i] = hidden[row, : lengths[i]]

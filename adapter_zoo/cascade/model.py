@@ -1,4 +1,4 @@
-"""``CascadeRanker``: one cross-encoder with a small classifier on CLS at several exit layers.
+"""``CascadeRanker``: one cross-encoder with a small classifier at several exit layers.
 
 The encoder is a plain ``transformers.AutoModel`` (optionally with one adapters-library
 bottleneck adapter); the cascade runs its layers one by one so that inference can stop
@@ -7,6 +7,7 @@ spending compute on candidates an early exit has already ranked low.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 import numpy as np
@@ -16,6 +17,7 @@ from torch import nn
 from adapter_zoo.cascade.config import CascadeConfig
 from adapter_zoo.cascade.schedule import head_flops, layer_flops
 from adapter_zoo.errors import ZooError
+from adapter_zoo.ranker.heads import SEGMENTS_KEY, pair_cosine_logits
 from adapter_zoo.ranker.ranker import encode_pairs
 
 ADAPTER_NAME = "cascade"
@@ -38,6 +40,27 @@ def exit_head(hidden: int, head_hidden: int, dropout: float) -> nn.Sequential:
     )
 
 
+class PairCosineExit(nn.Module):
+    """An exit that scores a pair by the scaled cosine of its two texts' mean token states."""
+
+    def __init__(self):
+        super().__init__()
+        from adapter_zoo.ranker.heads import INITIAL_BIAS, INITIAL_SCALE
+
+        self.scale = nn.Parameter(torch.tensor(INITIAL_SCALE))
+        self.bias = nn.Parameter(torch.tensor(INITIAL_BIAS))
+
+    def forward(self, hidden, segments):
+        return pair_cosine_logits(hidden, segments, self.scale, self.bias)
+
+
+def default_exit_head(encoder) -> str:
+    """``pair_cosine`` for a mean-pooling sentence encoder (MiniLM), else ``cls``."""
+    from adapter_zoo.ranker.model import mean_pooling_base
+
+    return "pair_cosine" if mean_pooling_base(encoder.config.name_or_path) else "cls"
+
+
 class CascadeRanker(nn.Module):
     """A cross-encoder ranker with exits at intermediate layers (Cascade Transformer).
 
@@ -57,13 +80,18 @@ class CascadeRanker(nn.Module):
         super().__init__()
         self.encoder = encoder
         self.tokenizer = tokenizer
-        self.config = config.resolved(encoder.config.num_hidden_layers)
+        config = config.resolved(encoder.config.num_hidden_layers)
+        if config.head is None:
+            config = dataclasses.replace(config, head=default_exit_head(encoder))
+        self.config = config
         self.base_model = base_model
         self.card: dict | None = None
         hidden = encoder.config.hidden_size
         self.heads = nn.ModuleList(
-            exit_head(hidden, self.config.head_hidden, self.config.head_dropout)
-            for _ in self.config.exits
+            PairCosineExit()
+            if config.head == "pair_cosine"
+            else exit_head(hidden, config.head_hidden, config.head_dropout)
+            for _ in config.exits
         )
         self.device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
         self.to(self.device)
@@ -124,15 +152,20 @@ class CascadeRanker(nn.Module):
             hidden = out[0] if isinstance(out, tuple) else out
         return hidden
 
-    def exit_logits(self, hidden, exit_index: int) -> torch.Tensor:
-        """Logits (B,) of exit ``exit_index`` (0-based) from hidden states (B, L, H)."""
+    def exit_logits(self, hidden, exit_index: int, segments=None) -> torch.Tensor:
+        """Logits (B,) of exit ``exit_index`` (0-based) from hidden states (B, L, H).
+
+        ``segments`` (B, L): the ``pair_segments`` of the batch, which pair-cosine exits read.
+        """
+        if self.config.head == "pair_cosine":
+            return self.heads[exit_index](hidden, segments.to(hidden.device))
         return self.heads[exit_index](hidden[:, 0]).squeeze(-1)
 
     def forward(self, batch, exit_index: int) -> torch.Tensor:
         """Logits of one exit, running only the layers below it (used in training)."""
         hidden = self.embed(batch["input_ids"], batch.get("token_type_ids"))
         hidden = self.run_layers(hidden, batch["attention_mask"], 0, self.exits[exit_index])
-        return self.exit_logits(hidden, exit_index)
+        return self.exit_logits(hidden, exit_index, batch.get(SEGMENTS_KEY))
 
     # -- monolithic scoring --------------------------------------------------------------
     @torch.inference_mode()
@@ -154,11 +187,14 @@ class CascadeRanker(nn.Module):
             batch = self.tokenize([pairs[i][0] for i in idx], [pairs[i][1] for i in idx])
             batch = {k: v.to(self.device) for k, v in batch.items()}
             if self.exits[-1] == len(self.layers):
-                hidden = self.encoder(**batch).last_hidden_state
+                keys = ("input_ids", "token_type_ids", "attention_mask")
+                inputs = {k: batch[k] for k in keys if k in batch}
+                hidden = self.encoder(**inputs).last_hidden_state
             else:
                 hidden = self.embed(batch["input_ids"], batch.get("token_type_ids"))
                 hidden = self.run_layers(hidden, batch["attention_mask"], 0, self.exits[-1])
-            scores[idx] = self.exit_logits(hidden, last).float().cpu().numpy()
+            logits = self.exit_logits(hidden, last, batch.get(SEGMENTS_KEY))
+            scores[idx] = logits.float().cpu().numpy()
         return scores
 
     # -- cascade inference ---------------------------------------------------------------
@@ -200,6 +236,8 @@ class CascadeRanker(nn.Module):
         per_layer = layer_flops(
             seq_len, cfg.hidden_size, cfg.intermediate_size, self.adapter_bottleneck()
         )
+        if self.config.head == "pair_cosine":  # two masked means and a cosine
+            return n_layers * per_layer + 4 * seq_len * cfg.hidden_size
         return n_layers * per_layer + head_flops(cfg.hidden_size, self.config.head_hidden)
 
     # -- persistence -----------------------------------------------------------------------

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 
 # Two head layers with tanh = BERT's pooler followed by a linear classifier, so a full
@@ -48,10 +49,31 @@ def build_model(base: str):
     if not any(isinstance(f, _DropSpuriousWarning) for f in mixin_logger.filters):
         mixin_logger.addFilter(_DropSpuriousWarning())
 
+    from adapter_zoo.ranker.heads import register_heads
+
     path = resolve_base_model(base)
     model = own_tensors(adapters.AutoAdapterModel.from_pretrained(path))
+    register_heads(model)
     tokenizer = AutoTokenizer.from_pretrained(path)
     return model, tokenizer
+
+
+def mean_pooling_base(path: str) -> bool:
+    """Whether ``path`` (a folder or Hub id) is a sentence-transformers model whose sentence
+    embedding is the mean of its token states (its ``modules.json`` and pooling config)."""
+    from transformers.utils import cached_file
+
+    def read(name: str):
+        try:
+            found = cached_file(path, name, _raise_exceptions_for_missing_entries=False)
+        except OSError:  # not a folder nor a reachable Hub repo: not a sentence encoder
+            return None
+        return json.loads(open(found, encoding="utf-8").read()) if found else None
+
+    modules = read("modules.json") or []
+    pooling = next((m["path"] for m in modules if m.get("type", "").endswith("Pooling")), None)
+    config = read(f"{pooling}/config.json") if pooling else None
+    return bool(config and config.get("pooling_mode_mean_tokens"))
 
 
 def own_tensors(model):
@@ -67,8 +89,18 @@ def own_tensors(model):
 
 
 def add_ranking_head(model, name: str) -> None:
-    """Add the one-logit classification head ``name`` and make it the active head."""
-    model.add_classification_head(
-        name, num_labels=1, layers=HEAD_LAYERS, activation_function=HEAD_ACTIVATION
-    )
+    """Add the one-logit ranking head ``name`` and make it the active head.
+
+    A sentence-embedding base (mean pooling) gets the pair-cosine head, which starts from
+    the similarity the base already computes; any other base (BERT, RoBERTa: the papers')
+    gets a classification head on CLS.
+    """
+    from adapter_zoo.ranker.heads import PAIR_COSINE
+
+    if mean_pooling_base(model.config.name_or_path):
+        model.add_custom_head(head_type=PAIR_COSINE, head_name=name)
+    else:
+        model.add_classification_head(
+            name, num_labels=1, layers=HEAD_LAYERS, activation_function=HEAD_ACTIVATION
+        )
     model.active_head = name

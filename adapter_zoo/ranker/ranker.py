@@ -17,9 +17,11 @@ def encode_pairs(
     """Tokenize (query, candidate) pairs the one way every model here reads them.
 
     One sequence per pair, the longer side truncated first; padded torch tensors unless
-    ``padding=False`` (then plain lists).
+    ``padding=False`` (then plain lists, without ``pair_segments``). Padded batches also
+    hold ``pair_segments`` (see :func:`pair_segments`), which the pair-cosine head reads
+    and other heads ignore.
     """
-    return tokenizer(
+    encoded = tokenizer(
         list(queries),
         list(candidates),
         truncation="longest_first",
@@ -27,6 +29,22 @@ def encode_pairs(
         padding=padding,
         return_tensors="pt" if padding else None,
     )
+    if padding:
+        import torch
+
+        from adapter_zoo.ranker.heads import SEGMENTS_KEY
+
+        encoded[SEGMENTS_KEY] = torch.tensor(pair_segments(encoded), dtype=torch.long)
+    return encoded
+
+
+def pair_segments(encoded) -> list[list[int]]:
+    """Per tokenized pair: 1 for each query token, 2 for each candidate token, 0 for special
+    tokens and padding (from the fast tokenizer's ``sequence_ids``, so BERT and RoBERTa alike)."""
+    return [
+        [0 if s is None else s + 1 for s in encoded.sequence_ids(i)]
+        for i in range(len(encoded["input_ids"]))
+    ]
 
 
 def length_order(tokenizer, pairs: Sequence[tuple[str, str]], max_length: int) -> np.ndarray:

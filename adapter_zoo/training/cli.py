@@ -6,7 +6,7 @@ import os
 
 
 def register(subparsers) -> None:
-    from adapter_zoo.training.config import LOSSES, MODES
+    from adapter_zoo.training.config import LOSSES, MODES, PAIR_KINDS
 
     p = subparsers.add_parser(
         "train",
@@ -31,7 +31,19 @@ def register(subparsers) -> None:
     p.add_argument("--max-length", type=int, default=300)
     p.add_argument("--lr", type=float, default=None, help="default: the mode's paper setting")
     p.add_argument("--loss", choices=LOSSES, default="bce")
-    p.add_argument("--negatives", type=int, default=1, help="random negatives per positive")
+    p.add_argument("--negatives", type=int, default=1, help="negatives per positive")
+    p.add_argument(
+        "--hard-negatives",
+        action="store_true",
+        help="negatives from the answers of BM25-similar queries instead of random ones",
+    )
+    p.add_argument(
+        "--pairs",
+        nargs="+",
+        choices=PAIR_KINDS,
+        default=["title_body"],
+        help="pair kinds to train on (question_answer: title + body -> accepted answer)",
+    )
     p.add_argument("--extended", action="store_true", help="add title-answer and duplicate pairs")
     p.add_argument("--adapters", nargs="+", default=[], help="zoo adapters to fuse (fusion)")
     p.add_argument("--transfer-data", default=None, help="tanda: transfer parse output folder")
@@ -64,6 +76,8 @@ def run_train(args) -> int:
         lr=args.lr,
         loss=args.loss,
         negatives=args.negatives,
+        hard_negatives=args.hard_negatives,
+        pair_kinds=tuple(args.pairs),
         extended=args.extended,
         adapters=tuple(args.adapters),
         transfer_data=args.transfer_data,

@@ -8,8 +8,9 @@ from dataclasses import dataclass
 from adapter_zoo.errors import ZooError
 
 MODES = ("adapter", "full", "multitask", "fusion", "tanda")
-LOSSES = ("bce", "pairwise")
-PAIR_KINDS = ("title_body", "title_answer", "duplicates")
+LOSSES = ("bce", "pairwise", "listwise")
+# question_answer: title_answer pairs with title + body as the query (the LAS query form)
+PAIR_KINDS = ("title_body", "title_answer", "duplicates", "question_answer")
 # MultiCQA: adapters and multi-task adapters 1e-4, AdapterFusion 5e-5; full fine-tuning 2e-5
 # (BERT's usual rate); TANDA adapts with a rate ten times below its transfer rate.
 DEFAULT_LR = {"adapter": 1e-4, "multitask": 1e-4, "fusion": 5e-5, "full": 2e-5, "tanda": 2e-6}
@@ -40,10 +41,13 @@ class TrainingConfig:
         base_model: ``minilm-l6``, ``bert-base``, a Hub id or a local path.
         pair_kinds: which parsed pair folders to train on; ``extended`` adds
             ``title_answer`` and ``duplicates``.
-        loss: ``bce`` (pointwise) or ``pairwise`` (hinge on the (positive, negative) margin
-            plus BCE, Laskar et al. 2020).
+        loss: ``bce`` (pointwise), ``pairwise`` (hinge on the (positive, negative) margin
+            plus BCE, Laskar et al. 2020) or ``listwise`` (softmax cross-entropy of the
+            positive against its ``negatives``; ``batch_size`` still counts pairs).
         lr: learning rate; None takes ``DEFAULT_LR[mode]`` (the adapt rate for tanda).
-        negatives: random negatives per positive, resampled every epoch (seed + epoch).
+        negatives: negatives per positive, resampled every epoch (seed + epoch).
+        hard_negatives: draw negatives from the positives of the 20 most BM25-similar
+            queries of the same forum and pair kind instead of at random.
         max_steps: stop after this many optimizer steps (all phases together).
         warmup: linear warm-up over the first epoch (at most half of all steps; 10% of
             them when ``max_steps`` cuts training short), then linear decay to 0.
@@ -74,6 +78,7 @@ class TrainingConfig:
     epochs: int = 3
     max_steps: int | None = None
     negatives: int = 1
+    hard_negatives: bool = False
     seed: int = 42
     weight_decay: float = 0.01
     reduction_factor: int = 16

@@ -60,14 +60,26 @@ def resolve_forums(data: str | Path, names: tuple[str, ...]) -> list[str]:
     return list(dict.fromkeys(hosts))
 
 
+# Negatives drawn from the HARD_NEGATIVE_POOL most BM25-similar other queries' positives.
+HARD_NEGATIVE_POOL = 20
+# Not a parsed folder: the title_answer pairs with the question's title and body as the query,
+# which is how LAS-style answer-selection sets pose their queries.
+QUESTION_ANSWER = "question_answer"
+
+
 @dataclass
 class PairTable:
-    """Positive (query, candidate) pairs of one forum and one pair kind, one split."""
+    """Positive (query, candidate) pairs of one forum and one pair kind, one split.
+
+    ``neighbours`` (rows, up to ``HARD_NEGATIVE_POOL``) holds, per row, the other rows whose
+    queries are most BM25-similar, best first; hard negatives are drawn from their positives.
+    """
 
     forum: str
     kind: str
     queries: list[str]
     positives: list[str]
+    neighbours: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.queries)
@@ -94,42 +106,128 @@ def read_split(folder: Path, split: str):
     return datasets.Dataset.load_from_disk(str(folder / split))
 
 
+def question_texts(forum: Path, ids: list[int]) -> list[str]:
+    """Title and body (``stackexchange.question_text``) of the questions ``ids`` of a forum.
+
+    The questions table is read in batches and only the asked-for rows are kept, so memory
+    follows the pairs trained on, not the forum's size.
+    """
+    import datasets
+
+    from stackexchange.text import question_text
+
+    try:
+        questions = datasets.load_from_disk(str(forum / "questions"))
+    except FileNotFoundError:
+        raise ZooError(f"{forum / 'questions'}: missing (run adapter-zoo parse)") from None
+    wanted, found = set(ids), {}
+    for batch in questions.select_columns(["id", "title", "body"]).iter(batch_size=10_000):
+        for i, title, body in zip(batch["id"], batch["title"], batch["body"]):
+            if i in wanted:
+                found[i] = question_text(title, body)
+    missing = wanted - found.keys()
+    if missing:
+        raise ZooError(f"{forum / 'questions'}: no question with id {min(missing)}")
+    return [found[i] for i in ids]
+
+
 def load_pairs(data: str | Path, host: str, kinds: tuple[str, ...], split: str) -> list[PairTable]:
     """The ``split`` pairs of each kind of forum ``host`` (kinds without pairs are skipped)."""
     tables = []
     for kind in kinds:
-        rows = read_split(Path(data) / host / kind, split)
-        if rows is not None and len(rows):
-            tables.append(PairTable(host, kind, list(rows["query"]), list(rows["positive"])))
+        folder = "title_answer" if kind == QUESTION_ANSWER else kind
+        rows = read_split(Path(data) / host / folder, split)
+        if rows is None or not len(rows):
+            continue
+        queries = list(rows["query"])
+        if kind == QUESTION_ANSWER:
+            queries = question_texts(Path(data) / host, list(rows["query_id"]))
+        tables.append(PairTable(host, kind, queries, list(rows["positive"])))
+    return tables
+
+
+def bm25_neighbours(queries: list[str], pool: int = HARD_NEGATIVE_POOL) -> np.ndarray:
+    """Per query, the indices of the ``pool`` most BM25-similar other queries, best first.
+
+    Example:
+        >>> bm25_neighbours(["stout or porter", "porter history", "hop varieties"], 1)
+        array([[1],
+               [0],
+               [0]])
+    """
+    import bm25s
+
+    n = len(queries)
+    width = min(pool, n - 1)
+    if width < 1:
+        return np.zeros((n, 0), dtype=np.int64)
+    tokens = bm25s.tokenize(list(queries), stopwords="en", show_progress=False)
+    retriever = bm25s.BM25()
+    retriever.index(tokens, show_progress=False)
+    found, _ = retriever.retrieve(tokens, k=width + 1, show_progress=False, n_threads=1)
+    rows = [[j for j in row if j != i][:width] for i, row in enumerate(found.tolist())]
+    return np.asarray(rows, dtype=np.int64)
+
+
+def with_neighbours(tables: list[PairTable]) -> list[PairTable]:
+    """``tables`` with their BM25 ``neighbours`` filled in (for hard negatives)."""
+    for table in tables:
+        table.neighbours = bm25_neighbours(table.queries)
     return tables
 
 
 def sample_negatives(table: PairTable, k: int, rng: np.random.Generator) -> np.ndarray:
-    """``k`` random other candidates per row: indices into ``table.positives``, never the row."""
+    """``k`` other candidates per row: indices into ``table.positives``, never the row.
+
+    Random rows by default; with ``table.neighbours``, rows among the BM25-nearest ones
+    (without repeats when there are at least ``k`` of them).
+    """
     n = len(table)
     if n < 2:
         raise ZooError(f"forum {table.forum}: {table.kind} needs at least 2 pairs for negatives")
+    if table.neighbours is not None:
+        width = table.neighbours.shape[1]
+        if width >= k:
+            picks = np.argsort(rng.random((n, width)), axis=1)[:, :k]
+        else:
+            picks = rng.integers(0, width, size=(n, k))
+        return np.take_along_axis(table.neighbours, picks, axis=1)
     # Draw from n-1 slots and shift past the row itself, so a negative is never the positive.
     draws = rng.integers(0, n - 1, size=(n, k))
     return draws + (draws >= np.arange(n)[:, None])
 
 
+def examples_per_batch(batch_size: int, k: int, loss: str) -> int:
+    """Examples in one minibatch. ``batch_size`` counts scored pairs whatever the loss, so a
+    listwise example (a positive and ``k`` negatives) fills ``1 + k`` of them."""
+    return max(1, batch_size // (1 + k)) if loss == "listwise" else batch_size
+
+
+def examples_per_positive(k: int, loss: str) -> int:
+    """Training examples one positive pair yields per epoch."""
+    return {"bce": 1 + k, "pairwise": k, "listwise": 1}[loss]
+
+
 def forum_examples(
-    tables: list[PairTable], k: int, pairwise: bool, rng: np.random.Generator
+    tables: list[PairTable], k: int, loss: str, rng: np.random.Generator
 ) -> list[tuple]:
     """One forum's examples for an epoch, shuffled.
 
-    Pointwise: (query, candidate, label); pairwise: (query, positive, negative).
+    ``bce``: (query, candidate, label); ``pairwise``: (query, positive, negative);
+    ``listwise``: (query, positive, (negative, ...)).
     """
     examples: list[tuple] = []
     for table in tables:
         negatives = sample_negatives(table, k, rng)
         for i, (query, positive) in enumerate(zip(table.queries, table.positives)):
-            if pairwise:
-                examples += [(query, positive, table.positives[j]) for j in negatives[i]]
+            others = [table.positives[j] for j in negatives[i]]
+            if loss == "listwise":
+                examples.append((query, positive, tuple(others)))
+            elif loss == "pairwise":
+                examples += [(query, positive, other) for other in others]
             else:
                 examples.append((query, positive, 1.0))
-                examples += [(query, table.positives[j], 0.0) for j in negatives[i]]
+                examples += [(query, other, 0.0) for other in others]
     order = rng.permutation(len(examples))
     return [examples[i] for i in order]
 
@@ -153,18 +251,17 @@ def epoch_batches(
     *,
     batch_size: int,
     k: int,
-    pairwise: bool,
+    loss: str,
     seed: int,
     epoch: int,
 ) -> list[list[tuple]]:
     """All minibatches of one epoch: each from one forum, forums in round-robin order."""
     rng = np.random.default_rng([seed, epoch])
+    size = examples_per_batch(batch_size, k, loss)
     per_forum = []
     for host in forum_tables:
-        examples = forum_examples(forum_tables[host], k, pairwise, rng)
-        per_forum.append(
-            [examples[i : i + batch_size] for i in range(0, len(examples), batch_size)]
-        )
+        examples = forum_examples(forum_tables[host], k, loss, rng)
+        per_forum.append([examples[i : i + size] for i in range(0, len(examples), size)])
     return round_robin(per_forum)
 
 

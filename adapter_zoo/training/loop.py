@@ -14,7 +14,15 @@ import numpy as np
 from adapter_zoo.errors import ZooError
 from adapter_zoo.training import checkpoint as ckpt
 from adapter_zoo.training.config import TrainingConfig
-from adapter_zoo.training.data import dev_lists, epoch_batches, load_pairs, resolve_forums
+from adapter_zoo.training.data import (
+    dev_lists,
+    epoch_batches,
+    examples_per_batch,
+    examples_per_positive,
+    load_pairs,
+    resolve_forums,
+    with_neighbours,
+)
 from adapter_zoo.training.models import fusion_weights, setup_model, write_entry_weights
 from adapter_zoo.training.objective import dev_metrics, ranking_loss
 
@@ -34,10 +42,12 @@ class Phase:
     keeps_best: bool
 
 
-def _tables(data, hosts, kinds, split) -> dict:
+def _tables(data, hosts, kinds, split, hard_negatives=False) -> dict:
     tables = {}
     for host in hosts:
         tables[host] = load_pairs(data, host, kinds, split)
+        if hard_negatives:
+            with_neighbours(tables[host])
         if split == "train" and not sum(len(t) for t in tables[host]):
             raise ZooError(
                 f"{Path(data) / host}: empty training set (no {', '.join(kinds)} pairs "
@@ -51,7 +61,9 @@ def _phases(config: TrainingConfig, train_tables: dict) -> list[Phase]:
     if config.mode != "tanda":
         return [adapt]
     transfer_hosts = resolve_forums(config.transfer_data, config.transfer_forums)
-    transfer = _tables(config.transfer_data, transfer_hosts, config.kinds, "train")
+    transfer = _tables(
+        config.transfer_data, transfer_hosts, config.kinds, "train", config.hard_negatives
+    )
     adapt.name, adapt.patience = "adapt", config.patience or TANDA_PATIENCE
     return [
         Phase("transfer", transfer, config.transfer_lr, config.transfer_epochs, None, False),
@@ -60,10 +72,9 @@ def _phases(config: TrainingConfig, train_tables: dict) -> list[Phase]:
 
 
 def _batches_per_epoch(tables: dict, config: TrainingConfig, processes: int) -> int:
-    per = config.negatives if config.loss == "pairwise" else 1 + config.negatives
-    total = sum(
-        math.ceil(sum(len(t) for t in ts) * per / config.batch_size) for ts in tables.values()
-    )
+    per = examples_per_positive(config.negatives, config.loss)
+    size = examples_per_batch(config.batch_size, config.negatives, config.loss)
+    total = sum(math.ceil(sum(len(t) for t in ts) * per / size) for ts in tables.values())
     return total // processes if processes > 1 else total
 
 
@@ -103,7 +114,7 @@ def train(config: TrainingConfig) -> Path:
             f"mode 'adapter' trains one forum's adapter, got {len(hosts)} forums "
             f"({', '.join(hosts)}); use --mode multitask"
         )
-    train_tables = _tables(config.data, hosts, config.kinds, "train")
+    train_tables = _tables(config.data, hosts, config.kinds, "train", config.hard_negatives)
     dev_tables = _tables(config.data, hosts, config.kinds[:1], "dev")
     dev = dev_lists(
         dev_tables, queries=config.dev_queries, candidates=config.dev_candidates, seed=config.seed
@@ -170,7 +181,7 @@ def train(config: TrainingConfig) -> Path:
                 phase.tables,
                 batch_size=config.batch_size,
                 k=config.negatives,
-                pairwise=config.loss == "pairwise",
+                loss=config.loss,
                 seed=config.seed,
                 epoch=1000 * phase_index + epoch,
             )
@@ -181,8 +192,10 @@ def train(config: TrainingConfig) -> Path:
             losses = []
             from tqdm.auto import tqdm
 
+            remaining = None if config.max_steps is None else config.max_steps - progress["step"]
             bar = tqdm(
                 batches,
+                total=len(batches) if remaining is None else min(len(batches), remaining),
                 desc=f"{config.name} {phase.name} epoch {epoch + 1}/{phase.epochs}",
                 unit="batch",
                 disable=not accelerator.is_local_main_process,

@@ -31,8 +31,9 @@ def ranking_loss(model, tokenizer, batch, config, device):
     logits are taken without labels and the loss is computed here.
 
     Args:
-        batch: (query, candidate, label) triples for ``config.loss == "bce"``, or
-            (query, positive, negative) triples for ``"pairwise"``.
+        batch: (query, candidate, label) triples for ``config.loss == "bce"``,
+            (query, positive, negative) triples for ``"pairwise"``, or
+            (query, positive, (negative, ...)) for ``"listwise"``.
         config: a :class:`TrainingConfig` (``loss``, ``margin``, ``max_length``).
     """
     import torch
@@ -45,6 +46,11 @@ def ranking_loss(model, tokenizer, batch, config, device):
         return model(**{k: v.to(device) for k, v in enc.items()}).logits[:, 0]
 
     queries, seconds, thirds = zip(*batch)
+    if config.loss == "listwise":
+        lists = [(q, c) for q, p, negs in batch for c in (p, *negs)]
+        scores = logits([q for q, _ in lists], [c for _, c in lists]).view(len(batch), -1)
+        target = torch.zeros(len(batch), dtype=torch.long, device=device)  # positive first
+        return F.cross_entropy(scores, target)
     if config.loss == "bce":
         labels = torch.tensor(thirds, dtype=torch.float32, device=device)
         return F.binary_cross_entropy_with_logits(logits(queries, seconds), labels)

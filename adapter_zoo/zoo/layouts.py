@@ -47,18 +47,52 @@ def _base_mismatch(card: dict, path: Path, error: Exception) -> ZooError:
     )
 
 
+def read_full_model(model_dir: Path):
+    """A saved whole ``AutoAdapterModel`` with its heads, custom pair-cosine heads included.
+
+    adapters builds the heads named in ``config.json`` inside ``from_pretrained``, before a
+    custom head type can be registered; so the model is built without them, and the heads
+    are added from the config and their weights read from the same safetensors file.
+    """
+    import adapters
+    from safetensors.torch import load_file
+    from transformers import AutoConfig
+    from transformers.utils import logging as transformers_logging
+
+    from adapter_zoo.ranker.heads import register_heads
+    from adapter_zoo.ranker.model import own_tensors
+
+    config = AutoConfig.from_pretrained(model_dir)
+    heads = dict(getattr(config, "prediction_heads", None) or {})
+    config.prediction_heads = {}
+    verbosity = transformers_logging.get_verbosity()
+    transformers_logging.set_verbosity_error()  # "head weights not used": they are, below
+    try:
+        model = adapters.AutoAdapterModel.from_pretrained(model_dir, config=config)
+    finally:
+        transformers_logging.set_verbosity(verbosity)
+    register_heads(model)
+    for name, head_config in heads.items():
+        model.add_prediction_head_from_config(name, dict(head_config))
+    weights = load_file(str(model_dir / "model.safetensors"))
+    head_weights = {k: v for k, v in weights.items() if k.startswith("heads.")}
+    missing = [k for k in model.state_dict() if k.startswith("heads.") and k not in head_weights]
+    if missing:
+        raise ZooError(f"{model_dir}: model.safetensors lacks head weights {missing[:3]}")
+    model.load_state_dict(head_weights, strict=False)
+    return own_tensors(model)
+
+
 def read_model(path: Path, card: dict):
     """Build the ``adapters`` model and tokenizer of a verified entry; its setup is active."""
-    import adapters
     from transformers import AutoTokenizer
 
-    from adapter_zoo.ranker.model import build_model, own_tensors
+    from adapter_zoo.ranker.model import build_model
 
     layout = card.get("layout", "adapter")
     if layout == "full":
         model_dir = path / "model"
-        model = own_tensors(adapters.AutoAdapterModel.from_pretrained(model_dir))
-        return model, AutoTokenizer.from_pretrained(model_dir)
+        return read_full_model(model_dir), AutoTokenizer.from_pretrained(model_dir)
     if layout not in LAYOUTS:
         raise ZooError(f"{path}: unknown layout {layout!r} in the card (known: {LAYOUTS})")
     model, tokenizer = build_model(card["base_model"])

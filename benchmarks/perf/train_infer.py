@@ -46,7 +46,7 @@ def examples(parsed: Path, batch_size: int, steps: int, seed: int) -> list[list[
     epoch = 0
     while len(batches) < steps:
         batches += epoch_batches(
-            tables, batch_size=batch_size, k=1, pairwise=False, seed=seed, epoch=epoch
+            tables, batch_size=batch_size, k=1, loss="bce", seed=seed, epoch=epoch
         )
         epoch += 1
     return [b for b in batches[:steps]]
@@ -56,6 +56,7 @@ def time_our_training(mode: str, parsed: Path, batches, max_length: int) -> tupl
     """Pairs/s of adapter_zoo's training step for ``mode``; returns (rate, model, tokenizer)."""
     import torch
 
+    from adapter_zoo.ranker.model import HEAD_ACTIVATION, HEAD_LAYERS
     from adapter_zoo.training import TrainingConfig
     from adapter_zoo.training.models import setup_model
     from adapter_zoo.training.objective import ranking_loss
@@ -71,6 +72,14 @@ def time_our_training(mode: str, parsed: Path, batches, max_length: int) -> tupl
     )
     torch.manual_seed(0)
     model, tokenizer, _ = setup_model(config)
+    # MiniLM's own head is the pair-cosine one; the peer (CrossEncoder) has a classification
+    # head on CLS, so ours gets that one too: like for like, and exportable to the peer.
+    head = model.active_head
+    model.delete_head(head)
+    model.add_classification_head(
+        head, num_labels=1, layers=HEAD_LAYERS, activation_function=HEAD_ACTIVATION
+    )
+    model.active_head = head
     trainable = [p for p in model.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(trainable, lr=config.learning_rate)
     model.train()

@@ -24,8 +24,12 @@ def reference(tiny_bert_path):
     from adapters import SeqBnConfig
     from transformers import AutoTokenizer
 
+    from adapter_zoo.ranker.model import own_tensors
+
     torch.manual_seed(7)
-    model = adapters.AutoAdapterModel.from_pretrained(tiny_bert_path)
+    # owned tensors, as every loader here gives: memory-mapped weights can take other CPU
+    # kernels and differ in the last bit on some machines
+    model = own_tensors(adapters.AutoAdapterModel.from_pretrained(tiny_bert_path))
     for name in ("beer", "cooking"):
         model.add_adapter(name, config=SeqBnConfig(reduction_factor=2))
         model.add_classification_head(name, num_labels=1, layers=1)
@@ -39,13 +43,21 @@ def reference(tiny_bert_path):
 
 
 def logits(model, tokenizer, adapter):
+    """The reference's logits of PAIRS, batched in the order Ranker.score uses (longest
+    first): some CPU kernels round a row differently at another position in the batch."""
+    from adapter_zoo.ranker.ranker import length_order
+
     model.set_active_adapters(adapter)
     model.active_head = adapter
+    order = length_order(tokenizer, PAIRS, 300)
     batch = tokenizer(
-        [q for q, _ in PAIRS], [c for _, c in PAIRS], padding=True, return_tensors="pt"
-    )
+        [PAIRS[i][0] for i in order], [PAIRS[i][1] for i in order], padding=True,
+        return_tensors="pt",
+    )  # fmt: skip
+    result = np.zeros(len(PAIRS), dtype=np.float32)
     with torch.inference_mode():
-        return model(**batch).logits[:, 0].numpy()
+        result[order] = model(**batch).logits[:, 0].numpy()
+    return result
 
 
 def old_names(model, adapter, family, with_head):

@@ -11,6 +11,7 @@ import pytest
 import adapter_zoo
 from adapter_zoo import ZooError
 from adapter_zoo.cli import main
+from adapter_zoo.ranker.ranker import encode_pairs
 from adapter_zoo.training import TrainingConfig, train
 from adapter_zoo.training import loop as training_loop
 from adapter_zoo.training.data import PairTable, epoch_batches, round_robin, sample_negatives
@@ -64,7 +65,7 @@ def test_round_robin_order():
             PairTable("c", "title_body", [f"c{i}" for i in range(6)], [f"C{i}" for i in range(6)])
         ],
     }
-    batches = epoch_batches(tables, batch_size=4, k=1, pairwise=False, seed=0, epoch=0)
+    batches = epoch_batches(tables, batch_size=4, k=1, loss="bce", seed=0, epoch=0)
     # 20, 8 and 12 examples (positive + 1 negative each) -> 5, 2 and 3 batches of one forum each
     assert [{q[0] for q, _, _ in batch} for batch in batches] == [
         {"a"},
@@ -79,8 +80,8 @@ def test_round_robin_order():
         {"a"},
     ]
     assert sum(len(b) for b in batches) == 40
-    again = epoch_batches(tables, batch_size=4, k=1, pairwise=False, seed=0, epoch=0)
-    next_epoch = epoch_batches(tables, batch_size=4, k=1, pairwise=False, seed=0, epoch=1)
+    again = epoch_batches(tables, batch_size=4, k=1, loss="bce", seed=0, epoch=0)
+    next_epoch = epoch_batches(tables, batch_size=4, k=1, loss="bce", seed=0, epoch=1)
     assert again == batches and next_epoch != batches
 
 
@@ -337,3 +338,80 @@ def test_losses_are_bce_and_hinge_on_the_head_logit(parsed_fixture, tiny_bert_pa
         model, tokenizer, list(zip(queries, positives, negatives)), pairwise_cfg, "cpu"
     )
     assert torch.allclose(got, hinge + expected_bce)
+
+
+def test_bm25_neighbours_are_the_most_similar_other_queries():
+    from adapter_zoo.training.data import bm25_neighbours
+
+    queries = [
+        "stout porter roasted malt",
+        "porter stout history",
+        "hop varieties for ipa",
+        "ipa hop bitterness",
+        "cellar temperature",
+    ]
+    neighbours = bm25_neighbours(queries, pool=2)
+    assert neighbours.shape == (5, 2)
+    assert all(i not in row for i, row in enumerate(neighbours))
+    assert [row[0] for row in neighbours[:4]] == [1, 0, 3, 2]
+    assert bm25_neighbours(queries, pool=20).shape == (5, 4)  # at most the other queries
+
+
+def test_hard_negatives_come_from_the_neighbours():
+    from adapter_zoo.training.data import with_neighbours
+
+    topics = ["stout", "hops", "cellar", "yeast"]
+    queries = [f"{topics[i % 4]} brewing question {i}" for i in range(12)]
+    (table,) = with_neighbours([PairTable("a", "title_body", queries, [str(i) for i in range(12)])])
+    negatives = sample_negatives(table, 3, np.random.default_rng([0, 0]))
+    for i, row in enumerate(negatives):
+        assert len(set(row)) == 3 and set(row) <= set(table.neighbours[i]) and i not in row
+    # the most similar query shares the topic word: the pool is ordered by BM25
+    assert all(j % 4 == i % 4 for i, j in enumerate(table.neighbours[:, 0]))
+
+
+def test_listwise_batches_count_pairs_and_the_loss_is_softmax_cross_entropy(
+    parsed_fixture, tiny_bert_path
+):
+    import torch
+    import torch.nn.functional as F
+
+    from adapter_zoo.training.models import setup_model
+    from adapter_zoo.training.objective import ranking_loss
+
+    tables = {
+        "a": [
+            PairTable("a", "title_body", [f"q{i}" for i in range(10)], [str(i) for i in range(10)])
+        ]
+    }
+    batches = epoch_batches(tables, batch_size=8, k=3, loss="listwise", seed=0, epoch=0)
+    assert [len(b) for b in batches] == [2, 2, 2, 2, 2]  # 8 pairs = 2 lists of 1 + 3
+    assert all(len(negatives) == 3 and positive not in negatives for _, positive, negatives in
+               batches[0])  # fmt: skip
+
+    cfg = config(parsed_fixture, tiny_bert_path, "adapter", "beer", loss="listwise", negatives=2)
+    torch.manual_seed(0)
+    model, tokenizer, _ = setup_model(cfg)
+    model.eval()
+    batch = [("stout?", "dark beer", ("a", "b c")), ("hops?", "flowers", ("d", "e"))]
+    pairs = [(q, c) for q, p, negs in batch for c in (p, *negs)]
+    encoded = encode_pairs(tokenizer, *zip(*pairs), 32)
+    logits = model(**encoded).logits[:, 0].view(2, 3)
+    expected = F.cross_entropy(logits, torch.zeros(2, dtype=torch.long))
+    assert torch.allclose(ranking_loss(model, tokenizer, batch, cfg, "cpu"), expected)
+
+
+def test_question_answer_pairs_pose_title_and_body(parsed_beer):
+    import datasets
+
+    from adapter_zoo.training.data import load_pairs
+
+    host = "beer.stackexchange.com"
+    (qa,) = load_pairs(parsed_beer, host, ("question_answer",), "train")
+    (ta,) = load_pairs(parsed_beer, host, ("title_answer",), "train")
+    assert len(qa) == len(ta) > 400 and qa.positives == ta.positives
+    questions = datasets.load_from_disk(str(parsed_beer / host / "questions")).to_list()
+    by_title = {q["title"]: q for q in questions}
+    for title, query in list(zip(ta.queries, qa.queries))[:50]:
+        question = by_title[title]
+        assert query == f"{question['title']} {question['body']}".strip()

@@ -107,8 +107,9 @@ def test_finetune_adapter_then_leaderboard(tiny_forum, tiny_bert_path, tmp_path)
     assert set(rows) == {"bm25", entry, f"{tiny_bert_path.name} (finetune-adapter)"}
     assert f"{100 * tuned['metrics']['p@1']:.1f}" in rows[entry]
     html = (board / "leaderboard.html").read_text()
-    assert html.count("<tr") == 4 and "zero_shot.png" in html
+    assert html.count("<tr") == 4 and "zero_shot.png" in html and "models.png" in html
     assert (board / "zero_shot.png").read_bytes()[:4] == b"\x89PNG"
+    assert (board / "models.png").read_bytes()[:4] == b"\x89PNG"
 
 
 def test_leaderboard_published_rows_and_fusion_plot(tmp_path):
@@ -123,7 +124,8 @@ def test_leaderboard_published_rows_and_fusion_plot(tmp_path):
     append_result(tmp_path, {**base, "benchmark": "trecqa", "model": "fused"})
     written = benchmarks.write_leaderboard(tmp_path, tmp_path / "board")
     assert sorted(p.name for p in written) == ["fusion_fused.png", "leaderboard.html",
-                                               "leaderboard.md", "zero_shot.png"]  # fmt: skip
+                                               "leaderboard.md", "models.png",
+                                               "zero_shot.png"]  # fmt: skip
     lines = (tmp_path / "board" / "leaderboard.md").read_text().splitlines()
     fused = next(line for line in lines if line.startswith("| fused"))
     assert fused == "| fused | 50.0 | 50.0 | 50.0 | 60.0 | 40.0 | 55.0 | ours |"

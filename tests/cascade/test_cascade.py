@@ -62,14 +62,15 @@ def test_layer_by_layer_equals_model_forward(tiny_bert_path, adapter):
     )
     batch = ranker.tokenize(["what is a stout", "hops?"], ["a dark beer with roast", "bitter"])
     assert batch["attention_mask"].min() == 0  # padding is exercised
+    inputs = {k: batch[k] for k in ("input_ids", "token_type_ids", "attention_mask")}
     with torch.inference_mode():
         hidden = ranker.embed(batch["input_ids"], batch["token_type_ids"])
         manual = ranker.run_layers(hidden, batch["attention_mask"], 0, 2)
-        reference = ranker.encoder(**batch).last_hidden_state
+        reference = ranker.encoder(**inputs).last_hidden_state
         if adapter:
             _perturb_adapter(ranker)
             manual_adapted = ranker.run_layers(hidden, batch["attention_mask"], 0, 2)
-            reference_adapted = ranker.encoder(**batch).last_hidden_state
+            reference_adapted = ranker.encoder(**inputs).last_hidden_state
     real = batch["attention_mask"].bool()
     torch.testing.assert_close(manual[real], reference[real], atol=1e-5, rtol=0)
     if adapter:  # the adapter is really applied in the manual loop
@@ -77,7 +78,13 @@ def test_layer_by_layer_equals_model_forward(tiny_bert_path, adapter):
         assert (manual_adapted - manual).abs().max() > 1e-2
 
 
-def test_alpha_zero_equals_monolithic(tiny_cascade, queries):
+@pytest.mark.parametrize("head", ["cls", "pair_cosine"])
+def test_alpha_zero_equals_monolithic(tiny_cascade, tiny_sentence_bert_path, queries, head):
+    if head == "pair_cosine":
+        tiny_cascade = CascadeRanker.from_base(
+            str(tiny_sentence_bert_path), CascadeConfig(exits=(1, 2)), device="cpu"
+        )
+    assert tiny_cascade.config.head == head  # picked by the base: MiniLM-like gets pair_cosine
     pairs = [(q, c) for q, cands in queries for c in cands]
     monolithic = tiny_cascade.score(pairs)
     output = run_cascade(tiny_cascade, queries, alpha=0.0, batch_size=3)
@@ -110,10 +117,13 @@ def test_drops_follow_schedule_and_survivors_rank_first(tiny_cascade, queries):
     assert output.pairs == full.pairs == sum(len(c) for _, c in queries)
 
 
+@pytest.mark.parametrize("base", ["tiny_bert_path", "tiny_sentence_bert_path"])
 @pytest.mark.parametrize("adapter", [None, "seq_bn"])
-def test_reused_partial_encodings_equal_a_full_pass_on_survivors(tiny_bert_path, queries, adapter):
+def test_reused_partial_encodings_equal_a_full_pass_on_survivors(base, request, queries, adapter):
     ranker = CascadeRanker.from_base(
-        str(tiny_bert_path), CascadeConfig(exits=(1, 2), adapter=adapter), device="cpu"
+        str(request.getfixturevalue(base)),
+        CascadeConfig(exits=(1, 2), adapter=adapter),
+        device="cpu",
     )
     if adapter:
         _perturb_adapter(ranker)
@@ -169,10 +179,13 @@ def test_training_changes_only_trainable_parts(tiny_bert_path, adapter):
         train_cascade(ranker, [], max_steps=1, progress=False)
 
 
+@pytest.mark.parametrize("base", ["tiny_bert_path", "tiny_sentence_bert_path"])
 @pytest.mark.parametrize("adapter", [None, "seq_bn"])
-def test_save_load_bit_identical(tiny_bert_path, tmp_path, queries, adapter):
+def test_save_load_bit_identical(base, request, tmp_path, queries, adapter):
     ranker = CascadeRanker.from_base(
-        str(tiny_bert_path), CascadeConfig(exits=(1, 2), adapter=adapter), device="cpu"
+        str(request.getfixturevalue(base)),
+        CascadeConfig(exits=(1, 2), adapter=adapter),
+        device="cpu",
     )
     if adapter:
         _perturb_adapter(ranker)

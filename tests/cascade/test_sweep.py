@@ -42,9 +42,12 @@ def tiny_adapters(tiny_bert_path, tmp_path_factory):
     return make_adapters(str(tiny_bert_path), tmp_path_factory.mktemp("adapters"), 3)
 
 
-def test_sweep_equals_independent_rankers(tiny_bert_path, tiny_adapters):
-    shared = sweep(str(tiny_bert_path), tiny_adapters, PAIRS, batch_size=2, device="cpu")
-    separate = independent_scores(str(tiny_bert_path), tiny_adapters, PAIRS, batch_size=3)
+@pytest.mark.parametrize("base", ["tiny_bert_path", "tiny_sentence_bert_path"])
+def test_sweep_equals_independent_rankers(base, request, tmp_path):
+    base = str(request.getfixturevalue(base))  # CLS heads, then pair-cosine heads
+    tiny_adapters = make_adapters(base, tmp_path, 3)
+    shared = sweep(base, tiny_adapters, PAIRS, batch_size=2, device="cpu")
+    separate = independent_scores(base, tiny_adapters, PAIRS, batch_size=3)
     assert list(shared) == tiny_adapters
     for path in tiny_adapters:
         assert shared[path].shape == (len(PAIRS),)
