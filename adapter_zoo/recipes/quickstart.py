@@ -1,4 +1,4 @@
-"""The main job: the whole idea on a laptop, on real shipped data, in about a quarter hour.
+"""The main job: the whole idea on a laptop, on real shipped data, in about 20 minutes.
 
 parse two shipped StackExchange forums → train the beer forum's adapter on MiniLM →
 build LAS-style answer-selection sets from questions held out of training (beer, and
