@@ -55,7 +55,7 @@ def read_full_model(model_dir: Path):
     are added from the config and their weights read from the same safetensors file.
     """
     import adapters
-    from safetensors.torch import load_file
+    from safetensors import safe_open
     from transformers import AutoConfig
     from transformers.utils import logging as transformers_logging
 
@@ -74,8 +74,10 @@ def read_full_model(model_dir: Path):
     register_heads(model)
     for name, head_config in heads.items():
         model.add_prediction_head_from_config(name, dict(head_config))
-    weights = load_file(str(model_dir / "model.safetensors"))
-    head_weights = {k: v for k, v in weights.items() if k.startswith("heads.")}
+    # only the head tensors: from_pretrained has already read everything else
+    with safe_open(str(model_dir / "model.safetensors"), framework="pt") as weights:
+        names = [k for k in weights.keys() if k.startswith("heads.")]  # noqa: SIM118 (no dict)
+        head_weights = {k: weights.get_tensor(k) for k in names}
     missing = [k for k in model.state_dict() if k.startswith("heads.") and k not in head_weights]
     if missing:
         raise ZooError(f"{model_dir}: model.safetensors lacks head weights {missing[:3]}")
