@@ -64,6 +64,7 @@ def register(subparsers) -> None:
     sweep.add_argument("--data-dir", default=None)
     sweep.add_argument("--results", default=None, help="folder of results.jsonl to append to")
     sweep.add_argument("--batch-size", type=int, default=64)
+    sweep.add_argument("--max-length", type=int, default=300, help="token limit per pair")
     sweep.set_defaults(func=run_sweep)
 
     recommend = subparsers.add_parser(
@@ -80,7 +81,11 @@ def register(subparsers) -> None:
         metavar="N",
         help="also probe-score N labelled queries (benchmark targets)",
     )
-    recommend.add_argument("--split", default="test")
+    recommend.add_argument("--split", default="test", help="split whose questions are embedded")
+    recommend.add_argument(
+        "--dev-split", default=None, help="split the probe samples from (default: --split)"
+    )
+    recommend.add_argument("--max-length", type=int, default=300, help="probe: tokens per pair")
     recommend.add_argument("--data-dir", default=None)
     recommend.add_argument(
         "--questions", type=int, default=500, help="at most this many target questions are embedded"
@@ -146,6 +151,7 @@ def run_sweep(args) -> int:
         data_dir=args.data_dir,
         results=args.results,
         batch_size=args.batch_size,
+        max_length=args.max_length,
         progress=True,
     )
     _print_records(records, args.results, lambda r: r["adapters"][0])
@@ -169,8 +175,10 @@ def run_recommend(args) -> int:
         args.adapters,
         dev_sample=args.dev_sample,
         split=args.split,
+        dev_split=args.dev_split,
         data_dir=args.data_dir,
         max_questions=args.questions,
+        max_length=args.max_length,
         seed=args.seed,
     )
     for rank, row in enumerate(ranking, start=1):

@@ -9,12 +9,18 @@ import random
 def keep_schedule(n_candidates: int, alpha: float, n_exits: int) -> list[int]:
     """How many candidates of one query are scored at each exit.
 
-    Every exit but the last keeps ``ceil(n * (1 - alpha))`` of the ``n`` candidates it
-    scored (never fewer than 1), so batch sizes are known before the forward pass.
+    Every exit but the last drops ``round(n * alpha)`` of the ``n`` candidates it scored
+    (halves rounded up; at least 1 is kept), so batch sizes are known before the forward
+    pass. Rounding to nearest, not keeping ``ceil(n * (1 - alpha))``: answer-selection
+    lists are short (WikiQA: 10 candidates on average, a quarter of them 2 to 5), and
+    always rounding the kept count up dropped a fraction well below alpha (at alpha = 0.4,
+    31% of WikiQA's pair-layers saved instead of the nominal 35%).
 
     Example:
         >>> keep_schedule(10, 0.3, 3)
         [10, 7, 5]
+        >>> keep_schedule(7, 0.4, 3)
+        [7, 4, 2]
         >>> keep_schedule(1, 0.5, 3)
         [1, 1, 1]
     """
@@ -23,9 +29,9 @@ def keep_schedule(n_candidates: int, alpha: float, n_exits: int) -> list[int]:
     counts = [n_candidates]
     for _ in range(n_exits - 1):
         previous = counts[-1]
-        # round() guards ceil against float noise such as 10 * 0.7 = 7.000000000000001
-        kept = max(1, math.ceil(round(previous * (1 - alpha), 9)))
-        counts.append(min(previous, kept))
+        # round(.., 9) guards floor against float noise such as 90 * 0.35 = 31.499999999999996
+        dropped = math.floor(round(previous * alpha, 9) + 0.5)
+        counts.append(max(min(previous, 1), previous - dropped))
     return counts
 
 

@@ -94,14 +94,19 @@ def render_model_card(card: dict, repo_id: str) -> str:
     if card.get("kind", "adapter") == "adapter" and card.get("layout", "adapter") == "adapter":
         encoder = hub_base_model(card["base_model"]) or card["base_model"]
         lines += [
-            "or with the adapters library alone (the files are its own `save_adapter` layout):",
+            "or with the adapters library directly (the files are its own `save_adapter` "
+            "layout, in safetensors; sentence-encoder bases such as MiniLM use adapter-zoo's "
+            "`pair_cosine` custom head, which must be registered before loading):",
             "",
             "```python",
             "import adapters",
             "from huggingface_hub import snapshot_download",
+            "from adapter_zoo.ranker.heads import register_heads",
             "",
             f'model = adapters.AutoAdapterModel.from_pretrained("{encoder}")',
-            f'name = model.load_adapter(snapshot_download("{repo_id}"), set_active=True)',
+            "register_heads(model)",
+            f'folder = snapshot_download("{repo_id}")',
+            "name = model.load_adapter(folder, set_active=True, use_safetensors=True)",
             "```",
             "",
         ]

@@ -11,7 +11,9 @@ from adapter_zoo.recommend.recommend import (
     hit_rate,
     mean_embedding,
     probe_scores,
+    rank,
     recommend,
+    similarities,
     target_questions,
     top_k_hit,
 )
@@ -21,7 +23,9 @@ __all__ = [
     "hit_rate",
     "mean_embedding",
     "probe_scores",
+    "rank",
     "recommend",
+    "similarities",
     "target_questions",
     "top_k_hit",
 ]

@@ -98,7 +98,9 @@ def load_embedder(device=None):
     return SentenceTransformer(resolve_base_model("minilm-l6"), device=device or "cpu")
 
 
-def probe_scores(target, adapters, n: int, *, split="test", data_dir=None, seed=0, base=None):
+def probe_scores(
+    target, adapters, n: int, *, split="test", data_dir=None, seed=0, base=None, max_length=300
+):
     """Main-metric score of each adapter on ``n`` labelled queries of a benchmark target."""
     import benchmarks
     from adapter_zoo.sweep.evaluate import base_model_of
@@ -114,7 +116,7 @@ def probe_scores(target, adapters, n: int, *, split="test", data_dir=None, seed=
     chosen = sorted(random.Random(seed).sample(usable, min(n, len(usable))))
     sample = rows.select(chosen)
     pairs = [(q, c) for q, cands in zip(sample["query"], sample["candidates"]) for c in cands]
-    scores = sweep(base or base_model_of(adapters), adapters, pairs)
+    scores = sweep(base or base_model_of(adapters), adapters, pairs, max_length=max_length)
     bounds = np.cumsum([0] + [len(c) for c in sample["candidates"]])
     result = {}
     for adapter in adapters:
@@ -125,15 +127,52 @@ def probe_scores(target, adapters, n: int, *, split="test", data_dir=None, seed=
     return result
 
 
+def similarities(
+    target,
+    adapters: Sequence,
+    *,
+    split: str = "test",
+    data_dir=None,
+    forums_dir=None,
+    max_questions: int = 500,
+    seed: int = 0,
+    embedder=None,
+) -> dict[str, float]:
+    """Domain similarity of each adapter's training questions to the target's questions."""
+    embedder = embedder or load_embedder()
+    questions = target_questions(target, split=split, data_dir=data_dir)
+    target_vector = mean_embedding(embedder, _sample(questions, max_questions, seed))
+    result = {}
+    for adapter in adapters:
+        texts = _sample(adapter_questions(adapter, forums_dir=forums_dir), max_questions, seed)
+        result[str(adapter)] = float(mean_embedding(embedder, texts) @ target_vector)
+    return result
+
+
+def rank(similarity: dict[str, float], probe: dict[str, float] | None = None) -> list[dict]:
+    """``{adapter, similarity, probe, rank}`` rows, best first: by probe score if any, then
+    by similarity (which also breaks probe ties)."""
+    rows = [
+        {"adapter": name, "similarity": value, "probe": None if probe is None else probe[name]}
+        for name, value in similarity.items()
+    ]
+    rows.sort(key=lambda r: (-(r["probe"] if r["probe"] is not None else 0.0), -r["similarity"]))
+    for position, row in enumerate(rows, start=1):
+        row["rank"] = position
+    return rows
+
+
 def recommend(
     target,
     adapters: Sequence,
     *,
     dev_sample: int = 0,
     split: str = "test",
+    dev_split: str | None = None,
     data_dir=None,
     forums_dir=None,
     max_questions: int = 500,
+    max_length: int = 300,
     seed: int = 0,
     embedder=None,
 ) -> list[dict]:
@@ -143,35 +182,29 @@ def recommend(
         target: a parse output folder, a benchmark name or ``local:PATH`` / its folder.
         adapters: zoo names or entry folders of adapter entries.
         dev_sample: probe-score this many labelled queries (benchmark targets); 0 = off.
-        split: the target benchmark split used for questions and the probe.
+        split: the target benchmark split whose questions are embedded.
+        dev_split: the split the probe samples from (default: ``split``); use the target's
+            ``dev`` split when the ranking is judged on ``test``.
         data_dir: folder holding benchmark files.
         forums_dir: where the adapters' training forums are parsed (default: their cards).
         max_questions: questions embedded per side (a seeded sample).
+        max_length: token limit per probe pair.
         seed: sampling seed.
         embedder: a SentenceTransformer (default all-MiniLM-L6-v2).
     """
     if not adapters:
         raise ZooError("recommend: no adapters given")
-    embedder = embedder or load_embedder()
-    target_vector = mean_embedding(
-        embedder,
-        _sample(target_questions(target, split=split, data_dir=data_dir), max_questions, seed),
-    )
-    rows = []
-    for adapter in adapters:
-        texts = _sample(adapter_questions(adapter, forums_dir=forums_dir), max_questions, seed)
-        similarity = float(mean_embedding(embedder, texts) @ target_vector)
-        rows.append({"adapter": str(adapter), "similarity": similarity, "probe": None})
+    similarity = similarities(
+        target, adapters, split=split, data_dir=data_dir, forums_dir=forums_dir,
+        max_questions=max_questions, seed=seed, embedder=embedder,
+    )  # fmt: skip
+    probe = None
     if dev_sample:
-        probes = probe_scores(
-            target, adapters, dev_sample, split=split, data_dir=data_dir, seed=seed
-        )
-        for row in rows:
-            row["probe"] = probes[row["adapter"]]
-    rows.sort(key=lambda r: (-(r["probe"] if r["probe"] is not None else 0.0), -r["similarity"]))
-    for rank, row in enumerate(rows, start=1):
-        row["rank"] = rank
-    return rows
+        probe = probe_scores(
+            target, adapters, dev_sample, split=dev_split or split, data_dir=data_dir,
+            seed=seed, max_length=max_length,
+        )  # fmt: skip
+    return rank(similarity, probe)
 
 
 def top_k_hit(ranking: list[dict], best_adapter: str, k: int = 3) -> bool:
@@ -186,44 +219,69 @@ def hit_rate(
     k: int = 3,
     dev_sample: int = 0,
     split: str = "test",
+    dev_split: str | None = None,
     data_dir=None,
+    forums_dir=None,
     base_model: str | None = None,
+    max_length: int = 300,
     embedder=None,
 ) -> dict:
     """How often the recommender's top ``k`` holds the adapter the full sweep finds best.
 
     Each target is a benchmark (name or ``local:PATH``); the full sweep scores its whole
     ``split`` with every adapter (``sweep_benchmark``) and the best one by the benchmark's
-    main metric is compared with ``recommend``'s ranking.
+    main metric is compared with the recommender's rankings: by domain similarity alone and,
+    with ``dev_sample``, by the probe on ``dev_split``. Each part's wall time is kept, as
+    the recommender is only worth having if it is much cheaper than the sweep.
 
     Returns:
-        ``{"k", "hit_rate", "targets": [{target, best, recommended, hit, sweep}]}``.
+        ``{"k", "hit_rate", "targets": [{target, best, recommended, hit, sweep,
+        similarity_top3, probe_top3, probe_split, seconds}]}``; ``recommended`` and ``hit``
+        are the probe ranking's with ``dev_sample``, else the similarity ranking's.
     """
+    import time
+
     from adapter_zoo.sweep.evaluate import sweep_benchmark
 
     embedder = embedder or load_embedder()
     rows = []
     for target in targets:
+        started = time.perf_counter()
         records = sweep_benchmark(
-            target, adapters, base_model=base_model, split=split, data_dir=data_dir
-        )
+            target, adapters, base_model=base_model, split=split, data_dir=data_dir,
+            max_length=max_length,
+        )  # fmt: skip
+        seconds = {"sweep": time.perf_counter() - started}
         sweep = {r["adapters"][0]: r["metrics"][r["main_metric"]] for r in records}
         best = max(sweep, key=lambda name: sweep[name])  # first best on ties: input order
-        ranking = recommend(
-            target,
-            adapters,
-            dev_sample=dev_sample,
-            split=split,
-            data_dir=data_dir,
+        started = time.perf_counter()
+        similarity = similarities(
+            target, adapters, split=split, data_dir=data_dir, forums_dir=forums_dir,
             embedder=embedder,
-        )
+        )  # fmt: skip
+        seconds["similarity"] = time.perf_counter() - started
+        by_similarity = [r["adapter"] for r in rank(similarity)]
+        ranking = by_probe = None
+        if dev_sample:
+            started = time.perf_counter()
+            probe = probe_scores(
+                target, adapters, dev_sample, split=dev_split or split, data_dir=data_dir,
+                max_length=max_length,
+            )  # fmt: skip
+            seconds["probe"] = time.perf_counter() - started
+            by_probe = [r["adapter"] for r in rank(similarity, probe)]
+        ranking = by_probe or by_similarity
         rows.append(
             {
                 "target": str(target),
                 "best": best,
-                "recommended": [r["adapter"] for r in ranking[:k]],
-                "hit": top_k_hit(ranking, best, k),
+                "recommended": ranking[:k],
+                "hit": best in ranking[:k],
                 "sweep": sweep,
+                "similarity_top3": by_similarity[:3],
+                "probe_top3": by_probe[:3] if by_probe else None,
+                "probe_split": (dev_split or split) if dev_sample else None,
+                "seconds": seconds,
             }
         )
     rate = sum(r["hit"] for r in rows) / len(rows) if rows else float("nan")

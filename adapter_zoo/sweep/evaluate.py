@@ -46,6 +46,7 @@ def sweep_benchmark(
     data_dir=None,
     results=None,
     batch_size: int = 64,
+    max_length: int = 300,
     progress: bool = False,
 ) -> list[dict]:
     """Score ``benchmark``'s ``split`` with every adapter at once; one record per adapter.
@@ -58,6 +59,7 @@ def sweep_benchmark(
         data_dir: folder holding the benchmark files.
         results: folder whose ``results.jsonl`` gets the records (None: not written).
         batch_size: pairs per forward (replicated once per adapter inside).
+        max_length: token limit per pair, as ``Ranker``.
         progress: a tqdm bar.
     """
     import numpy as np
@@ -73,7 +75,9 @@ def sweep_benchmark(
     bench = get(benchmark)
     dataset = bench.load(split, data_dir)
     pairs = [(q, c) for q, cands in zip(dataset["query"], dataset["candidates"]) for c in cands]
-    scores = sweep(base_model, adapters, pairs, batch_size, progress=progress)
+    scores = sweep(
+        base_model, adapters, pairs, batch_size, max_length=max_length, progress=progress
+    )
     bounds = np.cumsum([0] + [len(c) for c in dataset["candidates"]])
     wall = round(time.perf_counter() - started, 3)
     records = []
@@ -94,6 +98,7 @@ def sweep_benchmark(
             "no_positive": bench.no_positive,
             "seed": 0,
             "sweep_size": len(adapters),
+            "max_length": max_length,
             "versions": package_versions(),
             "wall_time_s": wall,
             "created": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),

@@ -38,6 +38,16 @@ def resolve_adapter(name_or_path) -> Path:
     return path
 
 
+def load_adapter_folder(model, path: Path, load_as: str | None = None) -> str:
+    """Load an adapter folder with its head, in whichever format it was saved: zoo entries
+    hold ``adapter.safetensors`` (what training writes), plain ``save_adapter`` folders
+    ``pytorch_adapter.bin``; adapters reads only the format it is told to."""
+    safetensors = (Path(path) / "adapter.safetensors").is_file()
+    return model.load_adapter(
+        str(path), load_as=load_as, with_head=True, use_safetensors=safetensors
+    )
+
+
 def load_parallel_model(base_model: str, adapters: Sequence, *, device=None):
     """An adapters model with every adapter and head loaded and a ``Parallel`` setup active.
 
@@ -55,7 +65,7 @@ def load_parallel_model(base_model: str, adapters: Sequence, *, device=None):
     names = []
     for index, adapter in enumerate(adapters):
         name = f"sweep_{index}"
-        model.load_adapter(str(resolve_adapter(adapter)), load_as=name, with_head=True)
+        load_adapter_folder(model, resolve_adapter(adapter), load_as=name)
         if name not in model.heads:
             raise ZooError(f"sweep: {adapter}: no prediction head was loaded")
         names.append(name)
@@ -132,7 +142,7 @@ def independent_scores(
     result = {}
     for adapter in adapter_names_or_paths:
         model, tokenizer = build_model(base_model)
-        name = model.load_adapter(str(resolve_adapter(adapter)), with_head=True)
+        name = load_adapter_folder(model, resolve_adapter(adapter))
         model.set_active_adapters(name)
         model.active_head = name
         ranker = Ranker(

@@ -7,7 +7,8 @@ encoder's own forward, final exit, nothing dropped):
 
 * WikiQA: the clean test split (237 questions, 2,341 pairs).
 * LAS-style beer: the real beer.stackexchange.com archive parsed by ``stackexchange``, its
-  held-out test questions turned into a benchmark by ``benchmarks.build_from_forum``
+  answered questions (every split: the cascade never trains on beer; ``--las-max-queries``
+  of them, a seeded sample) turned into a benchmark by ``benchmarks.build_from_forum``
   (``answer_selection``, ``--las-candidates`` per question); the cascade is applied zero-shot.
 
 Compute is counted two ways: analytic FLOPs of the layers and exit heads actually run
@@ -64,7 +65,14 @@ def wikiqa_data(max_queries: int | None):
 
 
 def beer_las_test(work: Path, candidates: int, max_queries: int | None, seed: int):
-    """The LAS-style test set built from the real beer archive (its held-out test split)."""
+    """The LAS-style set built from the real beer archive: questions of every split.
+
+    The cascade trains on WikiQA only, so no beer question was seen and all of them are
+    held out; the test split alone has 59 answered questions, where one question is 1.7
+    points of P@1, coarser than the 1-point target. A seeded sample of ``max_queries``.
+    """
+    import datasets
+
     import benchmarks
     import stackexchange
 
@@ -73,9 +81,10 @@ def beer_las_test(work: Path, candidates: int, max_queries: int | None, seed: in
     bench_dir = benchmarks.build_from_forum(
         forum_dir, work / "beer-las", task="answer_selection", candidates=candidates, seed=seed
     )
-    test = benchmarks.get("local:" + str(bench_dir)).load("test")
+    bench = benchmarks.get("local:" + str(bench_dir))
+    test = datasets.concatenate_datasets([bench.load(split) for split in bench.splits])
     if max_queries is not None and len(test) > max_queries:
-        test = test.select(range(max_queries))
+        test = test.shuffle(seed=seed).select(range(max_queries))
     return test
 
 
@@ -198,7 +207,7 @@ def main(argv=None) -> int:
     parser.add_argument("--max-length", type=int, default=256)
     parser.add_argument("--eval-batch-size", type=int, default=64)
     parser.add_argument("--las-candidates", type=int, default=20)
-    parser.add_argument("--las-max-queries", type=int, default=100)
+    parser.add_argument("--las-max-queries", type=int, default=200)
     parser.add_argument("--las-max-length", type=int, default=128)
     parser.add_argument(
         "--max-queries", type=int, default=None, help="smoke runs: cap test queries"

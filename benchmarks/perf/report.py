@@ -127,6 +127,31 @@ def _sweep_rows(data: dict) -> list[str]:
     ]
 
 
+def _recommend_rows(data: dict) -> list[str]:
+    summary, seconds = data["summary"], data["seconds"]
+    targets, zoo = len(data["targets"]), len(data["zoo"])
+    probe = data["args"]["dev_sample"]
+    rows = []
+    for mode, label, cost in (
+        ("similarity", "domain similarity", seconds["similarity"]),
+        ("probe", f"probe of {probe} dev queries", seconds["probe"]),
+    ):
+        rows.append(
+            _row(
+                f"`recommend` {label}",
+                f"top-1 / top-3 hit rate: {targets} real targets, {zoo} adapters",
+                f"{summary[f'{mode}_top1_hit_rate']:.0%} / {summary[f'{mode}_top3_hit_rate']:.0%}",
+                f"random pick {summary['random_top1']:.0%} / {summary['random_top3']:.0%}; "
+                f"full sweep {seconds['sweep']:.0f} s",
+                f"{seconds['sweep'] / cost:.1f}× cheaper than the sweep",
+                "hit rate measured",
+                "yes",
+                _machine(data),
+            )
+        )
+    return rows
+
+
 def _hub_rows(data: dict) -> list[str]:
     rows, peer = data["rows"], data["rows"]["snapshot_download (cold)"]
     return [
@@ -160,6 +185,8 @@ def table() -> str:
             lines += _sweep_rows(data)
         elif name == "hub_pull":
             lines += _hub_rows(data)
+        elif name == "recommend":
+            lines += _recommend_rows(data)
     return "\n".join(lines)
 
 

@@ -76,8 +76,10 @@ def write_forum(root: Path, host: str) -> Path:
     return forum
 
 
-def write_local_benchmark(folder: Path, source: Path | None, queries=QUERIES) -> Path:
-    """A ``local:`` benchmark folder (test split only) in the layout build_from_forum writes."""
+def write_local_benchmark(
+    folder: Path, source: Path | None, queries=QUERIES, split: str = "test"
+) -> Path:
+    """A ``local:`` benchmark folder in the layout build_from_forum writes; one call per split."""
     import datasets
 
     labels = [[1] + [0] * (len(c) - 1) for _, c in queries]
@@ -91,14 +93,14 @@ def write_local_benchmark(folder: Path, source: Path | None, queries=QUERIES) ->
             "candidates": [list(c) for _, c in queries],
             "labels": labels,
         }
-    ).save_to_disk(str(folder / "test"))
+    ).save_to_disk(str(folder / split))
     descriptor = {
         "name": "tiny-las",
         "task": "answer_selection",
         "main_metric": "p@1",
         "no_positive": "drop",
         "candidates": 4,
-        "splits": ["test"],
+        "splits": sorted(p.name for p in folder.iterdir() if (p / "dataset_info.json").is_file()),
         "source": str(source) if source else "",
     }
     (folder / "benchmark.json").write_text(json.dumps(descriptor))

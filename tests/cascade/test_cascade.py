@@ -37,9 +37,12 @@ def _perturb_adapter(ranker):
 
 def test_keep_schedule_counts():
     assert keep_schedule(10, 0.3, 3) == [10, 7, 5]
-    assert keep_schedule(100, 0.5, 5) == [100, 50, 25, 13, 7]
+    assert keep_schedule(100, 0.5, 5) == [100, 50, 25, 12, 6]  # 12.5 and 6 dropped: halves up
     assert keep_schedule(100, 0.4, 3) == [100, 60, 36]
     assert keep_schedule(3, 0.9, 4) == [3, 1, 1, 1]
+    assert keep_schedule(7, 0.4, 3) == [7, 4, 2]  # 2.8 then 1.6 dropped, to nearest
+    assert keep_schedule(2, 0.3, 2) == [2, 1]  # 0.6 rounds to one dropped
+    assert keep_schedule(90, 0.35, 2) == [90, 58]  # 32 dropped: 90 * 0.35 = 31.499999999999996
     assert keep_schedule(7, 0.0, 2) == [7, 7]
     assert keep_schedule(0, 0.3, 2) == [0, 0]
 

@@ -25,7 +25,8 @@ def embedder():
 
 @pytest.fixture
 def zoo_adapters(tiny_bert_path, parsed_forums):
-    """Two zoo adapter entries, trained (here: random) on the beer and the bikes forum."""
+    """Two zoo adapter entries, trained (here: random) on the beer and the bikes forum, saved
+    as training saves them (safetensors)."""
     names = []
     for seed, host in enumerate(["bikes.example", "beer.example"]):
         torch.manual_seed(seed)
@@ -44,7 +45,9 @@ def zoo_adapters(tiny_bert_path, parsed_forums):
             "training": {"data": str(parsed_forums)},
         }
         save_entry(
-            lambda d, m=model, n=short: m.save_adapter(str(d), n, with_head=True),
+            lambda d, m=model, n=short: m.save_adapter(
+                str(d), n, with_head=True, use_safetensors=True
+            ),
             short,
             card,
         )
@@ -128,3 +131,28 @@ def test_hit_rate_against_the_full_sweep(
         assert row["hit"] == (row["best"] == row["recommended"][0])
     assert one["hit_rate"] == sum(r["hit"] for r in one["targets"]) / 2
     assert hit_rate(targets, zoo_adapters, k=2, embedder=embedder)["hit_rate"] == 1.0
+
+
+def test_hit_rate_with_a_probe_on_the_dev_split(
+    zoo_adapters, tmp_path, make_local_benchmark, embedder
+):
+    from adapter_zoo.recommend import hit_rate, probe_scores
+
+    folder = tmp_path / "bikes-bench"
+    folder.mkdir()
+    make_local_benchmark(folder, None, BIKE_QUERIES)
+    make_local_benchmark(folder, None, BIKE_QUERIES[::-1] + BIKE_QUERIES, split="dev")
+    target = "local:" + str(folder)
+    result = hit_rate([target], zoo_adapters, dev_sample=3, dev_split="dev", embedder=embedder)
+    row = result["targets"][0]
+    assert row["probe_split"] == "dev" and set(row["seconds"]) == {"sweep", "similarity", "probe"}
+    probe = probe_scores(target, zoo_adapters, 3, split="dev")
+    expected = sorted(zoo_adapters, key=lambda name: -probe[name])
+    if probe[expected[0]] == probe[expected[-1]]:  # a tie: similarity decides, as in recommend
+        expected = row["similarity_top3"]
+    assert row["probe_top3"] == expected == row["recommended"]
+    ranking = recommend(target, zoo_adapters, dev_sample=3, dev_split="dev", embedder=embedder)
+    assert [r["adapter"] for r in ranking] == row["probe_top3"]
+    assert [r["probe"] for r in ranking] == [probe[r["adapter"]] for r in ranking]
+    with pytest.raises(ValueError, match="split"):
+        recommend(target, zoo_adapters, dev_sample=3, dev_split="train", embedder=embedder)

@@ -20,7 +20,8 @@ PAIRS = [
 
 
 def make_adapters(base: str, folder, count: int, *, with_head: bool = True) -> list[str]:
-    """Random SeqBn adapters with one-logit heads, saved as adapter folders."""
+    """Random SeqBn adapters with one-logit heads, saved as adapter folders: every other one
+    in safetensors, as training writes zoo entries, so a sweep mixes both formats."""
     paths = []
     for i in range(count):
         torch.manual_seed(100 + i)
@@ -32,7 +33,7 @@ def make_adapters(base: str, folder, count: int, *, with_head: bool = True) -> l
                 if "adapters" in name:
                     param.add_(torch.randn_like(param) * 0.3)
         path = folder / f"adapter-{i}"
-        model.save_adapter(str(path), f"a{i}", with_head=with_head)
+        model.save_adapter(str(path), f"a{i}", with_head=with_head, use_safetensors=i % 2 == 1)
         paths.append(str(path))
     return paths
 
@@ -109,4 +110,16 @@ def test_sweep_command_records_match_independent_scores(
         per_query = [separate[adapter][a:b] for a, b in zip(bounds[:-1], bounds[1:])]
         expected = evaluate_rankings(per_query, rows["labels"])
         assert record["mode"] == "sweep" and record["sweep_size"] == len(tiny_adapters)
+        assert record["metrics"]["map"] == pytest.approx(expected["map"], abs=1e-6)
+        assert record["max_length"] == 300
+    # --max-length reaches the model: the records match independent passes cut at 12 tokens
+    short = tmp_path / "short"
+    assert main([*argv[:-1], str(short), "--max-length", "12"]) == 0
+    records = [json.loads(line) for line in (short / "results.jsonl").read_text().splitlines()]
+    cut = independent_scores(str(tiny_bert_path), tiny_adapters, pairs, max_length=12)
+    assert any(not np.allclose(cut[a], separate[a]) for a in tiny_adapters)
+    for record, adapter in zip(records, tiny_adapters):
+        per_query = [cut[adapter][a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+        expected = evaluate_rankings(per_query, rows["labels"])
+        assert record["max_length"] == 12
         assert record["metrics"]["map"] == pytest.approx(expected["map"], abs=1e-6)

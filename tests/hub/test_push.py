@@ -60,6 +60,24 @@ def test_model_card_metadata(upload_standin, entries):
     assert "| dev_mrr@10 | 0.5100 |" in body
 
 
+def test_model_card_adapters_snippet_loads_the_entry(entries, tiny_bert_path):
+    """The card's adapters-only snippet, run on the entry's files (the Hub id and the base
+    swapped for local folders), loads the adapter and its head."""
+    import re
+
+    from adapter_zoo.hub import render_model_card
+
+    card = json.loads((entries["beer"] / "card.json").read_text())
+    body = render_model_card(card, "me/beer")
+    snippet = re.findall(r"```python\n(.*?)```", body, re.S)[-1]
+    assert "use_safetensors=True" in snippet
+    snippet = snippet.replace(f'"{card["base_model"]}"', repr(str(tiny_bert_path)))
+    namespace = {}
+    exec(snippet.replace('snapshot_download("me/beer")', repr(str(entries["beer"]))), namespace)
+    model = namespace["model"]
+    assert namespace["name"] in model.adapters_config and namespace["name"] in model.heads
+
+
 def test_model_card_base_model_is_a_hub_id():
     from adapter_zoo.hub import render_model_card
 
