@@ -261,7 +261,7 @@ def hit_rate(
         )  # fmt: skip
         seconds["similarity"] = time.perf_counter() - started
         by_similarity = [r["adapter"] for r in rank(similarity)]
-        ranking = by_probe = None
+        by_probe = None
         if dev_sample:
             started = time.perf_counter()
             probe = probe_scores(
