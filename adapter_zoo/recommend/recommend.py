@@ -260,7 +260,7 @@ def hit_rate(
             embedder=embedder,
         )  # fmt: skip
         seconds["similarity"] = time.perf_counter() - started
-        by_similarity = [r["adapter"] for r in rank(similarity)]
+        by_similarity = rank(similarity)
         by_probe = None
         if dev_sample:
             started = time.perf_counter()
@@ -269,17 +269,17 @@ def hit_rate(
                 max_length=max_length,
             )  # fmt: skip
             seconds["probe"] = time.perf_counter() - started
-            by_probe = [r["adapter"] for r in rank(similarity, probe)]
+            by_probe = rank(similarity, probe)
         ranking = by_probe or by_similarity
         rows.append(
             {
                 "target": str(target),
                 "best": best,
-                "recommended": ranking[:k],
-                "hit": best in ranking[:k],
+                "recommended": [r["adapter"] for r in ranking[:k]],
+                "hit": top_k_hit(ranking, best, k),
                 "sweep": sweep,
-                "similarity_top3": by_similarity[:3],
-                "probe_top3": by_probe[:3] if by_probe else None,
+                "similarity_top3": [r["adapter"] for r in by_similarity[:3]],
+                "probe_top3": [r["adapter"] for r in by_probe[:3]] if by_probe else None,
                 "probe_split": (dev_split or split) if dev_sample else None,
                 "seconds": seconds,
             }
