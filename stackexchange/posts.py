@@ -1,7 +1,8 @@
 """Posts.xml (and PostLinks.xml) → on-disk tables, streamed, in parallel chunks.
 
-Memory stays bounded whatever the file size: rows are read with ``lxml.etree.iterparse`` and
-cleared at once, and everything read goes to Arrow IPC files in batches.
+Memory stays bounded whatever the file size: Posts.xml rows reach an lxml parser target as
+attribute dicts (no tree is built), PostLinks.xml rows are read with ``lxml.etree.iterparse``
+and cleared at once, and everything read goes to Arrow IPC files in batches.
 
 A big Posts.xml is cut at row boundaries into chunks (``CHUNK_BYTES``) that worker processes
 parse independently (rows are self-contained, one per line in every dump). Two passes over
@@ -87,10 +88,14 @@ def _rows(source, name: str):
             while element.getprevious() is not None:
                 del element.getparent()[0]
     except etree.XMLSyntaxError as error:
-        line = error.lineno or (error.position[0] if error.position else 1)
-        # libxml2 repeats the position at the end of its message; chunks would make it wrong
-        detail = re.sub(r", line \d+, column \d+$", "", error.msg)
-        raise DumpError(f"{name}: malformed XML at line {line}: {detail}") from None
+        raise _syntax_error(error, name) from None
+
+
+def _syntax_error(error: etree.XMLSyntaxError, name: str) -> DumpError:
+    line = error.lineno or (error.position[0] if error.position else 1)
+    # libxml2 repeats the position at the end of its message; chunks would make it wrong
+    detail = re.sub(r", line \d+, column \d+$", "", error.msg)
+    return DumpError(f"{name}: malformed XML at line {line}: {detail}")
 
 
 def read_duplicate_links(path: Path | None, name: str) -> tuple[list[tuple[int, int]], int]:
@@ -184,6 +189,58 @@ def _question(get, name: str, keys: dict[int, int]) -> tuple | None:
     )
 
 
+class _PostsTarget:
+    """An lxml parser target that sorts each ``<row>`` of Posts.xml as its start tag arrives.
+
+    Why a target and not ``iterparse``: iterparse builds an element per row, which is then
+    read attribute by attribute through ``element.get`` and cleared; a target receives the
+    attributes as one dict and no tree is built at all (a 64 MB chunk parses about 10%
+    faster, with identical rows; memory is bounded by construction).
+    """
+
+    def __init__(self, name, keys, accepted_ids, questions: _Batches, answers: _Batches):
+        self.name, self.keys, self.accepted_ids = name, keys, accepted_ids
+        self.questions, self.answers = questions, answers
+        self.counts = PostCounts()
+
+    def start(self, tag: str, attrib: dict) -> None:
+        if tag != "row":
+            return
+        get, counts, name = attrib.get, self.counts, self.name
+        kind = get("PostTypeId")
+        if kind == "1":
+            counts.questions += 1
+            question = _question(get, name, self.keys)
+            if question is None:
+                counts.dropped["question_without_id_or_title"] += 1
+            else:
+                self.questions.add(question)
+        elif kind == "2":
+            counts.answers += 1
+            row_id = get("Id")
+            answer_id = _int(row_id, name, row_id, "Id")
+            parent = _int(get("ParentId"), name, row_id, "ParentId")
+            if answer_id in self.accepted_ids and parent is not None:
+                score = _int(get("Score"), name, row_id, "Score") or 0
+                self.answers.add((parent, answer_id, get("Body") or "", score))
+        else:
+            counts.dropped["other_post_type"] += 1
+
+    def close(self) -> PostCounts:
+        return self.counts
+
+
+def _feed(target, source, name: str):
+    """Parse ``source`` (a binary file-like object) into ``target``; return its ``close()``."""
+    parser = etree.XMLParser(target=target, huge_tree=True)
+    try:
+        while block := source.read(1 << 20):
+            parser.feed(block)
+        return parser.close()
+    except etree.XMLSyntaxError as error:
+        raise _syntax_error(error, name) from None
+
+
 def parse_chunk(
     path: Path,
     name: str,
@@ -198,34 +255,14 @@ def parse_chunk(
     Questions (with a title) go to ``questions_file``; answers whose id is in the
     ``accepted`` ids go to ``answers_file``; other post types are counted and skipped.
     """
-    counts = PostCounts()
-    dropped = counts.dropped
     questions = _Batches(questions_file, QUESTION_SCHEMA, body_column=2)
     answers = _Batches(answers_file, ANSWER_SCHEMA, body_column=2)
-    source = str(path) if chunk is None else chunking.ChunkReader(path, *chunk)
-    accepted_ids = set(accepted.tolist())  # a set lookup per answer, not a numpy call
+    # a set lookup per answer, not a numpy call
+    target = _PostsTarget(name, keys, set(accepted.tolist()), questions, answers)
+    source = open(path, "rb") if chunk is None else chunking.ChunkReader(path, *chunk)  # noqa: SIM115
     try:
         try:
-            for row in _rows(source, name):
-                get = row.get
-                kind = get("PostTypeId")
-                if kind == "1":
-                    counts.questions += 1
-                    question = _question(get, name, keys)
-                    if question is None:
-                        dropped["question_without_id_or_title"] += 1
-                    else:
-                        questions.add(question)
-                elif kind == "2":
-                    counts.answers += 1
-                    row_id = get("Id")
-                    answer_id = _int(row_id, name, row_id, "Id")
-                    parent = _int(get("ParentId"), name, row_id, "ParentId")
-                    if answer_id in accepted_ids and parent is not None:
-                        score = _int(get("Score"), name, row_id, "Score") or 0
-                        answers.add((parent, answer_id, get("Body") or "", score))
-                else:
-                    dropped["other_post_type"] += 1
+            return _feed(target, source, name)
         except DumpError as error:
             if chunk is None:
                 raise
@@ -233,9 +270,7 @@ def parse_chunk(
     finally:
         questions.close()
         answers.close()
-        if chunk is not None:
-            source.close()
-    return counts
+        source.close()
 
 
 def _file_line(error: DumpError, path: Path, start: int) -> DumpError:
