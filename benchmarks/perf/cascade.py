@@ -74,10 +74,11 @@ def forum_pairs(source: Path, work: Path, negatives: int, seed: int):
     """
     import stackexchange
     from adapter_zoo.training.data import QUESTION_ANSWER, forum_examples, load_pairs
+    from stackexchange.source import forum_host
 
-    forum_dir = stackexchange.parse_forum(source, work / "train-forum")
-    if forum_dir.name == "beer.stackexchange.com":
+    if forum_host(source) == "beer.stackexchange.com":
         raise SystemExit("--train-forum: beer.stackexchange.com is the zero-shot test forum")
+    forum_dir = stackexchange.parse_forum(source, work / "train-forum")
     rng = np.random.default_rng(seed)
     pairs = []
     for split in ("train", "dev", "test"):
