@@ -33,42 +33,10 @@ import numpy as np
 
 from benchmarks.errors import BenchmarkError
 from stackexchange.io import atomic_directory, atomic_write_json
-from stackexchange.text import question_text
+from stackexchange.lists import SPLITS, answer_selection_lists, question_similarity_lists
 
 DEFAULT_CANDIDATES = {"answer_selection": 100, "question_similarity": 20}
-SPLITS = ("train", "dev", "test")
 MAIN_METRIC = {"answer_selection": "p@1", "question_similarity": "map"}
-
-
-def _question_text(row) -> str:
-    return question_text(row["title"], row["body"])
-
-
-class _Neighbours:
-    """BM25 index (bm25s) over a corpus; ``top(query, k)`` = indices, best first."""
-
-    def __init__(self, corpus: list[str]):
-        import bm25s
-
-        self._bm25s = bm25s
-        self.size = len(corpus)
-        self.retriever = bm25s.BM25()
-        # an empty document still needs a token for bm25s to index the corpus
-        self.retriever.index([t or [""] for t in self._tokens(corpus)], show_progress=False)
-
-    def _tokens(self, texts):
-        return self._bm25s.tokenize(
-            list(texts), stopwords="en", return_ids=False, show_progress=False
-        )
-
-    def top(self, queries: list[str], k: int) -> list[list[int]]:
-        out = []
-        for query in self._tokens(queries):
-            known = [t for t in query if t in self.retriever.vocab_dict]
-            scores = self.retriever.get_scores(known) if known else np.zeros(self.size)
-            # stable sort on -score: equal scores keep corpus order, so the build is deterministic
-            out.append([int(i) for i in np.argsort(-np.asarray(scores), kind="stable")[:k]])
-        return out
 
 
 def _load_questions(folder: Path):
@@ -103,70 +71,6 @@ def _load_duplicates(folder: Path) -> list[dict]:
     for name in names:
         if any((path / name).glob("*.arrow")):
             rows += datasets.Dataset.load_from_disk(str(path / name)).to_list()
-    return rows
-
-
-def _row(query_id, query, pool_ids, pool_texts, positives) -> dict:
-    return {
-        "query_id": str(query_id),
-        "query": query,
-        "candidate_ids": [str(i) for i in pool_ids],
-        "candidates": list(pool_texts),
-        "labels": [int(i in positives) for i in pool_ids],
-    }
-
-
-def _answer_selection(questions, size: int, rng) -> dict[str, list[dict]]:
-    answered = [r for r in questions if r["accepted_answer"]]
-    texts = [_question_text(r) for r in answered]
-    index = _Neighbours(texts)
-    rows: dict[str, list[dict]] = {}
-    for split in SPLITS:
-        queries = [i for i, r in enumerate(answered) if r["split"] == split]
-        rows[split] = []
-        for i, near in zip(queries, index.top([texts[i] for i in queries], size)):
-            pool = [i, *[j for j in near if j != i][: size - 1]]
-            rng.shuffle(pool)
-            rows[split].append(_row(
-                answered[i]["id"], texts[i],
-                [answered[j]["accepted_answer_id"] for j in pool],
-                [answered[j]["accepted_answer"] for j in pool],
-                {answered[i]["accepted_answer_id"]},
-            ))  # fmt: skip
-    return rows
-
-
-def _question_similarity(questions, duplicates, size: int, rng) -> dict[str, list[dict]]:
-    ids = [str(r["id"]) for r in questions]
-    texts = [_question_text(r) for r in questions]
-    position = {qid: n for n, qid in enumerate(ids)}
-    canonical: dict[str, set[str]] = {}
-    for row in duplicates:
-        query, target = str(row["query_id"]), str(row["positive_id"])
-        if query in position and target in position and query != target:
-            canonical.setdefault(query, set()).add(target)
-    index = _Neighbours(texts)
-    rows: dict[str, list[dict]] = {}
-    for split in SPLITS:
-        queries = sorted(
-            (q for q in canonical if questions[position[q]]["split"] == split), key=position.get
-        )
-        rows[split] = []
-        near_lists = index.top([texts[position[q]] for q in queries], size + len(canonical))
-        for query_id, near in zip(queries, near_lists):
-            positives = sorted(position[c] for c in canonical[query_id])
-            others = [j for j in near if j != position[query_id] and j not in positives]
-            pool = [*positives, *others][: max(size, len(positives))]
-            rng.shuffle(pool)
-            rows[split].append(
-                _row(
-                    query_id,
-                    texts[position[query_id]],
-                    [ids[j] for j in pool],
-                    [texts[j] for j in pool],
-                    canonical[query_id],
-                )
-            )
     return rows
 
 
@@ -218,9 +122,9 @@ def build_from_forum(
     questions = _load_questions(forum_dir)
     rng = np.random.default_rng(seed)
     if task == "answer_selection":
-        rows = _answer_selection(questions, size, rng)
+        rows = answer_selection_lists(questions, size, rng)
     else:
-        rows = _question_similarity(questions, _load_duplicates(forum_dir), size, rng)
+        rows = question_similarity_lists(questions, _load_duplicates(forum_dir), size, rng)
     if not rows["test"]:
         what = "answered" if task == "answer_selection" else "duplicate"
         raise BenchmarkError(
