@@ -19,6 +19,7 @@ __version__ = "0.1.0"
 _EXPORTS = {
     "ZooError": "adapter_zoo.errors",
     "Ranker": "adapter_zoo.ranker",
+    "BiEncoder": "adapter_zoo.biencoder",
     "resolve_base_model": "adapter_zoo.ranker",
     "load": "adapter_zoo.zoo",
     "list": "adapter_zoo.zoo",

@@ -145,6 +145,7 @@ def finetune(
     base = _transfer_weights(str(transfer or model)) if mode == "tanda" else str(model)
     config = TrainingConfig(
         mode="adapter" if mode == "adapter" else "full",
+        encoder="cross",  # a benchmark's train split has no forum questions to select on
         data=str(data),
         forums=(forum,),
         name=name or f"{forum}-{mode}-{Path(str(transfer or model)).name}-s{seed}",

@@ -91,7 +91,7 @@ def quickstart(
 
     _banner(f"2/5 train the {ADAPTER_NAME} adapter on {base} ({steps} steps)")
     _cli(
-        ["train", "--mode", "adapter", "--data", str(out / "parsed"), "--forums", HOME_FORUM,
+        ["train", "--encoder", "cross", "--mode", "adapter", "--data", str(out / "parsed"), "--forums", HOME_FORUM,
          "--name", ADAPTER_NAME, "--base", base, "--max-steps", str(steps),
          "--pairs", "question_answer", "--hard-negatives", "--loss", "listwise",
          "--negatives", str(TRAIN_NEGATIVES), "--max-length", str(TRAIN_MAX_LENGTH),

@@ -6,7 +6,7 @@ import os
 
 
 def register(subparsers) -> None:
-    from adapter_zoo.training.config import LOSSES, MODES, PAIR_KINDS
+    from adapter_zoo.training.config import ENCODERS, LOSSES, MODES, PAIR_KINDS
 
     p = subparsers.add_parser(
         "train",
@@ -15,6 +15,14 @@ def register(subparsers) -> None:
         "Runs unchanged under `accelerate launch -m adapter_zoo train ...`.",
     )
     p.add_argument("--mode", choices=MODES, required=True)
+    p.add_argument(
+        "--encoder",
+        choices=ENCODERS,
+        default=None,
+        help="bi: sentence embeddings + cosine (sentence-transformers); cross: the pair read "
+        "jointly (the papers' model). Default: bi for sentence-encoder bases such as "
+        "minilm-l6, cross for BERT/RoBERTa",
+    )
     p.add_argument("--data", required=True, help="parse output folder (adapter-zoo parse --out)")
     p.add_argument(
         "--forums",
@@ -28,7 +36,13 @@ def register(subparsers) -> None:
     p.add_argument("--epochs", type=int, default=3)
     p.add_argument("--max-steps", type=int, default=None)
     p.add_argument("--batch-size", type=int, default=32)
-    p.add_argument("--max-length", type=int, default=300)
+    p.add_argument("--max-length", type=int, default=None, help="default: 256 (bi), 300 (cross)")
+    p.add_argument(
+        "--eval-steps",
+        type=int,
+        default=None,
+        help="bi: score the dev split every N steps and keep the best (default: 6 per run)",
+    )
     p.add_argument("--lr", type=float, default=None, help="default: the mode's paper setting")
     p.add_argument("--loss", choices=LOSSES, default="bce")
     p.add_argument("--negatives", type=int, default=1, help="negatives per positive")
@@ -41,8 +55,9 @@ def register(subparsers) -> None:
         "--pairs",
         nargs="+",
         choices=PAIR_KINDS,
-        default=["title_body"],
-        help="pair kinds to train on (question_answer: title + body -> accepted answer)",
+        default=None,
+        help="pair kinds to train on (question_answer: title + body -> accepted answer); "
+        "default: question_answer title_body (bi), title_body (cross)",
     )
     p.add_argument("--extended", action="store_true", help="add title-answer and duplicate pairs")
     p.add_argument("--adapters", nargs="+", default=[], help="zoo adapters to fuse (fusion)")
@@ -77,7 +92,9 @@ def run_train(args) -> int:
         loss=args.loss,
         negatives=args.negatives,
         hard_negatives=args.hard_negatives,
-        pair_kinds=tuple(args.pairs),
+        pair_kinds=tuple(args.pairs) if args.pairs else None,
+        encoder=args.encoder,
+        eval_steps=args.eval_steps,
         extended=args.extended,
         adapters=tuple(args.adapters),
         transfer_data=args.transfer_data,

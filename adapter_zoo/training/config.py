@@ -8,9 +8,15 @@ from dataclasses import dataclass
 from adapter_zoo.errors import ZooError
 
 MODES = ("adapter", "full", "multitask", "fusion", "tanda")
+ENCODERS = ("bi", "cross")
+# Token limit of a pair (cross) or of one text (bi: all-MiniLM-L6-v2 reads up to 256).
+DEFAULT_MAX_LENGTH = {"cross": 300, "bi": 256}
 LOSSES = ("bce", "pairwise", "listwise")
 # question_answer: title_answer pairs with title + body as the query (the LAS query form)
 PAIR_KINDS = ("title_body", "title_answer", "duplicates", "question_answer")
+# A bi-encoder learns what its held-out lists ask (question -> accepted answer) and what the
+# forum says about its questions (title -> body); the papers' cross-encoders train title-body.
+DEFAULT_PAIR_KINDS = {"cross": ("title_body",), "bi": ("question_answer", "title_body")}
 # MultiCQA: adapters and multi-task adapters 1e-4, AdapterFusion 5e-5; full fine-tuning 2e-5
 # (BERT's usual rate); TANDA adapts with a rate ten times below its transfer rate.
 DEFAULT_LR = {"adapter": 1e-4, "multitask": 1e-4, "fusion": 5e-5, "full": 2e-5, "tanda": 2e-6}
@@ -38,8 +44,12 @@ class TrainingConfig:
         forums: forum names (``beer`` or ``beer.stackexchange.com``) or a catalog set
             (``all``, ``balanced``, ``largest``).
         name: the zoo entry to write.
+        encoder: ``bi`` (sentence embeddings, cosine; sentence-transformers) or ``cross``
+            (the pair read jointly; the papers' model). None: ``bi`` for a sentence-encoder
+            base (a mean-pooling ``modules.json``, e.g. all-MiniLM-L6-v2), else ``cross``.
         base_model: ``minilm-l6``, ``bert-base``, a Hub id or a local path.
-        pair_kinds: which parsed pair folders to train on; ``extended`` adds
+        pair_kinds: which parsed pair folders to train on (None: ``DEFAULT_PAIR_KINDS`` of
+            the encoder); ``extended`` adds
             ``title_answer`` and ``duplicates``.
         loss: ``bce`` (pointwise), ``pairwise`` (hinge on the (positive, negative) margin
             plus BCE, Laskar et al. 2020) or ``listwise`` (softmax cross-entropy of the
@@ -53,6 +63,9 @@ class TrainingConfig:
             them when ``max_steps`` cuts training short), then linear decay to 0.
         patience: early stopping after this many epochs without a better dev MAP
             (None: tanda stops after 2, other modes never stop early).
+        eval_steps: bi-encoders: dev evaluation (and checkpoint) every this many steps
+            (None: six per run); the entry keeps the best state, the base's included.
+        restart: discard the run's checkpoint and start over.
         dev_queries / dev_candidates: dev MAP is measured on up to ``dev_queries`` dev
             queries per forum, each against its positive and ``dev_candidates - 1``
             sampled negatives.
@@ -68,13 +81,14 @@ class TrainingConfig:
     forums: tuple[str, ...]
     name: str
     base_model: str = "minilm-l6"
-    pair_kinds: tuple[str, ...] = ("title_body",)
+    encoder: str | None = None
+    pair_kinds: tuple[str, ...] | None = None
     extended: bool = False
     loss: str = "bce"
     margin: float = 1.0
     lr: float | None = None
     batch_size: int = 32
-    max_length: int = 300
+    max_length: int | None = None
     epochs: int = 3
     max_steps: int | None = None
     negatives: int = 1
@@ -91,10 +105,20 @@ class TrainingConfig:
     patience: int | None = None
     dev_queries: int = 200
     dev_candidates: int = 10
+    eval_steps: int | None = None
     overwrite: bool = False
+    restart: bool = False
 
     def __post_init__(self):
         # Lists from the CLI or JSON become tuples so that the config stays hashable.
+        if self.encoder is None:
+            object.__setattr__(self, "encoder", default_encoder(self.base_model))
+        if self.encoder not in ENCODERS:
+            raise ZooError(f"unknown encoder {self.encoder!r}; choose bi or cross")
+        if self.pair_kinds is None:
+            object.__setattr__(self, "pair_kinds", DEFAULT_PAIR_KINDS[self.encoder])
+        if self.max_length is None:
+            object.__setattr__(self, "max_length", DEFAULT_MAX_LENGTH[self.encoder])
         for key in ("forums", "pair_kinds", "adapters", "transfer_forums"):
             value = getattr(self, key)
             if isinstance(value, str):
@@ -143,4 +167,12 @@ class TrainingConfig:
         """JSON-ready fields (used in the card and to match checkpoints)."""
         record = dataclasses.asdict(self)
         record.pop("overwrite")
+        record.pop("restart")
         return {k: list(v) if isinstance(v, tuple) else v for k, v in record.items()}
+
+
+def default_encoder(base_model: str) -> str:
+    """``bi`` for a sentence-encoder base (mean pooling: all-MiniLM-L6-v2), else ``cross``."""
+    from adapter_zoo.ranker.model import mean_pooling_base, resolve_base_model
+
+    return "bi" if mean_pooling_base(resolve_base_model(base_model)) else "cross"

@@ -97,6 +97,10 @@ def train(config: TrainingConfig) -> Path:
         >>> train(cfg)  # doctest: +SKIP
         PosixPath('.../adapter-zoo/beer')
     """
+    if config.encoder == "bi":
+        from adapter_zoo.biencoder.train import train_bi_encoder
+
+        return train_bi_encoder(config)
     import torch
     from accelerate import Accelerator
     from transformers import get_linear_schedule_with_warmup
@@ -291,6 +295,7 @@ def _card(config, hosts, train_tables, dev_tables, setup, progress, accelerator)
     best = progress["best"] or {}
     card = {
         "kind": config.mode,
+        "encoder": "cross",
         "layout": config.layout,
         "base_model": config.base_model,
         "forums": hosts,

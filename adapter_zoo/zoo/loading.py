@@ -9,6 +9,9 @@ from pathlib import Path
 from adapter_zoo.errors import ZooError
 from adapter_zoo.zoo.store import CARD_FILE, list_entries, verify_entry, zoo_home
 
+# ``sbert:<base>``: the base as a zero-shot bi-encoder (the model a user already has).
+ZERO_SHOT_BI = "sbert:"
+
 
 def resolve_entry(name_or_path: str, *, revision: str | None = None) -> Path:
     """The entry folder for a local zoo name, a local path, or (else) the Hub."""
@@ -41,10 +44,15 @@ def resolve_entry(name_or_path: str, *, revision: str | None = None) -> Path:
 def load(
     name_or_path: str, *, revision: str | None = None, device=None, base_model: str | None = None
 ):
-    """Load a zoo entry as a :class:`~adapter_zoo.ranker.Ranker` after checking its files.
+    """Load a zoo entry as a ranker after checking its files.
+
+    Cross-encoder entries give a :class:`~adapter_zoo.ranker.Ranker`, bi-encoder entries
+    (card ``encoder: "bi"``) a :class:`~adapter_zoo.biencoder.BiEncoder`; both have
+    ``score(pairs)`` and ``rank(query, candidates)``.
 
     Args:
-        name_or_path: a short name in the local zoo, an entry folder, a published MultiCQA
+        name_or_path: a short name in the local zoo, an entry folder, ``sbert:<base>`` (the
+            base as a zero-shot bi-encoder), a published MultiCQA
             adapter (``pytorch_adapter.bin`` or its folder, see ``adapter_zoo.zoo.multicqa``),
             or a Hub name.
         revision: Hub revision (only for names fetched from the Hub).
@@ -59,6 +67,10 @@ def load(
     from adapter_zoo.zoo import multicqa
     from adapter_zoo.zoo.layouts import read_model
 
+    if str(name_or_path).startswith(ZERO_SHOT_BI):
+        from adapter_zoo.biencoder import BiEncoder
+
+        return BiEncoder.from_base(str(name_or_path)[len(ZERO_SHOT_BI) :], device=device)
     local = Path(str(name_or_path)).expanduser()
     is_zoo_name = "/" not in str(name_or_path) and (zoo_home() / str(name_or_path)).is_dir()
     is_legacy = not (local / CARD_FILE).exists() and multicqa.find_legacy_weights(local)
@@ -75,6 +87,10 @@ def load(
         )
     if card.get("kind") == "cascade":
         raise ZooError(f"{path}: {card['name']!r} is a cascade; load it with adapter_zoo.cascade")
+    if card.get("encoder") == "bi":
+        from adapter_zoo.biencoder.layouts import read_bi_encoder
+
+        return read_bi_encoder(path, card, device=device)
     model, tokenizer = read_model(path, card)
     return Ranker(
         model,

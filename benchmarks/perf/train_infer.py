@@ -67,6 +67,7 @@ def time_our_training(mode: str, parsed: Path, batches, max_length: int) -> tupl
         forums=("beer",),
         name=f"perf-{mode}",
         base_model="minilm-l6",
+        encoder="cross",
         max_length=max_length,
         batch_size=len(batches[0]),
     )

@@ -24,6 +24,7 @@ HOST = "beer.stackexchange.com"
 MAX_LENGTH = 128
 # lr 1e-3 instead of the paper's 1e-4: 60 steps instead of several epochs.
 TRAIN = {
+    "encoder": "cross",
     "pair_kinds": ("question_answer",),
     "hard_negatives": True,
     "loss": "listwise",

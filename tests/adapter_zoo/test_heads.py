@@ -88,7 +88,7 @@ def test_pair_cosine_entries_reload_bit_identically(mode, parsed_fixture, tiny_s
         return TrainingConfig(
             mode=mode, data=str(parsed_fixture), forums=("beer",), name=name,
             base_model=str(tiny_sentence_bert_path), epochs=1, batch_size=8, max_length=32,
-            max_steps=3, lr=1e-3, **extra,
+            max_steps=3, lr=1e-3, encoder="cross", **extra,
         )  # fmt: skip
 
     if mode == "fusion":

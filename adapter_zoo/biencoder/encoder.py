@@ -1,0 +1,167 @@
+"""The BiEncoder: query and candidate embedded apart, scored by cosine (sentence-transformers).
+
+A bi-encoder entry is a sentence-transformers model (all-MiniLM-L6-v2 by default) with, for
+the adapter kinds, bottleneck adapters of the ``adapters`` library inside its transformer.
+Candidates can be embedded once and searched (``search``), which a cross-encoder cannot do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from adapter_zoo.ranker.model import resolve_base_model
+from adapter_zoo.ranker.ranker import pick_device
+
+# all-MiniLM-L6-v2 was trained on pairs of up to 128 tokens and reads up to 256.
+DEFAULT_MAX_LENGTH = 256
+
+
+def build_sentence_model(base: str, *, with_adapters: bool = True, device=None):
+    """``base`` as a SentenceTransformer; ``with_adapters`` makes its transformer accept
+    adapters (``adapters.init``). A base without sentence-transformers files gets mean pooling.
+    """
+    from sentence_transformers import SentenceTransformer
+
+    model = SentenceTransformer(
+        resolve_base_model(base), device=str(pick_device(device)), trust_remote_code=False
+    )
+    if with_adapters:
+        import adapters
+
+        from adapter_zoo.ranker.model import own_tensors
+
+        adapters.init(model[0].auto_model)
+        own_tensors(model)  # bit-identical reloads (see own_tensors)
+    return model
+
+
+def transformer_of(model):
+    """The adapters-enabled transformer inside a SentenceTransformer (where adapters live)."""
+    return model[0].auto_model
+
+
+class BiEncoder:
+    """Scores (query, candidate) pairs by the cosine of their sentence embeddings.
+
+    Attributes:
+        model: the ``sentence_transformers.SentenceTransformer``.
+        base_model: the base model's short name, Hub id or path.
+        card: the zoo card (dict) when loaded from the zoo, else None.
+        device: the torch device the model runs on.
+        max_length: texts are truncated to this many tokens.
+
+    Example:
+        >>> encoder = BiEncoder.from_base("minilm-l6")  # doctest: +SKIP
+        >>> encoder.rank("Is a porter a stout?", ["Stouts began as strong porters.", "Tyres."])
+        ... # doctest: +SKIP
+        [('Stouts began as strong porters.', 0.71), ('Tyres.', 0.02)]
+    """
+
+    encoder_kind = "bi"
+
+    def __init__(
+        self,
+        model,
+        *,
+        base_model: str,
+        card: dict | None = None,
+        max_length: int = DEFAULT_MAX_LENGTH,
+        device=None,
+    ):
+        self.device = pick_device(device)
+        self.model = model.to(self.device).eval()
+        self.base_model = base_model
+        self.card = card
+        self.max_length = max_length
+
+    @classmethod
+    def from_base(
+        cls, base: str = "minilm-l6", *, max_length: int = DEFAULT_MAX_LENGTH, device=None
+    ) -> BiEncoder:
+        """The zero-shot bi-encoder of ``base`` (no adapter)."""
+        model = build_sentence_model(base, with_adapters=False, device=device)
+        return cls(model, base_model=base, max_length=max_length, device=device)
+
+    @property
+    def max_length(self) -> int:
+        return self.model.max_seq_length
+
+    @max_length.setter
+    def max_length(self, value: int) -> None:
+        self.model.max_seq_length = int(value)
+
+    def encode(
+        self, texts: Sequence[str], *, batch_size: int = 64, progress: bool = False
+    ) -> np.ndarray:
+        """Unit-length embeddings of ``texts``, one float32 row each."""
+        if not len(texts):
+            dim = self.model.get_sentence_embedding_dimension()
+            return np.zeros((0, dim), dtype=np.float32)
+        return self.model.encode(
+            [str(t) for t in texts],
+            batch_size=batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=progress,
+        ).astype(np.float32)
+
+    def score(
+        self, pairs: Sequence[tuple[str, str]], *, batch_size: int = 64, progress: bool = False
+    ) -> np.ndarray:
+        """Cosine similarity of each (query, candidate) pair, in input order.
+
+        Every distinct text is embedded once, however many pairs it appears in.
+        """
+        pairs = [(str(q), str(c)) for q, c in pairs]
+        if not pairs:
+            return np.zeros(0, dtype=np.float32)
+        texts: dict[str, int] = {}
+        for query, candidate in pairs:
+            texts.setdefault(query, len(texts))
+            texts.setdefault(candidate, len(texts))
+        vectors = self.encode(list(texts), batch_size=batch_size, progress=progress)
+        left = vectors[[texts[q] for q, _ in pairs]]
+        right = vectors[[texts[c] for _, c in pairs]]
+        return np.einsum("ij,ij->i", left, right).astype(np.float32)
+
+    def rank(
+        self, query: str, candidates: Sequence[str], *, top_k: int | None = None
+    ) -> list[tuple[str, float]]:
+        """``candidates`` sorted best first as (candidate, score); ties keep input order."""
+        scores = self.score([(query, c) for c in candidates])
+        order = np.argsort(-scores, kind="stable")
+        ranked = [(candidates[i], float(scores[i])) for i in order]
+        return ranked if top_k is None else ranked[:top_k]
+
+    def search(
+        self, queries: Sequence[str], corpus, *, top_k: int = 10, batch_size: int = 64
+    ) -> list[list[tuple[int, float]]]:
+        """The ``top_k`` corpus entries nearest to each query, as (corpus index, cosine).
+
+        Args:
+            queries: query texts.
+            corpus: texts, or their embeddings from :meth:`encode` (embed a large corpus
+                once, e.g. a forum's questions for duplicate search, and search it often).
+            top_k: hits per query, best first.
+
+        Example:
+            >>> corpus = encoder.encode(["How do I fix a flat?", "Best stout?"])  # doctest: +SKIP
+            >>> encoder.search(["puncture repair"], corpus, top_k=1)  # doctest: +SKIP
+            [[(0, 0.62)]]
+        """
+        import torch
+        from sentence_transformers.util import semantic_search
+
+        embeddings = corpus if isinstance(corpus, np.ndarray) else self.encode(corpus)
+        hits = semantic_search(
+            torch.from_numpy(self.encode(queries, batch_size=batch_size)),
+            torch.from_numpy(np.ascontiguousarray(embeddings)),
+            top_k=top_k,
+        )
+        return [[(int(h["corpus_id"]), float(h["score"])) for h in row] for row in hits]
+
+    def __repr__(self) -> str:
+        name = self.card.get("name") if self.card else None
+        return f"BiEncoder(base_model={self.base_model!r}, name={name!r}, device={self.device})"

@@ -1,0 +1,434 @@
+"""Training bi-encoder entries with sentence-transformers' trainer and in-batch negatives.
+
+Every mode of :class:`~adapter_zoo.training.TrainingConfig` works: ``adapter`` (one SeqBn
+adapter), ``full`` (the peer: every weight trains), ``multitask`` (one adapter, forums in
+round-robin batches, MultiCQA), ``fusion`` (AdapterFusion over bi-encoder adapter entries) and
+``tanda`` (full fine-tuning on transfer forums, then on the target forum).
+
+The loss is MultipleNegativesRankingLoss: each query against its positive, the other
+positives of the batch, and with ``hard_negatives`` one answer of a BM25-similar question.
+The run is scored on the forum's dev lists (:mod:`adapter_zoo.training.dev`) before the first
+step and every ``eval_steps``; the entry keeps the best state. Adapters start as the identity
+(zero up-projection), so the step-0 state is the base itself and a bi-encoder entry is never
+worse than its base on dev.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from adapter_zoo.biencoder.encoder import BiEncoder, build_sentence_model, transformer_of
+from adapter_zoo.biencoder.layouts import write_bi_adapter, write_bi_full, write_bi_fusion
+from adapter_zoo.errors import ZooError
+from adapter_zoo.training.dev import forum_dev_lists
+from adapter_zoo.training.objective import dev_metrics
+
+EVALUATIONS = 6  # dev evaluations per run when eval_steps is not given (plus step 0)
+RUN_FILE = "run.json"
+BEST_FILE = "best.safetensors"
+BEST_STATE = "best.json"
+
+
+def pair_dataset(tables, *, hard_negatives: bool, seed: int):
+    """One forum's training pairs as a ``datasets.Dataset`` (anchor, positive[, negative])."""
+    import datasets
+
+    rng = np.random.default_rng(seed)
+    columns: dict[str, list[str]] = {"anchor": [], "positive": []}
+    if hard_negatives:
+        columns["negative"] = []
+    for table in tables:
+        columns["anchor"] += table.queries
+        columns["positive"] += table.positives
+        if hard_negatives:
+            width = table.neighbours.shape[1]
+            if width == 0:
+                raise ZooError(f"forum {table.forum}: {table.kind} needs 2 pairs for negatives")
+            picks = table.neighbours[np.arange(len(table)), rng.integers(0, width, len(table))]
+            columns["negative"] += [table.positives[j] for j in picks]
+    return datasets.Dataset.from_dict(columns)
+
+
+def _setup(config, hosts):
+    """The SentenceTransformer of ``config.mode`` with its trainable parts, and setup names."""
+    from adapters import SeqBnConfig
+
+    from adapter_zoo.training.models import fusion_adapters, module_name
+
+    if config.layout == "full":
+        return build_sentence_model(config.base_model, with_adapters=False, device="cpu"), {}
+    model = build_sentence_model(config.base_model, device="cpu")
+    transformer = transformer_of(model)
+    if config.layout == "adapter":
+        name = module_name(config.name)
+        transformer.add_adapter(
+            name,
+            config=SeqBnConfig(
+                reduction_factor=config.reduction_factor, init_weights="mam_adapter"
+            ),
+        )
+        transformer.train_adapter(name)
+        return model, {"adapter": name}
+    from adapters.composition import Fuse
+
+    names = []
+    for module, path, card in fusion_adapters(config):
+        if card.get("encoder") != "bi":
+            raise ZooError(f"{path}: {card['name']!r} is a cross-encoder adapter; fuse bi-encoders")
+        transformer.load_adapter(str(path), load_as=module, use_safetensors=True)
+        names.append(module)
+    fuse = Fuse(*names)
+    transformer.add_adapter_fusion(fuse, config=config.fusion_config)
+    transformer.train_adapter_fusion(fuse)
+    return model, {"adapters": names}
+
+
+def _trainable(model) -> dict:
+    return {n: p for n, p in model.named_parameters() if p.requires_grad}
+
+
+def _save_tensors(tensors: dict, path: Path) -> None:
+    from safetensors.torch import save_file
+
+    save_file({n: t.detach().cpu().contiguous() for n, t in tensors.items()}, str(path))
+
+
+def _load_tensors(model, path: Path) -> None:
+    from safetensors.torch import load_file
+
+    try:
+        state = load_file(str(path))
+    except Exception as error:  # safetensors raises its own error types for damaged files
+        raise ZooError(f"{path}: unreadable checkpoint ({error}); rerun with --restart") from None
+    missing = [n for n in _trainable(model) if n not in state]
+    if missing:
+        raise ZooError(f"{path}: checkpoint lacks {missing[0]}; rerun with --restart")
+    model.load_state_dict(state, strict=False)
+
+
+class _Selection:
+    """Dev MAP of the run's states: the base (step 0) and every evaluation; keeps the best."""
+
+    def __init__(self, encoder: BiEncoder, dev, log: list):
+        self.encoder, self.dev, self.log = encoder, dev, log
+        self.best: dict | None = None
+        self.best_state: dict | None = None
+        self.base: dict | None = None
+
+    def evaluate(self, step: int, phase: str) -> dict:
+        model = self.encoder.model
+        was_training = model.training
+        model.eval()
+        started = time.perf_counter()
+        metrics = dev_metrics(self.encoder, self.dev)
+        model.train(was_training)
+        record = {"phase": phase, "step": step, **metrics}
+        record["seconds"] = round(time.perf_counter() - started, 2)
+        self.log.append(record)
+        print(f"adapter-zoo train: {json.dumps(record)}", flush=True)
+        if self.base is None:
+            self.base = metrics
+        if self.best is None or metrics.get("dev_map", -1) > self.best.get("dev_map", -1):
+            self.best = {"step": step, "phase": phase, **metrics}
+            self.best_state = {n: p.detach().cpu().clone() for n, p in _trainable(model).items()}
+        return metrics
+
+    def save(self, folder: Path) -> None:
+        from stackexchange.io import atomic_write_json
+
+        if self.best_state is not None:
+            _save_tensors(self.best_state, folder / BEST_FILE)
+        atomic_write_json(
+            folder / BEST_STATE, {"best": self.best, "base": self.base, "log": self.log}
+        )
+
+    def restore(self, folder: Path) -> None:
+        from safetensors.torch import load_file
+
+        try:
+            state = json.loads((folder / BEST_STATE).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            raise ZooError(
+                f"{folder / BEST_STATE}: missing or damaged checkpoint file; rerun with --restart"
+            ) from None
+        self.best, self.base = state["best"], state["base"]
+        self.log[:] = state["log"]
+        if (folder / BEST_FILE).exists():
+            self.best_state = load_file(str(folder / BEST_FILE))
+
+
+def _trainer(config, model, train_set, *, lr, steps, output_dir, selection, phase, eval_steps):
+    from sentence_transformers import (
+        SentenceTransformerTrainer,
+        SentenceTransformerTrainingArguments,
+        losses,
+    )
+    from transformers import TrainerCallback
+
+    class Trainer(SentenceTransformerTrainer):
+        # Checkpoints hold only the trainable weights, as safetensors: a few MB per adapter,
+        # and nothing that unpickles. Optimizer and scheduler states are HF's own files.
+        def _save(self, output_dir=None, state_dict=None):
+            folder = Path(output_dir or self.args.output_dir)
+            folder.mkdir(parents=True, exist_ok=True)
+            _save_tensors(_trainable(self.model), folder / "trainable.safetensors")
+
+        def _load_from_checkpoint(self, checkpoint_path, model=None):
+            _load_tensors(self.model, Path(checkpoint_path) / "trainable.safetensors")
+
+    class DevSelection(TrainerCallback):
+        def on_step_end(self, args, state, control, **kwargs):
+            if state.global_step % eval_steps == 0 or state.global_step == state.max_steps:
+                selection.evaluate(state.global_step, phase)
+            return control
+
+        def on_save(self, args, state, control, **kwargs):
+            selection.save(Path(args.output_dir) / f"checkpoint-{state.global_step}")
+            return control
+
+    callbacks = [] if selection is None else [DevSelection()]
+
+    args = SentenceTransformerTrainingArguments(
+        output_dir=str(output_dir),
+        max_steps=steps,
+        per_device_train_batch_size=config.batch_size,
+        learning_rate=lr,
+        weight_decay=config.weight_decay,
+        warmup_ratio=0.1,
+        lr_scheduler_type="linear",
+        save_strategy="steps",
+        save_steps=eval_steps,
+        save_total_limit=1,
+        logging_steps=max(1, eval_steps),
+        report_to=[],
+        seed=config.seed,
+        data_seed=config.seed,
+        batch_sampler="no_duplicates",
+        multi_dataset_batch_sampler="round_robin",
+        use_cpu=not _cuda(),
+        disable_tqdm=False,
+        dataloader_num_workers=0,
+    )
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*Trainer.tokenizer.*")
+        trainer = Trainer(
+            model=model,
+            args=args,
+            train_dataset=train_set,
+            loss=losses.MultipleNegativesRankingLoss(model),
+            callbacks=callbacks,
+        )
+    return trainer
+
+
+def _cuda() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
+
+
+def _steps(config, train_sets: dict) -> int:
+    """Optimizer steps of a phase: ``max_steps`` or ``epochs`` passes (round-robin batches
+    stop when the smallest forum runs out, as sentence-transformers' round-robin sampler)."""
+    if config.max_steps is not None:
+        return config.max_steps
+    sizes = [math.ceil(len(d) / config.batch_size) for d in train_sets.values()]
+    per_epoch = len(sizes) * min(sizes) if len(sizes) > 1 else sizes[0]
+    return max(1, config.epochs * per_epoch)
+
+
+def _run_phase(config, model, train_sets, *, lr, folder, selection, phase):
+    steps = _steps(config, train_sets)
+    eval_steps = config.eval_steps or max(1, steps // EVALUATIONS)
+    train_set = train_sets if len(train_sets) > 1 else next(iter(train_sets.values()))
+    trainer = _trainer(
+        config,
+        model,
+        train_set,
+        lr=lr,
+        steps=steps,
+        output_dir=folder,
+        selection=selection,
+        phase=phase,
+        eval_steps=eval_steps,
+    )
+    last = get_last_checkpoint_in(folder)
+    if last is not None and selection is not None:
+        selection.restore(last)
+    trainer.train(resume_from_checkpoint=str(last) if last else None)
+    return steps
+
+
+def get_last_checkpoint_in(folder: Path) -> Path | None:
+    """The newest complete trainer checkpoint under ``folder``, if any."""
+    from transformers.trainer_utils import get_last_checkpoint
+
+    last = get_last_checkpoint(str(folder)) if folder.is_dir() else None
+    return Path(last) if last else None
+
+
+def _run_of(folder: Path) -> dict | None:
+    try:
+        return json.loads((folder / RUN_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def train_bi_encoder(config) -> Path:
+    """Train the bi-encoder entry of ``config`` and write it atomically; return its folder.
+
+    A crashed run resumes from its last checkpoint (``<zoo>/.checkpoints/<name>``) when
+    started again with the same config; ``restart`` starts over.
+    """
+    from adapter_zoo.training.checkpoint import checkpoint_dir
+    from adapter_zoo.training.data import load_pairs, resolve_forums, with_neighbours
+    from adapter_zoo.zoo.store import entry_path, save_entry
+    from stackexchange.io import atomic_write_json
+
+    final = entry_path(config.name)
+    if final.exists() and not config.overwrite:
+        raise ZooError(f"zoo entry {config.name!r} already exists at {final}; use --overwrite")
+    if config.loss != "bce":
+        raise ZooError(
+            "bi-encoders train with in-batch negatives (MultipleNegativesRankingLoss); "
+            f"--loss {config.loss} is for cross-encoders"
+        )
+    hosts = resolve_forums(config.data, config.forums)
+    if config.mode == "adapter" and len(hosts) != 1:
+        raise ZooError(
+            f"mode 'adapter' trains one forum's adapter, got {len(hosts)} forums; use multitask"
+        )
+
+    def datasets_for(data, names):
+        sets, counts = {}, {}
+        for host in names:
+            tables = load_pairs(data, host, config.kinds, "train")
+            if config.hard_negatives:
+                with_neighbours(tables)
+            if not sum(len(t) for t in tables):
+                raise ZooError(
+                    f"{Path(data) / host}: empty training set (no {', '.join(config.kinds)} "
+                    "pairs in split 'train')"
+                )
+            sets[host] = pair_dataset(
+                tables, hard_negatives=config.hard_negatives, seed=config.seed
+            )
+            counts[host] = {"train": {t.kind: len(t) for t in tables}}
+        return sets, counts
+
+    train_sets, pair_counts = datasets_for(config.data, hosts)
+    dev = forum_dev_lists(config.data, hosts)
+    if not dev:
+        raise ZooError(
+            f"{config.data}: no answered dev question in {', '.join(hosts)} to select on"
+        )
+    from transformers import set_seed
+
+    set_seed(config.seed)  # the adapter's initial down-projection comes from the global RNG
+    model, setup = _setup(config, hosts)
+    encoder = BiEncoder(model, base_model=config.base_model, max_length=config.max_length)
+    log: list = []
+    selection = _Selection(encoder, dev, log)
+    folder = checkpoint_dir(config.name)
+    run = {"config": config.to_dict(), "encoder": "bi"}
+    if folder.exists() and (config.restart or _run_of(folder) != run):
+        shutil.rmtree(folder)  # our own checkpoint folder, of another run or given up
+    folder.mkdir(parents=True, exist_ok=True)
+    atomic_write_json(folder / RUN_FILE, run)
+    if get_last_checkpoint_in(folder / "train") is None:
+        selection.evaluate(0, "base")
+
+    steps = 0
+    model.train()
+    if config.mode == "tanda":
+        transfer_hosts = resolve_forums(config.transfer_data, config.transfer_forums)
+        transfer_sets, _ = datasets_for(config.transfer_data, transfer_hosts)
+        done = folder / "transfer-done.safetensors"
+        if done.exists():
+            _load_tensors(model, done)
+        else:
+            steps += _run_phase(
+                config, model, transfer_sets, lr=config.transfer_lr,
+                folder=folder / "transfer", selection=None, phase="transfer",
+            )  # fmt: skip
+            _save_tensors(_trainable(model), done)
+    steps += _run_phase(
+        config, model, train_sets, lr=bi_learning_rate(config),
+        folder=folder / "train", selection=selection, phase="train",
+    )  # fmt: skip
+    model.load_state_dict(selection.best_state, strict=False)
+    model.eval()
+    card = _card(config, hosts, pair_counts, selection, setup, steps, len(dev), model)
+    if card["scores"]["dev_map"] <= card["base_scores"]["dev_map"]:
+        warnings.warn(
+            f"adapter-zoo train: {config.name!r} does not beat its base on dev "
+            f"(MAP {card['scores']['dev_map']:.4f} vs base {card['base_scores']['dev_map']:.4f}); "
+            "the entry keeps the best state seen",
+            stacklevel=2,
+        )
+
+    def writer(target: Path) -> None:
+        if config.layout == "full":
+            write_bi_full(model, target)
+        elif config.layout == "adapter":
+            write_bi_adapter(model, setup["adapter"], target)
+        else:
+            write_bi_fusion(model, setup["adapters"], target)
+        lines = "".join(json.dumps(r) + "\n" for r in selection.log)
+        (target / "training_log.jsonl").write_text(lines, encoding="utf-8")
+
+    path = save_entry(writer, config.name, card, overwrite=config.overwrite)
+    shutil.rmtree(folder, ignore_errors=True)
+    return path
+
+
+# Measured on beer and bicycles.meta dev lists (benchmarks/perf/quality.py, lr table): adapters
+# take a rate ten times a full fine-tune's; fusion trains only its attention.
+DEFAULT_LR_BI = {"adapter": 2e-4, "multitask": 2e-4, "fusion": 5e-5, "full": 2e-5, "tanda": 2e-5}
+
+
+def bi_learning_rate(config) -> float:
+    return float(config.lr if config.lr is not None else DEFAULT_LR_BI[config.mode])
+
+
+def _card(config, hosts, pair_counts, selection, setup, steps, dev_size, model) -> dict:
+    base = transformer_of(model).config
+    card = {
+        "kind": config.mode,
+        "encoder": "bi",
+        "layout": config.layout,
+        "base_model": config.base_model,
+        "base_config": {
+            "model_type": base.model_type,
+            "num_hidden_layers": base.num_hidden_layers,
+            "hidden_size": base.hidden_size,
+        },
+        "forums": hosts,
+        "pairs": pair_counts,
+        "training": {
+            **config.to_dict(),
+            "learning_rate": bi_learning_rate(config),
+            "loss": "MultipleNegativesRankingLoss",
+            "steps": steps,
+            "best_step": selection.best["step"],
+            "dev_lists": dev_size,
+            "log": selection.log,
+        },
+        "seed": config.seed,
+        "scores": {k: v for k, v in selection.best.items() if k.startswith("dev_")},
+        "base_scores": dict(selection.base),
+        "max_length": config.max_length,
+    }
+    if "adapters" in setup:
+        card["adapters"] = setup["adapters"]
+        card["adapter_entries"] = list(config.adapters)
+    if config.mode == "tanda":
+        card["transfer"] = {"data": config.transfer_data, "forums": list(config.transfer_forums)}
+    return card

@@ -1,0 +1,47 @@
+"""Dev ranking lists made like the held-out benchmarks: the forum's own dev questions.
+
+Each dev question with an accepted answer (title + body) is ranked against its answer and the
+accepted answers of its most BM25-similar questions, exactly as ``build-benchmark`` builds the
+LAS-style test sets (``stackexchange.lists``). Selecting on these lists picks the model that
+is best on the kind of list it will be judged on; random negatives are too easy to tell a
+good sentence encoder from a better one.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from adapter_zoo.errors import ZooError
+
+DEV_CANDIDATES = 20
+
+
+def forum_dev_lists(
+    data: str | Path, hosts: list[str], *, candidates: int = DEV_CANDIDATES, seed: int = 0
+) -> list[tuple[str, list[str]]]:
+    """(query, [positive, negative, ...]) for every answered dev question of ``hosts``.
+
+    Example:
+        >>> lists = forum_dev_lists("parsed", ["beer.stackexchange.com"])  # doctest: +SKIP
+        >>> len(lists[0][1])  # doctest: +SKIP
+        20
+    """
+    import datasets
+
+    from stackexchange.lists import answer_selection_lists
+
+    lists = []
+    for host in hosts:
+        folder = Path(data) / host / "questions"
+        try:
+            questions = datasets.load_from_disk(str(folder)).to_list()
+        except FileNotFoundError:
+            raise ZooError(f"{folder}: missing (run adapter-zoo parse)") from None
+        rows = answer_selection_lists(questions, candidates, np.random.default_rng(seed))["dev"]
+        for row in rows:
+            positive = row["labels"].index(1)
+            others = [c for i, c in enumerate(row["candidates"]) if i != positive]
+            lists.append((row["query"], [row["candidates"][positive], *others]))
+    return lists

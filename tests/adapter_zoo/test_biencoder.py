@@ -1,0 +1,235 @@
+"""Bi-encoder zoo entries: every training mode on real parsed forums, selection on dev,
+loading, search, resume, and the lines a plain sentence-transformers user runs.
+
+The forums are the two archives shipped in the package (real StackExchange data); the model
+is the tiny random sentence-BERT, so each run takes seconds.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import adapter_zoo
+from adapter_zoo.errors import ZooError
+from adapter_zoo.training import TrainingConfig, train
+from adapter_zoo.training.dev import forum_dev_lists
+from adapter_zoo.training.objective import dev_metrics
+
+BEER = "beer.stackexchange.com"
+BICYCLES = "bicycles.meta.stackexchange.com"
+# A high rate and a wide bottleneck, so that 4 steps move the tiny random model on dev.
+FAST = {"batch_size": 8, "max_length": 32, "max_steps": 4, "eval_steps": 2, "seed": 0,
+        "lr": 1e-2, "reduction_factor": 2}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def parsed_forums(tmp_path_factory):
+    """Both archives shipped in the package, parsed: real StackExchange data, no ../shared."""
+    from adapter_zoo.recipes.runner import shipped_data
+    from stackexchange import parse_forum
+
+    out = tmp_path_factory.mktemp("parsed-shipped")
+    for host in (BEER, BICYCLES):
+        parse_forum(shipped_data() / f"{host}.7z", out)
+    return out
+
+
+def bi_config(parsed, base, mode, name, forums=("beer",), **extra):
+    return TrainingConfig(
+        mode=mode, data=str(parsed), forums=forums, name=name, base_model=str(base),
+        **{**FAST, **extra},
+    )  # fmt: skip
+
+
+def test_sentence_encoder_bases_default_to_bi_and_bert_to_cross(
+    tiny_sentence_bert_path, tiny_bert_path
+):
+    bi = TrainingConfig(mode="adapter", data="x", forums=("beer",), name="b",
+                        base_model=str(tiny_sentence_bert_path))  # fmt: skip
+    cross = TrainingConfig(mode="adapter", data="x", forums=("beer",), name="c",
+                           base_model=str(tiny_bert_path))  # fmt: skip
+    assert (bi.encoder, bi.pair_kinds, bi.max_length) == (
+        "bi", ("question_answer", "title_body"), 256,
+    )  # fmt: skip
+    assert (cross.encoder, cross.pair_kinds, cross.max_length) == ("cross", ("title_body",), 300)
+
+
+def test_adapter_entry_is_selected_on_dev_and_reloads_bit_identically(
+    parsed_forums, tiny_sentence_bert_path
+):
+    path = train(bi_config(parsed_forums, tiny_sentence_bert_path, "adapter", "beer-bi"))
+    card = json.loads((path / "card.json").read_text())
+    assert (card["encoder"], card["kind"], card["layout"]) == ("bi", "adapter", "adapter")
+    assert card["training"]["loss"] == "MultipleNegativesRankingLoss"
+    assert card["pairs"][BEER]["train"]["question_answer"] > 400
+    # the base is scored first (step 0) and the entry is never worse than it on dev
+    steps = [(r["phase"], r["step"]) for r in card["training"]["log"]]
+    assert steps == [("base", 0), ("train", 2), ("train", 4)]
+    assert card["scores"]["dev_map"] > card["base_scores"]["dev_map"]
+    assert card["training"]["best_step"] == 4
+    assert (path / "adapter_config.json").is_file() and (path / "adapter.safetensors").is_file()
+
+    dev = forum_dev_lists(parsed_forums, [BEER])
+    assert len(dev) == card["training"]["dev_lists"] and all(len(c) == 20 for _, c in dev)
+    encoder = adapter_zoo.load("beer-bi")
+    assert isinstance(encoder, adapter_zoo.BiEncoder) and encoder.max_length == 32
+    # the saved state is the selected one: its dev MAP is the card's, recomputed
+    assert dev_metrics(encoder, dev)["dev_map"] == card["scores"]["dev_map"]
+    pairs = [(q, c) for q, cands in dev[:3] for c in cands]
+    assert np.array_equal(encoder.score(pairs), adapter_zoo.load("beer-bi").score(pairs))
+
+
+def test_adapter_entry_loads_in_plain_sentence_transformers_and_adapters(
+    parsed_forums, tiny_sentence_bert_path
+):
+    path = train(bi_config(parsed_forums, tiny_sentence_bert_path, "adapter", "beer-plain"))
+    import adapters
+    from sentence_transformers import SentenceTransformer
+
+    # the lines the model card shows
+    model = SentenceTransformer(str(tiny_sentence_bert_path))
+    adapters.init(model[0].auto_model)
+    name = model[0].auto_model.load_adapter(str(path), use_safetensors=True)
+    model[0].auto_model.set_active_adapters(name)
+    model.max_seq_length = 32
+
+    texts = ["Which glass for a stout?", "A tulip glass keeps the head.", "Fix a flat tyre"]
+    plain = model.encode(texts, normalize_embeddings=True)
+    ours = adapter_zoo.load("beer-plain").encode(texts)
+    np.testing.assert_allclose(ours, plain, rtol=0, atol=1e-6)
+
+
+@pytest.mark.parametrize("mode", ["full", "multitask", "tanda"])
+def test_every_mode_trains_a_bi_encoder_on_real_forums(
+    parsed_forums, tiny_sentence_bert_path, mode
+):
+    extra = {}
+    forums = ("beer",)
+    if mode == "multitask":
+        forums = ("beer", "bicycles.meta")
+    if mode == "tanda":
+        extra = {"transfer_data": str(parsed_forums), "transfer_forums": ("bicycles.meta",)}
+    config = bi_config(parsed_forums, tiny_sentence_bert_path, mode, f"bi-{mode}", forums, **extra)
+    path = train(config)
+    card = json.loads((path / "card.json").read_text())
+    assert (card["encoder"], card["kind"]) == ("bi", mode)
+    assert card["scores"]["dev_map"] >= card["base_scores"]["dev_map"]
+    hosts = [BEER, BICYCLES] if mode == "multitask" else [BEER]
+    assert card["forums"] == hosts
+    encoder = adapter_zoo.load(f"bi-{mode}")
+    assert (
+        dev_metrics(encoder, forum_dev_lists(parsed_forums, hosts))["dev_map"]
+        == (card["scores"]["dev_map"])
+    )
+    if mode == "tanda":
+        assert card["transfer"]["forums"] == ["bicycles.meta"]
+        assert card["training"]["steps"] == 8  # 4 transfer + 4 adapt
+
+
+def test_fusion_of_bi_encoder_adapters(parsed_forums, tiny_sentence_bert_path):
+    base = tiny_sentence_bert_path
+    train(bi_config(parsed_forums, base, "adapter", "f-beer"))
+    train(bi_config(parsed_forums, base, "adapter", "f-bikes", ("bicycles.meta",)))
+    path = train(bi_config(parsed_forums, base, "fusion", "f-both", adapters=("f-beer", "f-bikes")))
+    card = json.loads((path / "card.json").read_text())
+    assert (card["layout"], card["adapter_entries"]) == ("fusion", ["f-beer", "f-bikes"])
+    assert (path / "fusion" / "adapter_fusion_config.json").is_file()
+    dev = forum_dev_lists(parsed_forums, [BEER])
+    assert dev_metrics(adapter_zoo.load("f-both"), dev)["dev_map"] == card["scores"]["dev_map"]
+
+
+def test_fusion_refuses_cross_encoder_adapters(parsed_forums, tiny_sentence_bert_path):
+    base = tiny_sentence_bert_path
+    train(bi_config(parsed_forums, base, "adapter", "c-beer", encoder="cross", eval_steps=None))
+    train(bi_config(parsed_forums, base, "adapter", "b-beer"))
+    with pytest.raises(ZooError, match=r"'c-beer' is a cross-encoder adapter; fuse bi-encoders"):
+        train(bi_config(parsed_forums, base, "fusion", "mixed", adapters=("c-beer", "b-beer")))
+
+
+def test_resume_after_a_crash_continues_from_the_checkpoint(
+    parsed_forums, tiny_sentence_bert_path, monkeypatch
+):
+    from adapter_zoo.biencoder import train as bi_train
+    from adapter_zoo.training.checkpoint import checkpoint_dir
+
+    config = bi_config(parsed_forums, tiny_sentence_bert_path, "adapter", "crash", max_steps=6)
+    evaluate = bi_train._Selection.evaluate
+
+    def crash_at_4(self, step, phase):
+        if step == 4:
+            raise KeyboardInterrupt("killed")
+        return evaluate(self, step, phase)
+
+    monkeypatch.setattr(bi_train._Selection, "evaluate", crash_at_4)
+    with pytest.raises(KeyboardInterrupt):
+        train(config)
+    assert (checkpoint_dir("crash") / "train" / "checkpoint-2").is_dir()
+    monkeypatch.setattr(bi_train._Selection, "evaluate", evaluate)
+    resumed = json.loads((train(config) / "card.json").read_text())
+    # the log holds the base and step 2 from before the crash, then steps 4 and 6
+    assert [r["step"] for r in resumed["training"]["log"]] == [0, 2, 4, 6]
+    assert not checkpoint_dir("crash").exists()
+
+    uninterrupted = json.loads(
+        (train(bi_config(parsed_forums, tiny_sentence_bert_path, "adapter", "whole", max_steps=6))
+         / "card.json").read_text()
+    )  # fmt: skip
+    assert [r["dev_map"] for r in resumed["training"]["log"]] == [
+        r["dev_map"] for r in uninterrupted["training"]["log"]
+    ]
+
+
+def test_train_warns_and_keeps_the_base_when_training_does_not_beat_it(
+    parsed_forums, tiny_sentence_bert_path
+):
+    config = bi_config(parsed_forums, tiny_sentence_bert_path, "adapter", "still", lr=1e-12)
+    with pytest.warns(UserWarning, match=r"'still' does not beat its base on dev \(MAP 0\.2682"):
+        path = train(config)
+    card = json.loads((path / "card.json").read_text())
+    assert card["training"]["best_step"] == 0 and card["scores"] == card["base_scores"]
+
+
+def test_bi_encoder_refuses_cross_encoder_losses(parsed_forums, tiny_sentence_bert_path):
+    config = bi_config(parsed_forums, tiny_sentence_bert_path, "adapter", "x", loss="listwise")
+    with pytest.raises(ZooError, match=r"--loss listwise is for cross-encoders"):
+        train(config)
+
+
+def test_search_matches_brute_force_ranking(tiny_sentence_bert_path):
+    encoder = adapter_zoo.BiEncoder.from_base(str(tiny_sentence_bert_path), max_length=32)
+    corpus = ["how to brew a stout", "fix a flat tyre", "porter history", "wine in a cellar"]
+    embeddings = encoder.encode(corpus)
+    hits = encoder.search(["dark beer brewing", "bicycle puncture"], embeddings, top_k=2)
+    for query, row in zip(["dark beer brewing", "bicycle puncture"], hits):
+        ranked = encoder.rank(query, corpus, top_k=2)
+        assert [corpus[i] for i, _ in row] == [c for c, _ in ranked]
+        np.testing.assert_allclose([s for _, s in row], [s for _, s in ranked], atol=1e-5)
+
+
+def test_zero_shot_bi_encoder_loads_by_sbert_name(tiny_sentence_bert_path):
+    encoder = adapter_zoo.load(f"sbert:{tiny_sentence_bert_path}")
+    assert isinstance(encoder, adapter_zoo.BiEncoder) and encoder.card is None
+    scores = encoder.score([("a", "a"), ("a", "b")])
+    assert scores.dtype == np.float32 and scores[0] == pytest.approx(1.0, abs=1e-5)
+
+
+def test_cli_train_bi_then_evaluate_local_benchmark(
+    parsed_forums, tiny_sentence_bert_path, tmp_path
+):
+    from adapter_zoo.cli import main
+    from benchmarks import build_from_forum
+
+    argv = ["train", "--encoder", "bi", "--mode", "adapter", "--data", str(parsed_forums),
+            "--forums", "beer", "--name", "cli-bi", "--base", str(tiny_sentence_bert_path),
+            "--max-steps", "2", "--batch-size", "8", "--max-length", "32"]  # fmt: skip
+    assert main(argv) == 0
+    bench = build_from_forum(parsed_forums / BEER, tmp_path / "las", candidates=10)
+    results = tmp_path / "results"
+    assert main(["evaluate", "--model", "cli-bi", "--benchmark", f"local:{bench}",
+                 "--results", str(results)]) == 0  # fmt: skip
+    record = json.loads((results / "results.jsonl").read_text().splitlines()[0])
+    assert record["model"] == "cli-bi" and record["queries"] == 59
+    assert 0 < record["metrics"]["map"] <= 1
