@@ -13,6 +13,9 @@ BASE_MODEL_HUB_IDS = {
 }
 
 
+ENCODER_WORDS = {"cross": "cross-encoder", "bi": "bi-encoder (sentence embeddings, cosine)"}
+
+
 def hub_base_model(base_model: str) -> str | None:
     """The Hub id of ``base_model``; None for a local folder (the Hub cannot link it)."""
     name = str(base_model)
@@ -77,7 +80,8 @@ def render_model_card(card: dict, repo_id: str) -> str:
         "",
         f"# {card['name']}",
         "",
-        f"A `{card.get('kind', 'adapter')}` cross-encoder ranker from the adapter zoo, "
+        f"A `{card.get('kind', 'adapter')}` {ENCODER_WORDS[card.get('encoder', 'cross')]} "
+        "ranker from the adapter zoo, "
         f"on base model `{card['base_model']}`"
         + (f", trained on {', '.join(forums)}." if forums else "."),
         "",
@@ -91,28 +95,62 @@ def render_model_card(card: dict, repo_id: str) -> str:
         "```",
         "",
     ]
-    if card.get("kind", "adapter") == "adapter" and card.get("layout", "adapter") == "adapter":
-        encoder = hub_base_model(card["base_model"]) or card["base_model"]
-        lines += [
-            "or with the adapters library directly (the files are its own `save_adapter` "
-            "layout, in safetensors; sentence-encoder bases such as MiniLM use adapter-zoo's "
-            "`pair_cosine` custom head, which must be registered before loading):",
-            "",
-            "```python",
-            "import adapters",
-            "from huggingface_hub import snapshot_download",
-            "from adapter_zoo.ranker.heads import register_heads",
-            "",
-            f'model = adapters.AutoAdapterModel.from_pretrained("{encoder}")',
-            "register_heads(model)",
-            f'folder = snapshot_download("{repo_id}")',
-            "name = model.load_adapter(folder, set_active=True, use_safetensors=True)",
-            "```",
-            "",
-        ]
+    lines += _library_snippet(card, repo_id)
     if scores:
         lines += ["## Scores", "", "| metric | value |", "|---|---|"]
         lines += [f"| {key} | {value:.4f} |" for key, value in sorted(scores.items())] + [""]
     if card.get("training"):
         lines += ["## Training", "", "```json", json.dumps(card["training"], indent=2), "```", ""]
     return "\n".join(lines)
+
+
+def _library_snippet(card: dict, repo_id: str) -> list[str]:
+    """How to open the entry without adapter-zoo: sentence-transformers + adapters for a
+    bi-encoder, the adapters library for a cross-encoder adapter."""
+    encoder = hub_base_model(card["base_model"]) or card["base_model"]
+    layout = card.get("layout", "adapter")
+    if card.get("encoder") == "bi" and layout in ("adapter", "full"):
+        if layout == "full":
+            load = [f'model = SentenceTransformer(snapshot_download("{repo_id}") + "/model")']
+        else:
+            load = [
+                f'model = SentenceTransformer("{encoder}")',
+                "adapters.init(model[0].auto_model)",
+                f'folder = snapshot_download("{repo_id}")',
+                "name = model[0].auto_model.load_adapter(folder, use_safetensors=True)",
+                "model[0].auto_model.set_active_adapters(name)",
+            ]
+        return [
+            "or with sentence-transformers (and the adapters library, whose own `save_adapter` "
+            "layout the files are in):",
+            "",
+            "```python",
+            "import adapters",
+            "from huggingface_hub import snapshot_download",
+            "from sentence_transformers import SentenceTransformer",
+            "",
+            *load,
+            f"model.max_seq_length = {int(card.get('max_length', 256))}",
+            'embeddings = model.encode(["your question", "an answer"], normalize_embeddings=True)',
+            "```",
+            "",
+        ]
+    if card.get("kind", "adapter") != "adapter" or layout != "adapter":
+        return []
+    return [
+        "or with the adapters library directly (the files are its own `save_adapter` "
+        "layout, in safetensors; sentence-encoder bases such as MiniLM use adapter-zoo's "
+        "`pair_cosine` custom head, which must be registered before loading):",
+        "",
+        "```python",
+        "import adapters",
+        "from huggingface_hub import snapshot_download",
+        "from adapter_zoo.ranker.heads import register_heads",
+        "",
+        f'model = adapters.AutoAdapterModel.from_pretrained("{encoder}")',
+        "register_heads(model)",
+        f'folder = snapshot_download("{repo_id}")',
+        "name = model.load_adapter(folder, set_active=True, use_safetensors=True)",
+        "```",
+        "",
+    ]

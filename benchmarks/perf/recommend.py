@@ -46,7 +46,7 @@ ZOO = {
     "bicycles-tb": ["--mode", "adapter", "--forums", FORUMS[1], "--pairs", "title_body"],
     "multicqa-qa": ["--mode", "multitask", "--forums", *FORUMS, "--pairs", "question_answer"],
 }
-TRAINING = ["--hard-negatives", "--loss", "listwise", "--negatives", "7", "--batch-size", "16",
+TRAINING = ["--encoder", "cross", "--hard-negatives", "--loss", "listwise", "--negatives", "7", "--batch-size", "16",
             "--lr", "1e-3", "--max-length", str(MAX_LENGTH)]  # fmt: skip
 
 

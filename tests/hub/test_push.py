@@ -212,3 +212,36 @@ def test_cli_push_and_pull(upload_standin, entries, capsys):
     assert capsys.readouterr().err.strip() == (
         "adapter-zoo pull: error: invalid Hub repository id 'not-a-repo': expected 'org/name'"
     )
+
+
+def test_pushed_bi_encoder_entry_pulls_and_opens_with_the_card_lines(
+    upload_standin, hub, tiny_sentence_bert_path, tmp_path
+):
+    """A bi-encoder entry round-trips through the Hub, and the model card's
+    sentence-transformers lines, run on the pulled folder, embed exactly as adapter_zoo.load."""
+    import re
+
+    from adapter_zoo.recipes.runner import shipped_data
+    from adapter_zoo.training import TrainingConfig, train
+    from stackexchange import parse_forum
+
+    parse_forum(shipped_data() / "beer.stackexchange.com.7z", tmp_path / "parsed")
+    source = train(
+        TrainingConfig(mode="adapter", data=str(tmp_path / "parsed"), forums=("beer",),
+                       name="beer-bi", base_model=str(tiny_sentence_bert_path), max_steps=2,
+                       batch_size=8, max_length=32, lr=1e-2)  # fmt: skip
+    )
+    push(source, "me/beer-bi")
+    readme = upload_standin.sent[0]["files"]["README.md"].decode()
+    assert "bi-encoder (sentence embeddings, cosine) ranker" in readme
+    folder = pull("me/beer-bi")
+    np.testing.assert_array_equal(scores(folder), scores(source))
+
+    snippet = re.findall(r"```python\n(.*?)```", readme, re.S)[-1]
+    snippet = snippet.replace(f'"{tiny_sentence_bert_path}"', repr(str(tiny_sentence_bert_path)))
+    namespace = {}
+    exec(snippet.replace('snapshot_download("me/beer-bi")', repr(str(folder))), namespace)
+    texts = ["your question", "an answer"]
+    np.testing.assert_allclose(
+        namespace["embeddings"], adapter_zoo.load(str(folder)).encode(texts), rtol=0, atol=1e-6
+    )

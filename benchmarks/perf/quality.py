@@ -1,0 +1,147 @@
+"""Quality of the zoo's models against the model a user already has, on held-out questions.
+
+Per set (beer and bicycles.meta: LAS-style answer selection from each forum's held-out test
+questions, 50 candidates, as the quickstart builds them; WikiQA test), MAP and P@1 with wall
+times of: BM25, the zero-shot all-MiniLM-L6-v2 bi-encoder (``sbert:minilm-l6``: public forums
+are its home ground), bi-encoder adapters of each forum, the MultiCQA multi-task bi-encoder
+adapter over both forums, their AdapterFusion, full bi-encoder fine-tuning (the peer), the
+beer cross-encoder adapter (the quickstart's recipe), and compositions whose weights are
+chosen on the forum's dev split (score fusion with BM25 or the cross-encoder, rerank).
+
+"Best for the forum" is picked on the dev split of that forum's set (never on test) among the
+zero-shot base, the forum's zoo models and its compositions; its test MAP is compared with
+the zero-shot bi-encoder's (target: +0.02).
+
+The learning-rate table trains beer's bi-encoder adapter at each rate of ``LEARNING_RATES``,
+scores the dev lists every ``EVAL_STEPS`` steps (the steps axis) and reports the selected
+state's test MAP; the defaults in ``adapter_zoo.biencoder.train.DEFAULT_LR_BI`` and
+``DEFAULT_STEPS`` come from it.
+
+Results: ``results/quality.json``. Run (about an hour on 2 CPU cores; entries and results
+already in ``--work`` are reused): ``python benchmarks/perf/quality.py --work /tmp/quality``
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+from benchmarks.perf.machine import machine_info  # noqa: E402
+
+SHARED = Path(os.environ.get("ADAPTER_ZOO_SHARED", ROOT.parent / "shared")) / "data"
+RESULTS = Path(__file__).resolve().parent / "results"
+FORUMS = {"beer": "beer.stackexchange.com", "bicycles": "bicycles.meta.stackexchange.com"}
+CANDIDATES = 50
+LEARNING_RATES = (1e-4, 2e-4, 5e-4, 1e-3)
+LR_STEPS = 80
+EVAL_STEPS = 10
+BI = ["--encoder", "bi", "--max-length", "128", "--eval-steps", str(EVAL_STEPS)]
+CROSS = ["--encoder", "cross", "--pairs", "question_answer", "--hard-negatives", "--loss",
+         "listwise", "--negatives", "7", "--batch-size", "16", "--lr", "1e-3",
+         "--max-length", "128", "--max-steps", "100"]  # fmt: skip
+
+
+def cli(*argv: str) -> None:
+    from adapter_zoo.cli import main
+
+    code = main([str(a) for a in argv])
+    if code:
+        raise SystemExit(f"adapter-zoo {' '.join(map(str, argv))}: exit {code}")
+
+
+def prepare(work: Path) -> dict[str, str]:
+    """Parse the shipped forums, build their LAS-style sets; return set name -> benchmark."""
+    import stackexchange
+    from adapter_zoo.recipes.runner import shipped_data
+    from benchmarks import build_from_forum
+
+    sets = {}
+    for short, host in FORUMS.items():
+        forum = stackexchange.parse_forum(shipped_data() / f"{host}.7z", work / "parsed")
+        bench = work / "benchmarks" / short
+        if not (bench / "benchmark.json").is_file():
+            build_from_forum(forum, bench, candidates=CANDIDATES, seed=0)
+        sets[short] = f"local:{bench}"
+    sets["wikiqa"] = "wikiqa"
+    return sets
+
+
+def train_entry(work: Path, name: str, *argv: str) -> dict:
+    """Train zoo entry ``name`` unless present; return its card and the training time."""
+    entry = work / "zoo" / name
+    started = time.perf_counter()
+    if not (entry / "card.json").is_file():
+        cli("train", "--data", work / "parsed", "--name", name, *argv)
+    card = json.loads((entry / "card.json").read_text())
+    card.setdefault("train_seconds", round(time.perf_counter() - started, 1))
+    return card
+
+
+def score(work: Path, model: str, benchmark: str, split: str) -> dict:
+    """One evaluate record, cached in ``work/results.jsonl`` by (model, benchmark, split)."""
+    from benchmarks import evaluate
+
+    cache = work / "records.jsonl"
+    key = [model, benchmark, split]
+    if cache.exists():
+        for line in cache.read_text().splitlines():
+            record = json.loads(line)
+            if record["key"] == key:
+                return record
+    result = evaluate(model, benchmark, split=split, data_dir=SHARED / "benchmarks")
+    record = {"key": key, "metrics": result["metrics"], "queries": result["queries"],
+              "wall_time": result["wall_time"]}  # fmt: skip
+    with cache.open("a") as handle:
+        handle.write(json.dumps(record) + "\n")
+    print(f"{model:45s} {benchmark:40s} {split:5s} MAP {record['metrics']['map']:.4f} "
+          f"P@1 {record['metrics']['p@1']:.4f} ({record['wall_time']:.0f}s)", flush=True)  # fmt: skip
+    return record
+
+
+def lr_table(work: Path, sets: dict) -> list[dict]:
+    """Beer's bi-encoder adapter at each learning rate: dev MAP by step, selected test MAP."""
+    rows = []
+    for lr in LEARNING_RATES:
+        name = f"lr-{lr:g}"
+        card = train_entry(work, name, "--mode", "adapter", "--forums", "beer", *BI,
+                           "--lr", f"{lr:g}", "--max-steps", str(LR_STEPS))  # fmt: skip
+        test = score(work, name, sets["beer"], "test")
+        rows.append({
+            "lr": lr,
+            "dev_map_by_step": {r["step"]: round(r["dev_map"], 4) for r in card["training"]["log"]},
+            "best_step": card["training"]["best_step"],
+            "test_map": test["metrics"]["map"],
+            "train_seconds": card["train_seconds"],
+        })  # fmt: skip
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--work", type=Path, default=Path("/tmp/adapter-zoo-quality"))
+    parser.add_argument("--only", choices=["lr", "all"], default="all")
+    args = parser.parse_args()
+    work = args.work.resolve()
+    work.mkdir(parents=True, exist_ok=True)
+    os.environ["ADAPTER_ZOO_HOME"] = str(work / "zoo")
+    sets = prepare(work)
+    report = {"machine": machine_info(), "candidates": CANDIDATES, "lr_table": lr_table(work, sets)}
+    if args.only == "all":
+        report.update(zoo_and_compositions(work, sets))
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "quality.json").write_text(json.dumps(report, indent=2) + "\n")
+    print(json.dumps(report.get("summary", report["lr_table"]), indent=2))
+
+
+def zoo_and_compositions(work: Path, sets: dict) -> dict:
+    raise NotImplementedError  # filled in below once compositions land
+
+
+if __name__ == "__main__":
+    main()
