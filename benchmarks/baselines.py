@@ -85,37 +85,12 @@ def tfidf_scores(dataset, scope: str = "query") -> list[np.ndarray]:
     return scores
 
 
-def sbert_model_path(base: str) -> str:
-    """``minilm-l6`` → the offline all-MiniLM-L6-v2 path, ``bert-base`` → its Hub id, anything
-    else unchanged (``adapter_zoo.resolve_base_model``)."""
-    from adapter_zoo import resolve_base_model
-
-    return resolve_base_model(base)
-
-
 def sbert_scorer(base: str, batch_size: int = 64) -> Callable:
-    """Zero-shot bi-encoder: cosine of sentence-transformers embeddings of query and candidate."""
+    """Zero-shot bi-encoder: cosine of the sentence embeddings of query and candidate
+    (``adapter_zoo.BiEncoder``, the same model ``adapter_zoo.load("sbert:<base>")`` gives)."""
+    from adapter_zoo import BiEncoder
 
-    def scores(dataset, scope: str = "query") -> list[np.ndarray]:
-        from sentence_transformers import SentenceTransformer
-
-        model = SentenceTransformer(sbert_model_path(base), device="cpu")
-        texts = _unique_candidates(dataset)
-        for query in dataset["query"]:
-            texts.setdefault(query, len(texts))
-        vectors = model.encode(
-            list(texts),
-            batch_size=batch_size,
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            show_progress_bar=len(texts) > 2000,
-        )
-        return [
-            vectors[[texts[c] for c in candidates]] @ vectors[texts[query]]
-            for query, candidates in zip(dataset["query"], dataset["candidates"])
-        ]
-
-    return scores
+    return ranker_scorer(BiEncoder.from_base(base, device="cpu"), batch_size=batch_size)
 
 
 def ranker_scorer(ranker, batch_size: int = 64) -> Callable:

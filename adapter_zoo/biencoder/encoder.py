@@ -78,11 +78,13 @@ class BiEncoder:
 
     @classmethod
     def from_base(
-        cls, base: str = "minilm-l6", *, max_length: int = DEFAULT_MAX_LENGTH, device=None
+        cls, base: str = "minilm-l6", *, max_length: int | None = None, device=None
     ) -> BiEncoder:
-        """The zero-shot bi-encoder of ``base`` (no adapter)."""
+        """The zero-shot bi-encoder of ``base`` (no adapter); ``max_length`` defaults to the
+        model's own (256 for all-MiniLM-L6-v2)."""
         model = build_sentence_model(base, with_adapters=False, device=device)
-        return cls(model, base_model=base, max_length=max_length, device=device)
+        length = max_length or model.max_seq_length or DEFAULT_MAX_LENGTH
+        return cls(model, base_model=base, max_length=length, device=device)
 
     @property
     def max_length(self) -> int:

@@ -25,6 +25,9 @@ import numpy as np
 
 from adapter_zoo.errors import ZooError
 
+# The model a user already has: the recommender measures the zoo against it.
+ZERO_SHOT_BASE = "sbert:minilm-l6"
+
 
 def _sample(texts: list[str], limit: int, seed: int) -> list[str]:
     texts = [t for t in dict.fromkeys(texts) if t and t.strip()]
@@ -103,8 +106,7 @@ def probe_scores(
 ):
     """Main-metric score of each adapter on ``n`` labelled queries of a benchmark target."""
     import benchmarks
-    from adapter_zoo.sweep.evaluate import base_model_of
-    from adapter_zoo.sweep.sweep import sweep
+    from adapter_zoo.sweep.evaluate import score_models
     from benchmarks.metrics import evaluate_rankings
 
     path = Path(str(target)).expanduser()
@@ -116,7 +118,7 @@ def probe_scores(
     chosen = sorted(random.Random(seed).sample(usable, min(n, len(usable))))
     sample = rows.select(chosen)
     pairs = [(q, c) for q, cands in zip(sample["query"], sample["candidates"]) for c in cands]
-    scores = sweep(base or base_model_of(adapters), adapters, pairs, max_length=max_length)
+    scores = score_models(adapters, pairs, base_model=base, max_length=max_length)
     bounds = np.cumsum([0] + [len(c) for c in sample["candidates"]])
     result = {}
     for adapter in adapters:
@@ -151,12 +153,23 @@ def similarities(
 
 def rank(similarity: dict[str, float], probe: dict[str, float] | None = None) -> list[dict]:
     """``{adapter, similarity, probe, rank}`` rows, best first: by probe score if any, then
-    by similarity (which also breaks probe ties)."""
+    by similarity (which also breaks probe ties). A model the probe scored that has no
+    training forum (the zero-shot base) has similarity None and loses ties."""
+    names = list(similarity) + [n for n in (probe or {}) if n not in similarity]
     rows = [
-        {"adapter": name, "similarity": value, "probe": None if probe is None else probe[name]}
-        for name, value in similarity.items()
-    ]
-    rows.sort(key=lambda r: (-(r["probe"] if r["probe"] is not None else 0.0), -r["similarity"]))
+        {"adapter": name, "similarity": similarity.get(name),
+         "probe": None if probe is None else probe[name]}
+        for name in names
+    ]  # fmt: skip
+
+    def key(row):
+        sim = row["similarity"]
+        return (
+            -(row["probe"] if row["probe"] is not None else 0.0),
+            -(sim if sim is not None else -2.0),
+        )
+
+    rows.sort(key=key)
     for position, row in enumerate(rows, start=1):
         row["rank"] = position
     return rows
@@ -175,6 +188,7 @@ def recommend(
     max_length: int = 300,
     seed: int = 0,
     embedder=None,
+    zero_shot: str | None = ZERO_SHOT_BASE,
 ) -> list[dict]:
     """Adapters ranked best first for ``target``: ``{adapter, similarity, probe, rank}``.
 
@@ -191,6 +205,9 @@ def recommend(
         max_length: token limit per probe pair.
         seed: sampling seed.
         embedder: a SentenceTransformer (default all-MiniLM-L6-v2).
+        zero_shot: the model a user already has (default the zero-shot all-MiniLM-L6-v2
+            bi-encoder): with a probe it is a candidate too, so the recommender can say that
+            no adapter beats it. None leaves it out; without a probe it has no similarity.
     """
     if not adapters:
         raise ZooError("recommend: no adapters given")
@@ -200,8 +217,9 @@ def recommend(
     )  # fmt: skip
     probe = None
     if dev_sample:
+        candidates = list(adapters) + ([zero_shot] if zero_shot else [])
         probe = probe_scores(
-            target, adapters, dev_sample, split=dev_split or split, data_dir=data_dir,
+            target, candidates, dev_sample, split=dev_split or split, data_dir=data_dir,
             seed=seed, max_length=max_length,
         )  # fmt: skip
     return rank(similarity, probe)

@@ -37,6 +37,44 @@ def base_model_of(adapters: Sequence) -> str:
     return next(iter(bases.values()))
 
 
+def shares_pass(name) -> bool:
+    """Whether ``name`` is a cross-encoder adapter entry (with its head), which the shared
+    ``Parallel`` pass scores; bi-encoders, ``sbert:`` models and compositions are scored one
+    by one (a bi-encoder embeds each text once anyway)."""
+    from adapter_zoo.zoo.loading import resolve_entry
+    from adapter_zoo.zoo.store import read_card
+
+    if ":" in str(name):
+        return False
+    try:
+        path = resolve_entry(str(name))
+    except ZooError:
+        return True  # let the sweep report the missing entry in its own words
+    card = read_card(path) if (path / "card.json").is_file() else {}
+    return card.get("encoder", "cross") == "cross" and (path / "head_config.json").is_file()
+
+
+def score_models(
+    models: Sequence, pairs, *, base_model=None, batch_size=64, max_length=300, progress=False
+) -> dict:
+    """``{model: scores}`` for every model on ``pairs``: cross-encoder adapters in one shared
+    pass over their base, the others (bi-encoders, ``sbert:``, compositions) one by one."""
+    import adapter_zoo
+    from adapter_zoo.sweep.sweep import sweep
+
+    shared = [m for m in models if shares_pass(m)]
+    scores = {}
+    if shared:
+        scores = sweep(
+            base_model or base_model_of(shared), shared, pairs, batch_size,
+            max_length=max_length, progress=progress,
+        )  # fmt: skip
+    for name in models:
+        if str(name) not in scores:
+            scores[str(name)] = adapter_zoo.load(str(name)).score(pairs, batch_size=batch_size)
+    return scores
+
+
 def sweep_benchmark(
     benchmark,
     adapters: Sequence,
@@ -53,7 +91,9 @@ def sweep_benchmark(
 
     Args:
         benchmark: a registry name or ``local:PATH``.
-        adapters: zoo names or adapter entry folders (all over the same base model).
+        adapters: zoo names or entry folders. Cross-encoder adapters (all over the same
+            base model) share one pass; bi-encoder entries, ``sbert:<base>`` and
+            compositions are scored one by one.
         base_model: the base; by default the one the adapters' cards name.
         split: the split to score.
         data_dir: folder holding the benchmark files.
@@ -64,20 +104,21 @@ def sweep_benchmark(
     """
     import numpy as np
 
-    from adapter_zoo.sweep.sweep import sweep
     from benchmarks.evaluate import package_versions
     from benchmarks.metrics import METRICS, evaluate_rankings
     from benchmarks.registry import get
     from benchmarks.results import append_result
 
     started = time.perf_counter()
-    base_model = base_model or base_model_of(adapters)
+    shared = [a for a in adapters if shares_pass(a)]
+    base_model = base_model or (base_model_of(shared) if shared else None)
     bench = get(benchmark)
     dataset = bench.load(split, data_dir)
     pairs = [(q, c) for q, cands in zip(dataset["query"], dataset["candidates"]) for c in cands]
-    scores = sweep(
-        base_model, adapters, pairs, batch_size, max_length=max_length, progress=progress
-    )
+    scores = score_models(
+        adapters, pairs, base_model=base_model, batch_size=batch_size, max_length=max_length,
+        progress=progress,
+    )  # fmt: skip
     bounds = np.cumsum([0] + [len(c) for c in dataset["candidates"]])
     wall = round(time.perf_counter() - started, 3)
     records = []
@@ -88,8 +129,8 @@ def sweep_benchmark(
         record = {
             "benchmark": bench.name,
             "split": split,
-            "model": str(base_model),
-            "adapters": [str(adapter)],
+            "model": str(base_model) if str(adapter) in map(str, shared) else str(adapter),
+            "adapters": [str(adapter)] if str(adapter) in map(str, shared) else [],
             "mode": "sweep",
             "metrics": {m: round(summary[m], 6) for m in METRICS},
             "main_metric": bench.main_metric,

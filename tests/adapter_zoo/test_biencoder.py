@@ -233,3 +233,19 @@ def test_cli_train_bi_then_evaluate_local_benchmark(
     record = json.loads((results / "results.jsonl").read_text().splitlines()[0])
     assert record["model"] == "cli-bi" and record["queries"] == 59
     assert 0 < record["metrics"]["map"] <= 1
+
+
+def test_sweep_scores_bi_encoders_and_the_zero_shot_base_like_evaluate(
+    parsed_forums, tiny_sentence_bert_path, tmp_path
+):
+    import benchmarks
+    from adapter_zoo.sweep.evaluate import sweep_benchmark
+    from benchmarks import build_from_forum
+
+    train(bi_config(parsed_forums, tiny_sentence_bert_path, "adapter", "sweep-bi"))
+    bench = f"local:{build_from_forum(parsed_forums / BEER, tmp_path / 'las', candidates=10)}"
+    models = ["sweep-bi", f"sbert:{tiny_sentence_bert_path}"]
+    records = sweep_benchmark(bench, models)
+    assert [r["model"] for r in records] == models
+    for record, model in zip(records, models):
+        assert record["metrics"] == benchmarks.evaluate(model, bench)["metrics"]

@@ -151,8 +151,28 @@ def test_hit_rate_with_a_probe_on_the_dev_split(
     if probe[expected[0]] == probe[expected[-1]]:  # a tie: similarity decides, as in recommend
         expected = row["similarity_top3"]
     assert row["probe_top3"] == expected == row["recommended"]
-    ranking = recommend(target, zoo_adapters, dev_sample=3, dev_split="dev", embedder=embedder)
+    ranking = recommend(
+        target, zoo_adapters, dev_sample=3, dev_split="dev", embedder=embedder, zero_shot=None
+    )
     assert [r["adapter"] for r in ranking] == row["probe_top3"]
     assert [r["probe"] for r in ranking] == [probe[r["adapter"]] for r in ranking]
     with pytest.raises(ValueError, match="split"):
         recommend(target, zoo_adapters, dev_sample=3, dev_split="train", embedder=embedder)
+
+
+def test_the_zero_shot_base_is_a_probed_candidate(
+    zoo_adapters, tmp_path, make_local_benchmark, embedder, tiny_sentence_bert_path
+):
+    folder = tmp_path / "bikes-bench"
+    folder.mkdir()
+    make_local_benchmark(folder, None, BIKE_QUERIES)
+    target = "local:" + str(folder)
+    base = f"sbert:{tiny_sentence_bert_path}"
+    ranking = recommend(target, zoo_adapters, dev_sample=3, embedder=embedder, zero_shot=base)
+    row = next(r for r in ranking if r["adapter"] == base)
+    assert row["similarity"] is None  # no training forum to compare
+    from adapter_zoo.recommend import probe_scores
+
+    assert row["probe"] == probe_scores(target, [base], 3)[base]
+    assert sorted(r["adapter"] for r in ranking) == sorted([*zoo_adapters, base])
+    assert [r["rank"] for r in ranking] == [1, 2, 3]

@@ -227,9 +227,17 @@ def test_pushed_bi_encoder_entry_pulls_and_opens_with_the_card_lines(
 
     parse_forum(shipped_data() / "beer.stackexchange.com.7z", tmp_path / "parsed")
     source = train(
-        TrainingConfig(mode="adapter", data=str(tmp_path / "parsed"), forums=("beer",),
-                       name="beer-bi", base_model=str(tiny_sentence_bert_path), max_steps=2,
-                       batch_size=8, max_length=32, lr=1e-2)  # fmt: skip
+        TrainingConfig(
+            mode="adapter",
+            data=str(tmp_path / "parsed"),
+            forums=("beer",),
+            name="beer-bi",
+            base_model=str(tiny_sentence_bert_path),
+            max_steps=2,
+            batch_size=8,
+            max_length=32,
+            lr=1e-2,
+        )  # fmt: skip
     )
     push(source, "me/beer-bi")
     readme = upload_standin.sent[0]["files"]["README.md"].decode()
