@@ -4,7 +4,8 @@ Format::
 
     {"version": 1, "entries": [{"name": "beer", "repo": "org/beer-adapter",
       "revision": "<commit sha>", "base_model": "minilm-l6", "forums": ["beer.stackexchange.com"],
-      "size": 1234567, "scores": {"dev_mrr@10": 0.61}}, ...]}
+      "size": 1234567, "scores": {"dev_mrr@10": 0.61}, "kind": "adapter",
+      "encoder": "bi"}, ...]}
 
 It is downloaded through the Hugging Face cache, so a machine that has read it once can still
 resolve names offline.
@@ -108,6 +109,9 @@ def index_entry(card: dict, repo_id: str, revision: str, size: int) -> dict:
         "forums": card.get("forums") or [],
         "size": size,
         "scores": card.get("scores") or {},
+        # which kind of ranker it is, so a user can pick a bi-encoder for search
+        "kind": card.get("kind"),
+        "encoder": card.get("encoder", "cross"),
     }
 
 

@@ -167,6 +167,8 @@ def test_load_by_short_name_on_another_machine(
         "forums": ["beer.stackexchange.com"],
         "size": sum(len(v) for v in upload_standin.sent[0]["files"].values()),
         "scores": {"dev_mrr@10": 0.51, "dev_p@1": 0.25},
+        "kind": "adapter",
+        "encoder": "cross",
     }
     # "Another machine": an empty zoo and an empty Hugging Face cache.
     monkeypatch.setenv("ADAPTER_ZOO_HOME", str(tmp_path / "other-zoo"))
