@@ -1,9 +1,10 @@
-"""The main job: the whole idea on a laptop, on real shipped data, in about 20 minutes.
+"""The main job: the whole idea on a laptop, on real shipped data, in about 10 minutes.
 
-parse two shipped StackExchange forums → train the beer forum's adapter on MiniLM →
-build LAS-style answer-selection sets from questions held out of training (beer, and
-bicycles.meta as an unseen domain) → evaluate BM25, the untrained base, a zero-shot
-bi-encoder and the adapter → leaderboard tables and plots, all in one folder.
+parse two shipped StackExchange forums → train the beer forum's bi-encoder adapter and its
+cross-encoder adapter on MiniLM → build LAS-style answer-selection sets from questions held
+out of training (beer, and bicycles.meta as an unseen domain) → compose the two adapters with
+BM25, weights chosen on beer's dev split → evaluate BM25, the zero-shot bi-encoder (the model
+a user already has), both adapters and the composition → leaderboard tables and plots.
 
 Example:
     >>> from adapter_zoo.recipes.quickstart import quickstart
@@ -21,22 +22,26 @@ from adapter_zoo.recipes.runner import shipped_data
 
 HOME_FORUM = "beer.stackexchange.com"
 OTHER_FORUM = "bicycles.meta.stackexchange.com"
-ADAPTER_NAME = "beer"
-# The adapter learns what the held-out set asks: a question (title + body) against its
-# accepted answer, with the answers of BM25-similar questions as negatives and a listwise
-# loss; MiniLM's pair-cosine head starts it from the base's own similarity. With the CLS
-# head and random title-body negatives, 250 steps stayed below BM25 (MAP 0.27 vs 0.64).
-# lr 1e-3 instead of the paper's 1e-4: 150 steps, not epochs.
-DEFAULT_MAX_STEPS = 150
-TRAIN_MAX_LENGTH = 192
+BI_ADAPTER = "beer"  # MiniLM is a sentence encoder: its default zoo entry is a bi-encoder
+CROSS_ADAPTER = "beer-cross"
+COMPOSITION = "beer-fusion"
+ZERO_SHOT = "sbert:minilm-l6"
+# The bi-encoder adapter: question -> accepted answer and title -> body pairs, in-batch
+# negatives; the dev split is scored every BI_EVAL_STEPS steps and the best state is kept,
+# the base's own included (benchmarks/perf/quality.py has the lr/steps table behind this).
+BI_STEPS = 40
+BI_EVAL_STEPS = 10
+# The cross-encoder adapter learns what the held-out set asks: a question (title + body)
+# against its accepted answer, with the answers of BM25-similar questions as negatives and a
+# listwise loss; MiniLM's pair-cosine head starts it from the base's own similarity.
+CROSS_STEPS = 60
+TRAIN_MAX_LENGTH = 128
 TRAIN_BATCH_SIZE = 16  # pairs: two questions, each with its answer and 7 negatives
 TRAIN_NEGATIVES = 7
 TRAIN_LR = 1e-3
-# Candidates per held-out question, and the pair length every cross-encoder is evaluated at:
-# on 2 CPU cores MiniLM scores about 15 pairs/s at length 192, so LAS's 100 candidates at
-# length 300 would take the untrained base alone 12 minutes.
+# Candidates per held-out question (LAS has 100; on 2 CPU cores a cross-encoder scores about
+# 40 pairs/s at length 128, so 50 keeps the whole job near 10 minutes).
 CANDIDATES = 50
-EVAL_MAX_LENGTH = TRAIN_MAX_LENGTH
 
 
 def _cli(argv: list[str]) -> None:
@@ -63,7 +68,7 @@ def quickstart(
     Args:
         out: output folder (parsed forums, benchmarks, results, leaderboard).
         base: base model; the offline default is MiniLM-L6 shipped in a PyPI package.
-        max_steps: training steps (default: the 10-minute budget).
+        max_steps: training steps of each adapter (default: the 10-minute budget).
         smoke: a tiny random model and 4 steps, to check the pipeline in seconds.
     """
     import stackexchange
@@ -76,9 +81,10 @@ def quickstart(
 
         base = str(build_tiny_bert(out / "tiny-sentence-bert", sentence_encoder=True))
         max_steps = 4
-    steps = DEFAULT_MAX_STEPS if max_steps is None else max_steps
+    bi_steps = BI_STEPS if max_steps is None else max_steps
+    cross_steps = CROSS_STEPS if max_steps is None else max_steps
 
-    _banner("1/5 parse the shipped StackExchange archives")
+    _banner("1/6 parse the shipped StackExchange archives")
     forum_dirs = {}
     for host in (HOME_FORUM, OTHER_FORUM):
         forum_dirs[host] = stackexchange.parse_forum(
@@ -89,16 +95,20 @@ def quickstart(
             f"   {host}: {stats['questions']} questions, {stats['answers']} answers, pairs {stats['pairs']}"
         )
 
-    _banner(f"2/5 train the {ADAPTER_NAME} adapter on {base} ({steps} steps)")
-    _cli(
-        ["train", "--encoder", "cross", "--mode", "adapter", "--data", str(out / "parsed"), "--forums", HOME_FORUM,
-         "--name", ADAPTER_NAME, "--base", base, "--max-steps", str(steps),
-         "--pairs", "question_answer", "--hard-negatives", "--loss", "listwise",
-         "--negatives", str(TRAIN_NEGATIVES), "--max-length", str(TRAIN_MAX_LENGTH),
-         "--batch-size", str(TRAIN_BATCH_SIZE), "--lr", str(TRAIN_LR), "--overwrite"]
-    )  # fmt: skip
+    data = ["--data", str(out / "parsed"), "--forums", HOME_FORUM, "--base", base, "--overwrite"]
+    _banner(f"2/6 train the {HOME_FORUM} bi-encoder adapter on {base} ({bi_steps} steps)")
+    _cli(["train", "--encoder", "bi", "--mode", "adapter", "--name", BI_ADAPTER, *data,
+          "--max-steps", str(bi_steps), "--eval-steps", str(BI_EVAL_STEPS),
+          "--max-length", str(TRAIN_MAX_LENGTH)])  # fmt: skip
 
-    _banner("3/5 build answer-selection sets from held-out questions")
+    _banner(f"3/6 train its cross-encoder adapter ({cross_steps} steps)")
+    _cli(["train", "--encoder", "cross", "--mode", "adapter", "--name", CROSS_ADAPTER, *data,
+          "--max-steps", str(cross_steps), "--pairs", "question_answer", "--hard-negatives",
+          "--loss", "listwise", "--negatives", str(TRAIN_NEGATIVES),
+          "--max-length", str(TRAIN_MAX_LENGTH), "--batch-size", str(TRAIN_BATCH_SIZE),
+          "--lr", str(TRAIN_LR)])  # fmt: skip
+
+    _banner("4/6 build answer-selection sets from held-out questions")
     benchmark_dirs = {}
     for host, forum_dir in forum_dirs.items():
         target = out / "benchmarks" / f"{host.split('.')[0]}-answers"
@@ -108,20 +118,22 @@ def quickstart(
             forum_dir, target, task="answer_selection", candidates=CANDIDATES, seed=0
         )
 
-    _banner("4/5 evaluate BM25, the untrained base, a zero-shot bi-encoder and the adapter")
+    _banner("5/6 compose both adapters with BM25, weights chosen on beer's dev split")
+    _cli(["compose", "--name", COMPOSITION, "--fusion", BI_ADAPTER, CROSS_ADAPTER, "bm25",
+          "--data", str(out / "parsed"), "--forum", HOME_FORUM, "--overwrite"])  # fmt: skip
+
+    _banner("6/6 evaluate BM25, the zero-shot bi-encoder, both adapters and the composition")
     results = out / "results"
     if results.exists():
         shutil.rmtree(results)
-    models = ["bm25", f"base:{base}", ADAPTER_NAME]
+    models = ["bm25", BI_ADAPTER, CROSS_ADAPTER, COMPOSITION]
     if not smoke:
-        models.insert(2, "sbert:minilm-l6")
+        models.insert(1, ZERO_SHOT)
     for bench in benchmark_dirs.values():
         for model in models:
             _cli(["evaluate", "--model", model, "--benchmark", f"local:{bench}",
-                  "--split", "test", "--results", str(results),
-                  "--max-length", str(EVAL_MAX_LENGTH)])  # fmt: skip
+                  "--split", "test", "--results", str(results)])  # fmt: skip
 
-    _banner("5/5 leaderboard")
     _cli(["leaderboard", str(results), "--out", str(out / "leaderboard")])
     print(verdict(results, benchmark_dirs))
     print(f"\nEverything is in {out}")
@@ -129,22 +141,28 @@ def quickstart(
 
 
 def verdict(results: Path, benchmark_dirs: dict) -> str:
-    """Say plainly how the adapter did against BM25 on each held-out set."""
+    """Say plainly how each zoo model did against the model a user already has (the zero-shot
+    bi-encoder) and against BM25, on each held-out set."""
     from benchmarks.results import read_results
 
     records = read_results(results)
-    lines = ["", "How the beer adapter did (P@1 / MAP on held-out questions):"]
+    lines = ["", "How the zoo's beer models did (MAP on held-out questions):"]
     for host, bench in benchmark_dirs.items():
-        scores = {r["model"]: r["metrics"] for r in records if r["benchmark"] == f"local:{bench}"}
-        adapter, bm25 = scores.get(ADAPTER_NAME), scores.get("bm25")
-        if adapter is None or bm25 is None:
-            lines.append(f"  {host}: missing results")
-            continue
-        better = adapter["map"] > bm25["map"]
+        scores = {r["model"]: r["metrics"]["map"] for r in records
+                  if r["benchmark"] == f"local:{bench}"}  # fmt: skip
         role = "its own forum" if host == HOME_FORUM else "an unseen forum (zero-shot)"
-        lines.append(
-            f"  {host} ({role}): adapter {adapter['p@1']:.3f} / {adapter['map']:.3f}, "
-            f"BM25 {bm25['p@1']:.3f} / {bm25['map']:.3f} -> "
-            + ("the adapter beats BM25" if better else "the adapter does NOT beat BM25 here")
-        )
+        lines.append(f"  {host} ({role}):")
+        for model in (BI_ADAPTER, CROSS_ADAPTER, COMPOSITION):
+            if model not in scores or "bm25" not in scores:
+                lines.append(f"    {model}: missing results")
+                continue
+            against = [f"BM25 {scores['bm25']:.3f}"]
+            if ZERO_SHOT in scores:
+                delta = scores[model] - scores[ZERO_SHOT]
+                against.insert(0, f"zero-shot bi-encoder {scores[ZERO_SHOT]:.3f} ({delta:+.3f})")
+            better = all(scores[model] > scores[m] for m in ("bm25", ZERO_SHOT) if m in scores)
+            lines.append(
+                f"    {model} {scores[model]:.3f} vs {', '.join(against)} -> "
+                + ("beats both" if better else "does NOT beat both")
+            )
     return "\n".join(lines)

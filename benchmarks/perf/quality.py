@@ -40,6 +40,8 @@ FORUMS = {"beer": "beer.stackexchange.com", "bicycles": "bicycles.meta.stackexch
 CANDIDATES = 50
 LEARNING_RATES = (1e-4, 2e-4, 5e-4, 1e-3)
 LR_STEPS = 80
+ZOO_STEPS = 60
+ZERO_SHOT = "sbert:minilm-l6"
 EVAL_STEPS = 10
 BI = ["--encoder", "bi", "--max-length", "128", "--eval-steps", str(EVAL_STEPS)]
 CROSS = ["--encoder", "cross", "--pairs", "question_answer", "--hard-negatives", "--loss",
@@ -140,7 +142,100 @@ def main() -> None:
 
 
 def zoo_and_compositions(work: Path, sets: dict) -> dict:
-    raise NotImplementedError  # filled in below once compositions land
+    """Train the zoo, compose on each forum's dev split, score everything, pick per forum."""
+    from adapter_zoo.compose import compose_entry
+
+    steps = ["--max-steps", str(ZOO_STEPS)]
+    zoo = {
+        "beer-bi": ["--mode", "adapter", "--forums", "beer", *BI, *steps],
+        "beer-bi-hard": ["--mode", "adapter", "--forums", "beer", "--hard-negatives", *BI, *steps],
+        "bicycles-bi": ["--mode", "adapter", "--forums", "bicycles.meta", *BI, *steps],
+        "multitask-bi": ["--mode", "multitask", "--forums", "beer", "bicycles.meta", *BI, *steps],
+        "fusion-bi": ["--mode", "fusion", "--forums", "beer", "bicycles.meta", "--adapters",
+                      "beer-bi", "bicycles-bi", *BI, *steps],
+        "beer-bi-full": ["--mode", "full", "--forums", "beer", *BI, *steps],
+        "beer-cross": ["--mode", "adapter", "--forums", "beer", *CROSS],
+    }  # fmt: skip
+    cards = {name: train_entry(work, name, *argv) for name, argv in zoo.items()}
+    compositions = {
+        "beer": {
+            "beer-bi+bm25": ["fusion", ["beer-bi", "bm25"]],
+            "zero-shot+bm25": ["fusion", [ZERO_SHOT, "bm25"]],
+            "beer-bi+cross+bm25": ["fusion", ["beer-bi", "beer-cross", "bm25"]],
+            "beer-bi>cross@10": ["rerank", ["beer-bi", "beer-cross"]],
+        },
+        "bicycles": {
+            "bicycles-bi+bm25": ["fusion", ["bicycles-bi", "bm25"]],
+            "zero-shot+bm25@bicycles": ["fusion", [ZERO_SHOT, "bm25"]],
+        },
+    }
+    composed = {}
+    for forum, entries in compositions.items():
+        for name, (how, members) in entries.items():
+            started = time.perf_counter()
+            if not (work / "zoo" / name / "card.json").is_file():
+                compose_entry(name, how, members, data=work / "parsed", forum=FORUMS[forum],
+                              top_k=10)  # fmt: skip
+            card = json.loads((work / "zoo" / name / "card.json").read_text())
+            composed[name] = {"forum": forum, "how": how, "members": members,
+                              "weights": card.get("weights"),
+                              "dev_lists_map": card.get("scores"),
+                              "seconds": round(time.perf_counter() - started, 1)}  # fmt: skip
+
+    models = ["bm25", ZERO_SHOT, *zoo, *composed]
+    table = {}
+    for set_name, bench in sets.items():
+        for model in models:
+            record = score(work, model, bench, "test")
+            table.setdefault(model, {})[set_name] = {
+                "map": record["metrics"]["map"], "p@1": record["metrics"]["p@1"],
+                "wall_time": record["wall_time"],
+            }  # fmt: skip
+    selection = {}
+    for forum in FORUMS:
+        # the forum's own zoo models and compositions, and the model the user already has
+        own = [
+            ZERO_SHOT,
+            *(m for m in zoo if m.startswith(forum)),
+            "multitask-bi",
+            "fusion-bi",
+            *(c for c, v in composed.items() if v["forum"] == forum),
+        ]
+        own = list(dict.fromkeys(m for m in own if m in models))
+        dev = {m: score(work, m, sets[forum], "dev")["metrics"]["map"] for m in own}
+        best = max(dev, key=dev.get)
+        selection[forum] = {
+            "candidates_dev_map": dev,
+            "chosen_on_dev": best,
+            "test_map": table[best][forum]["map"],
+            "zero_shot_test_map": table[ZERO_SHOT][forum]["map"],
+            "gain": round(table[best][forum]["map"] - table[ZERO_SHOT][forum]["map"], 4),
+            "target": 0.02,
+        }
+    transfer = {}
+    for adapter, home in (("beer-bi", "beer"), ("bicycles-bi", "bicycles"),
+                          ("multitask-bi", None), ("beer-cross", "beer")):  # fmt: skip
+        for set_name in sets:
+            if set_name == home or (home is None and set_name != "wikiqa"):
+                continue
+            delta = table[adapter][set_name]["map"] - table[ZERO_SHOT][set_name]["map"]
+            limit = 0.0 if set_name == "wikiqa" else -0.01
+            transfer[f"{adapter} on {set_name}"] = {"delta_map": round(delta, 4),
+                                                    "met": bool(delta > limit)}  # fmt: skip
+    return {
+        "zoo": {
+            n: {
+                "train_seconds": c["train_seconds"],
+                "dev": c.get("scores"),
+                "base_dev": c.get("base_scores"),
+                "best_step": c["training"].get("best_step"),
+            }
+            for n, c in cards.items()
+        },
+        "compositions": composed,
+        "table": table,
+        "summary": {"best_for_forum_chosen_on_dev": selection, "no_negative_transfer": transfer},
+    }
 
 
 if __name__ == "__main__":

@@ -46,8 +46,14 @@ def test_quickstart_smoke_writes_every_output(tmp_path, capsys):
     out = quickstart(tmp_path / "qs", smoke=True)
     printed = capsys.readouterr().out
     assert f"Everything is in {out}" in printed
-    assert "beer.stackexchange.com (its own forum): adapter" in printed
-    assert "bicycles.meta.stackexchange.com (an unseen forum (zero-shot)): adapter" in printed
+    assert "beer.stackexchange.com (its own forum):" in printed
+    assert "bicycles.meta.stackexchange.com (an unseen forum (zero-shot)):" in printed
+    for model in ("beer", "beer-cross", "beer-fusion"):
+        assert f"\n    {model} 0." in printed  # a MAP for each zoo model, on both sets
+    cards = {p.name: json.loads((p / "card.json").read_text()) for p in (out / "zoo").iterdir()
+             if (p / "card.json").is_file()}  # fmt: skip
+    assert {n: c.get("encoder") for n, c in cards.items()} == {
+        "beer": "bi", "beer-cross": "cross", "beer-fusion": "composite"}  # fmt: skip
     assert (out / "leaderboard" / "leaderboard.md").exists()
     assert (out / "leaderboard" / "leaderboard.html").exists()
     assert sorted(p.name for p in (out / "parsed").iterdir()) == [
