@@ -99,7 +99,7 @@ def sbert_scorer(base: str, batch_size: int = 64) -> Callable:
     def scores(dataset, scope: str = "query") -> list[np.ndarray]:
         from sentence_transformers import SentenceTransformer
 
-        model = SentenceTransformer(sbert_model_path(base), device="cpu")
+        model = SentenceTransformer(sbert_model_path(base), device="cpu", trust_remote_code=False)
         texts = _unique_candidates(dataset)
         for query in dataset["query"]:
             texts.setdefault(query, len(texts))

@@ -7,18 +7,23 @@ import importlib
 from pathlib import Path
 
 from adapter_zoo.errors import ZooError
-from adapter_zoo.zoo.store import CARD_FILE, list_entries, verify_entry, zoo_home
+from adapter_zoo.zoo.store import (
+    CARD_FILE,
+    is_entry_name,
+    list_entries,
+    local_entry,
+    verify_entry,
+    zoo_home,
+)
 
 
 def resolve_entry(name_or_path: str, *, revision: str | None = None) -> Path:
     """The entry folder for a local zoo name, a local path, or (else) the Hub."""
     name = str(name_or_path)
     home = zoo_home()
-    if "/" not in name and (home / name / CARD_FILE).exists():
-        return home / name
-    path = Path(name).expanduser()
-    if (path / CARD_FILE).exists():
-        return path
+    local = local_entry(name)
+    if local is not None:
+        return local
     try:
         hub = importlib.import_module("adapter_zoo.hub")
     except ModuleNotFoundError as error:
@@ -60,7 +65,8 @@ def load(
     from adapter_zoo.zoo.layouts import read_model
 
     local = Path(str(name_or_path)).expanduser()
-    is_zoo_name = "/" not in str(name_or_path) and (zoo_home() / str(name_or_path)).is_dir()
+    local_entry(name_or_path)  # refuses "." and ".." before anything is read
+    is_zoo_name = is_entry_name(str(name_or_path)) and (zoo_home() / str(name_or_path)).is_dir()
     is_legacy = not (local / CARD_FILE).exists() and multicqa.find_legacy_weights(local)
     if is_legacy and not is_zoo_name:  # a published MultiCQA adapter file or folder
         return multicqa.load_legacy(
