@@ -62,7 +62,7 @@ def check_replaceable(
         error: the exception type raised.
     """
     final = Path(final)
-    if overwrite or not (final.exists() or final.is_symlink()):
+    if overwrite or not os.path.lexists(final):
         return
     if final.is_dir() and (ours(final) or not any(final.iterdir())):
         return
@@ -104,7 +104,7 @@ def atomic_directory(final: str | os.PathLike, *, overwrite: bool = False) -> It
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    if final.exists() or final.is_symlink():
+    if os.path.lexists(final):
         # The old folder is kept aside until the new one is in place; a crash between the
         # two renames leaves it under its .old- name, and the next clean-up restores it.
         old = final.parent / f".{final.name}{OLD_MARK}{uuid.uuid4().hex[:8]}"
@@ -132,7 +132,7 @@ def _remove(entry: Path) -> None:
 
 def _restore_interrupted(final: Path) -> None:
     """Put back the old ``final`` that a crash left aside between an overwrite's renames."""
-    if final.exists() or final.is_symlink() or not final.parent.is_dir():
+    if os.path.lexists(final) or not final.parent.is_dir():
         return
     for entry in sorted(final.parent.iterdir()):
         if _old_name_of(entry) == final.name:
@@ -179,9 +179,11 @@ def remove_stale_temporaries(parent: str | os.PathLike) -> list[Path]:
         return removed
     for entry in sorted(parent.iterdir()):
         final = _old_name_of(entry)
-        if final is not None and not ((parent / final).exists() or (parent / final).is_symlink()):
-            os.replace(entry, parent / final)
-        elif final is not None or (entry.name.startswith(".") and TEMP_MARK in entry.name):
+        if final is not None:
+            _restore_interrupted(parent / final)
+        if not os.path.lexists(entry):  # it was put back
+            continue
+        if final is not None or (entry.name.startswith(".") and TEMP_MARK in entry.name):
             _remove(entry)
             removed.append(entry)
     return removed

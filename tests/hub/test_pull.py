@@ -162,7 +162,10 @@ def hostile_hub(tmp_path, monkeypatch):
         def do_HEAD(self):
             self._answer(
                 404,
-                headers=[("X-Error-Code", "EntryNotFound"), ("X-Repo-Commit", "../../../../escaped")],
+                headers=[
+                    ("X-Error-Code", "EntryNotFound"),
+                    ("X-Repo-Commit", "../../../../escaped"),
+                ],
             )
 
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
@@ -178,8 +181,11 @@ def hostile_hub(tmp_path, monkeypatch):
 
 
 def test_a_hostile_hubs_commit_header_creates_nothing_outside_the_cache(hostile_hub):
-    with pytest.raises(ZooError, match=r"the Hub answered with an invalid commit id "
-                       r"'\.\./\.\./\.\./\.\./escaped' \(not 40 hex digits\); refused$"):
+    with pytest.raises(
+        ZooError,
+        match=r"the Hub answered with an invalid commit id "
+        r"'\.\./\.\./\.\./\.\./escaped' \(not 40 hex digits\); refused$",
+    ):
         pull("evil/repo")
     assert sorted(p.name for p in hostile_hub.iterdir()) == ["b"]  # no 'escaped' beside it
     assert not (hostile_hub / "escaped").exists()
