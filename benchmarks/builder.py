@@ -32,7 +32,12 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks.errors import BenchmarkError
-from stackexchange.io import atomic_directory, atomic_write_json
+from stackexchange.io import (
+    atomic_directory,
+    atomic_write_json,
+    check_replaceable,
+    refuse_input_inside_output,
+)
 from stackexchange.lists import SPLITS, answer_selection_lists, question_similarity_lists
 
 DEFAULT_CANDIDATES = {"answer_selection": 100, "question_similarity": 20}
@@ -85,27 +90,45 @@ def _split_stats(rows: list[dict]) -> dict:
     }
 
 
+def is_built_benchmark(folder: str | os.PathLike) -> bool:
+    """Whether ``folder`` is a benchmark :func:`build_from_forum` wrote (its benchmark.json)."""
+    try:
+        manifest = json.loads((Path(folder) / "benchmark.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    source = manifest.get("source") if isinstance(manifest, dict) else None
+    return (
+        manifest.get("task") in DEFAULT_CANDIDATES
+        and isinstance(source, dict)
+        and {"forum", "path"} <= set(source)
+    )
+
+
 def build_from_forum(
     forum_dir: str | os.PathLike,
     out_dir: str | os.PathLike,
     task: str = "answer_selection",
     candidates: int | None = None,
     seed: int = 0,
+    overwrite: bool = False,
 ) -> Path:
     """Build a benchmark from ``forum_dir`` (a parsed forum) into ``out_dir``, atomically.
 
     Args:
         forum_dir: ``DIR/<host>/`` written by ``adapter-zoo parse``.
-        out_dir: the benchmark folder to create (replaced if present).
+        out_dir: the benchmark folder to create; one this function wrote is replaced, any
+            other non-empty ``out_dir`` only with ``overwrite``.
         task: ``answer_selection`` or ``question_similarity``.
         candidates: pool size (default 100 for answer selection, 20 for question similarity).
         seed: shuffles each candidate list.
+        overwrite: replace ``out_dir`` even when it is not a benchmark built here.
 
     Returns:
         ``out_dir``; load it with ``benchmarks.get("local:" + str(out_dir))``.
 
     Raises:
-        BenchmarkError: not a parsed forum, unknown task, or no held-out test query.
+        BenchmarkError: not a parsed forum, unknown task, no held-out test query, the forum
+            inside (or equal to) ``out_dir``, or ``out_dir`` holding something else.
 
     Example:
         >>> build_from_forum("parsed/beer.stackexchange.com", "bench/beer")  # doctest: +SKIP
@@ -119,6 +142,11 @@ def build_from_forum(
     if size < 2:
         raise BenchmarkError(f"candidates must be at least 2, got {size}")
     forum_dir = Path(forum_dir)
+    refuse_input_inside_output([forum_dir], out_dir, BenchmarkError)
+    check_replaceable(
+        out_dir, ours=is_built_benchmark, overwrite=overwrite, what="a benchmark",
+        error=BenchmarkError,
+    )  # fmt: skip
     questions = _load_questions(forum_dir)
     rng = np.random.default_rng(seed)
     if task == "answer_selection":

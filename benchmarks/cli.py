@@ -40,6 +40,10 @@ def register(subparsers) -> None:
         metavar="NAME",
         help="--finetune: zoo name of the fine-tuned model (default <benchmark>-<mode>-<base>-s<seed>)",
     )
+    evaluate.add_argument(
+        "--overwrite", action="store_true",
+        help="--finetune: replace an existing zoo entry of the fine-tuned model's name",
+    )  # fmt: skip
     evaluate.add_argument("--max-steps", type=int, default=None)
     evaluate.add_argument(
         "--max-length",
@@ -65,6 +69,10 @@ def register(subparsers) -> None:
     )
     build.add_argument("--candidates", type=int, default=None)
     build.add_argument("--seed", type=int, default=0)
+    build.add_argument(
+        "--overwrite", action="store_true",
+        help="replace --out even when it is not a benchmark built by this command",
+    )  # fmt: skip
     build.set_defaults(func=run_build)
 
 
@@ -81,6 +89,7 @@ def run_evaluate(args) -> int:
         max_steps=args.max_steps,
         save_as=args.save_as,
         max_length=args.max_length,
+        overwrite=args.overwrite,
     )
     if len(args.adapter) > 1:
         records = sweep(args.model, args.benchmark, args.adapter, **options)
@@ -112,8 +121,9 @@ def run_build(args) -> int:
     from benchmarks.registry import get
 
     path = build_from_forum(
-        args.forum_dir, args.out, task=args.task, candidates=args.candidates, seed=args.seed
-    )
+        args.forum_dir, args.out, task=args.task, candidates=args.candidates, seed=args.seed,
+        overwrite=args.overwrite,
+    )  # fmt: skip
     manifest = json.loads((path / "benchmark.json").read_text(encoding="utf-8"))
     get("local:" + str(path)).load("test")  # the folder reads back
     counts = ", ".join(f"{split} {c['queries']}" for split, c in manifest["counts"].items())

@@ -113,6 +113,7 @@ def evaluate(
     max_steps: int | None = None,
     save_as: str | None = None,
     max_length: int | None = None,
+    overwrite: bool = False,
 ) -> dict:
     """Evaluate ``model`` on ``benchmark``'s ``split``; return (and optionally record) the result.
 
@@ -137,6 +138,8 @@ def evaluate(
             ``<benchmark>-<mode>-<base>-s<seed>``), e.g. to adapt it later with TANDA.
         max_length: token limit of a cross-encoder's (query, candidate) pairs; default the
             entry's own training length (300 for an untrained base). Baselines ignore it.
+        overwrite: with ``finetune``: replace an existing zoo entry of the fine-tuned
+            model's name (else it is refused before training).
 
     Returns:
         The record: benchmark (as given), benchmark_name, split, model, adapters, mode,
@@ -161,6 +164,8 @@ def evaluate(
         raise BenchmarkError("--transfer is only used with --finetune tanda")
     if save_as is not None and not finetune:
         raise BenchmarkError("--save-as names a fine-tuned model; it needs --finetune")
+    if overwrite and not finetune:
+        raise BenchmarkError("--overwrite replaces a fine-tuned model; it needs --finetune")
     dataset = bench.load(split, data_dir)
     mode = "zero-shot"
     if finetune:
@@ -182,6 +187,7 @@ def evaluate(
                 max_steps=max_steps,
                 transfer=transfer,
                 name=save_as,
+                overwrite=overwrite,
             )
         scorer_model = _load_ranker(str(entry), [])
         mode = f"finetune-{finetune}"

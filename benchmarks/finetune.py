@@ -115,6 +115,7 @@ def finetune(
     max_steps: int | None = None,
     transfer: str | None = None,
     name: str | None = None,
+    overwrite: bool = False,
 ) -> Path:
     """Train on the benchmark's train split (dev for model selection); return the zoo entry.
 
@@ -124,7 +125,8 @@ def finetune(
     low learning rate and early stopping after 2 epochs without a better dev MAP. The
     transfer model's encoder is kept; its ranking head is re-initialised (seeded), because
     ``adapter_zoo.training`` starts every run with a fresh head. The zoo entry is ``name``,
-    by default ``<benchmark>-<mode>-<base>-s<seed>``.
+    by default ``<benchmark>-<mode>-<base>-s<seed>``; an existing entry of that name is
+    refused before any work unless ``overwrite``.
 
     Example:
         >>> finetune("minilm-l6", benchmarks.get("wikiqa"), "adapter", work_dir="tmp")
@@ -139,21 +141,28 @@ def finetune(
             f"{benchmark.name}: --finetune needs a train split (has {', '.join(benchmark.splits)})"
         )
     from adapter_zoo.training import DEFAULT_LR, TrainingConfig, train
+    from adapter_zoo.zoo.store import entry_path
 
-    data = to_parse_folder(benchmark, Path(work_dir) / "data", data_dir).parent
     forum = _forum_name(benchmark)
+    name = name or f"{forum}-{mode}-{Path(str(transfer or model)).name}-s{seed}"
+    if entry_path(name).exists() and not overwrite:
+        raise BenchmarkError(
+            f"zoo entry {name!r} already exists at {entry_path(name)}; pass --overwrite to "
+            "replace it, or --save-as another name"
+        )
+    data = to_parse_folder(benchmark, Path(work_dir) / "data", data_dir).parent
     base = _transfer_weights(str(transfer or model)) if mode == "tanda" else str(model)
     config = TrainingConfig(
         mode="adapter" if mode == "adapter" else "full",
         encoder="cross",  # a benchmark's train split has no forum questions to select on
         data=str(data),
         forums=(forum,),
-        name=name or f"{forum}-{mode}-{Path(str(transfer or model)).name}-s{seed}",
+        name=name,
         base_model=base,
         lr=DEFAULT_LR["tanda"] if mode == "tanda" else None,
         patience=2 if mode == "tanda" else None,
         seed=seed,
         max_steps=max_steps,
-        overwrite=True,
+        overwrite=overwrite,
     )
     return Path(train(config))

@@ -10,7 +10,7 @@ from pathlib import Path
 from stackexchange.catalog import short_name, unknown_forum
 from stackexchange.errors import DumpError
 from stackexchange.io import remove_stale_temporaries
-from stackexchange.parse import DEFAULT_MAX_POSITIVES, is_complete, parse_forum
+from stackexchange.parse import DEFAULT_MAX_POSITIVES, check_output, is_complete, parse_forum
 from stackexchange.source import POSTS, forum_host
 
 
@@ -65,7 +65,9 @@ def parse_dump(
 ) -> list[Path]:
     """Parse every (chosen) forum of ``source`` into ``out_dir``; return the forum folders.
 
-    Complete forums are skipped (unless ``overwrite``). ``workers`` processes (default: one
+    Complete forums are skipped (unless ``overwrite``). A source inside ``out_dir``, or
+    something other than a parsed forum at ``out_dir/<host>`` (without ``overwrite``), is
+    refused before any work. ``workers`` processes (default: one
     per core) parse several forums at once, or, when one forum is left, chunks of its
     Posts.xml; ``workers=1`` does everything in this process. A forum that fails does not
     stop the others; the run then raises one DumpError naming how many failed and the first.
@@ -74,6 +76,8 @@ def parse_dump(
 
     chosen = select_forums(find_forums(source), forums)
     out = Path(out_dir)
+    for host, path in chosen.items():  # before any work: nothing may be lost
+        check_output(path, out, host, overwrite=overwrite)
     remove_stale_temporaries(out)  # leftovers of a crashed run
     todo = {h: p for h, p in chosen.items() if overwrite or not is_complete(out / h)}
     kwargs = dict(max_positives=max_positives, overwrite=overwrite, seed=seed)

@@ -11,10 +11,65 @@ import json
 import os
 import shutil
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 TEMP_MARK = ".tmp-"
+OLD_MARK = ".old-"
+
+
+def refuse_input_inside_output(
+    inputs, output: str | os.PathLike, error: type[Exception] = ValueError
+) -> None:
+    """Raise ``error`` when one of ``inputs`` is ``output`` or lies inside it.
+
+    Writing (or replacing) ``output`` could then delete the input, so this is checked before
+    any work. Paths are compared as given (made absolute) and with symbolic links resolved.
+
+    Example:
+        >>> refuse_input_inside_output(["dump/beer.7z"], "dump")
+        Traceback (most recent call last):
+        ...
+        ValueError: dump/beer.7z: input inside or equal to the output dump; choose another output
+    """
+    outs = {Path(os.path.abspath(output)), Path(output).resolve()}
+    for source in inputs:
+        paths = {Path(os.path.abspath(source)), Path(source).resolve()}
+        if any(p == out or out in p.parents for p in paths for out in outs):
+            raise error(
+                f"{source}: input inside or equal to the output {output}; choose another output"
+            )
+
+
+def check_replaceable(
+    final: str | os.PathLike,
+    *,
+    ours: Callable[[Path], bool],
+    overwrite: bool = False,
+    what: str = "output",
+    error: type[Exception] = FileExistsError,
+) -> None:
+    """Raise ``error`` unless writing ``final`` loses nothing the project did not write.
+
+    ``final`` may be written when it does not exist, is an empty folder, is a folder the
+    project wrote (``ours(final)``: its completion marker is there), or ``overwrite`` is set.
+
+    Args:
+        final: the output folder about to be written through :func:`atomic_directory`.
+        ours: whether an existing folder is the project's own completed output.
+        overwrite: the user asked to replace whatever is there.
+        what: what the project writes there, for the message ("a parsed forum").
+        error: the exception type raised.
+    """
+    final = Path(final)
+    if overwrite or not os.path.lexists(final):
+        return
+    if final.is_dir() and (ours(final) or not any(final.iterdir())):
+        return
+    raise error(
+        f"{final}: already exists and is not {what} written by adapter-zoo; "
+        "move it away or pass --overwrite"
+    )
 
 
 @contextlib.contextmanager
@@ -39,6 +94,7 @@ def atomic_directory(final: str | os.PathLike, *, overwrite: bool = False) -> It
     """
     final = Path(final)
     final.parent.mkdir(parents=True, exist_ok=True)
+    _restore_interrupted(final)
     if final.exists() and not overwrite:
         raise FileExistsError(f"{final}: already exists")
     tmp = final.parent / f".{final.name}{TEMP_MARK}{os.getpid()}-{uuid.uuid4().hex[:8]}"
@@ -48,13 +104,40 @@ def atomic_directory(final: str | os.PathLike, *, overwrite: bool = False) -> It
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    if final.exists():
-        old = final.parent / f".{final.name}.old-{uuid.uuid4().hex[:8]}"
+    if os.path.lexists(final):
+        # The old folder is kept aside until the new one is in place; a crash between the
+        # two renames leaves it under its .old- name, and the next clean-up restores it.
+        old = final.parent / f".{final.name}{OLD_MARK}{uuid.uuid4().hex[:8]}"
         os.replace(final, old)
         os.replace(tmp, final)
-        shutil.rmtree(old, ignore_errors=True)
+        _remove(old)
     else:
         os.replace(tmp, final)
+
+
+def _old_name_of(entry: Path) -> str | None:
+    """The final name whose old copy ``entry`` is (``.NAME.old-HEX``), else None."""
+    name = entry.name
+    if not name.startswith(".") or OLD_MARK not in name:
+        return None
+    return name[1 : name.rindex(OLD_MARK)] or None
+
+
+def _remove(entry: Path) -> None:
+    if entry.is_dir() and not entry.is_symlink():
+        shutil.rmtree(entry, ignore_errors=True)
+    else:
+        entry.unlink(missing_ok=True)
+
+
+def _restore_interrupted(final: Path) -> None:
+    """Put back the old ``final`` that a crash left aside between an overwrite's renames."""
+    if os.path.lexists(final) or not final.parent.is_dir():
+        return
+    for entry in sorted(final.parent.iterdir()):
+        if _old_name_of(entry) == final.name:
+            os.replace(entry, final)
+            return
 
 
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
@@ -84,17 +167,24 @@ def atomic_write_json(path: str | os.PathLike, obj) -> None:
 
 
 def remove_stale_temporaries(parent: str | os.PathLike) -> list[Path]:
-    """Delete temporary folders and files left in ``parent`` by a crashed run; return them."""
+    """Clean up what a crashed run left in ``parent``; return the entries removed.
+
+    Temporary folders and files (never complete) are deleted. An old copy that an overwrite
+    had set aside is put back under its final name when that name is missing (the crash came
+    between the two renames), and deleted only when the new folder is in place.
+    """
     parent = Path(parent)
     removed = []
     if not parent.is_dir():
         return removed
-    for entry in parent.iterdir():
-        if entry.name.startswith(".") and (TEMP_MARK in entry.name or ".old-" in entry.name):
-            if entry.is_dir():
-                shutil.rmtree(entry, ignore_errors=True)
-            else:
-                entry.unlink(missing_ok=True)
+    for entry in sorted(parent.iterdir()):
+        final = _old_name_of(entry)
+        if final is not None:
+            _restore_interrupted(parent / final)
+        if not os.path.lexists(entry):  # it was put back
+            continue
+        if final is not None or (entry.name.startswith(".") and TEMP_MARK in entry.name):
+            _remove(entry)
             removed.append(entry)
     return removed
 

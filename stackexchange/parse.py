@@ -8,7 +8,12 @@ import shutil
 from pathlib import Path
 
 from stackexchange.errors import DumpError
-from stackexchange.io import atomic_directory, atomic_write_json
+from stackexchange.io import (
+    atomic_directory,
+    atomic_write_json,
+    check_replaceable,
+    refuse_input_inside_output,
+)
 from stackexchange.source import POST_LINKS, POSTS, forum_host, open_forum
 
 DEFAULT_MAX_POSITIVES = 100_000  # MultiCQA's cap on positives per forum
@@ -20,6 +25,23 @@ def is_complete(forum_dir: str | os.PathLike) -> bool:
     """Whether ``forum_dir`` is a finished parse (folders only appear whole, stats.json last)."""
     path = Path(forum_dir)
     return (path / "stats.json").is_file() and (path / "questions").is_dir()
+
+
+def check_output(source, out_dir, host: str, *, overwrite: bool = False) -> None:
+    """Refuse, before any work, a parse that could lose data.
+
+    ``source`` inside (or equal to) ``out_dir`` is refused even with ``overwrite``: writing
+    the output could replace the raw dump. Without ``overwrite``, ``out_dir/<host>`` must be
+    free, empty or a forum the project parsed (``stats.json`` and ``questions/``).
+
+    Raises:
+        DumpError: naming the source or the folder in the way.
+    """
+    refuse_input_inside_output([source], out_dir, DumpError)
+    check_replaceable(
+        Path(out_dir) / host, ours=is_complete, overwrite=overwrite, what="a parsed forum",
+        error=DumpError,
+    )  # fmt: skip
 
 
 def parse_forum(
@@ -40,14 +62,17 @@ def parse_forum(
         out_dir: parent folder of the forum folder.
         forum: host name; by default taken from the archive or folder name.
         max_positives: at most this many pairs per pair kind (a seeded uniform sample).
-        overwrite: re-parse a forum already complete in ``out_dir`` (else it is returned as is).
+        overwrite: re-parse a forum already complete in ``out_dir`` (else it is returned as
+            is), and replace whatever else is at ``out_dir/<host>`` (else that is refused).
         seed: seed of the sample taken when a kind has more than ``max_positives`` pairs.
         progress: show a tqdm bar over the bytes of Posts.xml.
         workers: processes parsing chunks of Posts.xml in parallel; None picks one per
             core (at most 8) for a Posts.xml over 128 MB, else 1 (this process).
 
     Raises:
-        DumpError: a missing, corrupt or truncated source, malformed XML, an empty forum.
+        DumpError: a missing, corrupt or truncated source, malformed XML, an empty forum; a
+            source inside ``out_dir``; something other than a parsed forum at
+            ``out_dir/<host>`` (without ``overwrite``).
 
     Example:
         >>> forum_dir = parse_forum("beer.stackexchange.com.7z", "parsed")  # doctest: +SKIP
@@ -58,6 +83,7 @@ def parse_forum(
         raise DumpError(f"max_positives must be at least 1, not {max_positives}")
     host = forum_host(source, forum)
     final = Path(out_dir) / host
+    check_output(source, out_dir, host, overwrite=overwrite)
     if is_complete(final) and not overwrite:
         return final
     with atomic_directory(final, overwrite=True) as tmp:

@@ -35,18 +35,6 @@ def write_bi_fusion(model, adapter_names: list[str], folder: Path) -> None:
     )
 
 
-def _check_base(card: dict, path: Path, model) -> None:
-    """An adapter fits only the base it was trained in: same depth and width."""
-    expected = card.get("base_config") or {}
-    config = transformer_of(model).config
-    for key in ("model_type", "num_hidden_layers", "hidden_size"):
-        if key in expected and getattr(config, key, None) != expected[key]:
-            raise ZooError(
-                f"{path}: zoo entry {card['name']!r} was made for a base with {key}="
-                f"{expected[key]!r}, but {card['base_model']!r} has {getattr(config, key, None)!r}"
-            )
-
-
 def read_bi_encoder(path: Path, card: dict, *, device=None) -> BiEncoder:
     """The BiEncoder of a verified bi-encoder entry, its adapters active."""
     layout = card.get("layout", "adapter")
@@ -58,9 +46,13 @@ def read_bi_encoder(path: Path, card: dict, *, device=None) -> BiEncoder:
         return BiEncoder(
             model, base_model=card["base_model"], card=card, max_length=max_length, device=device
         )
+    from adapter_zoo.zoo.layouts import check_base
+
     model = build_sentence_model(card["base_model"], device="cpu")
-    _check_base(card, path, model)
     transformer = transformer_of(model)
+    adapter_folders = [path] if layout == "adapter" else [path / n for n in card["adapters"]]
+    for folder in adapter_folders:
+        check_base(transformer, folder, card, card["base_model"])
     try:
         if layout == "adapter":
             name = transformer.load_adapter(str(path), use_safetensors=True)

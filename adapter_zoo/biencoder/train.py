@@ -399,17 +399,14 @@ def bi_learning_rate(config) -> float:
 
 
 def _card(config, hosts, pair_counts, selection, setup, steps, dev_size, model) -> dict:
-    base = transformer_of(model).config
+    from adapter_zoo.zoo.layouts import base_config
+
     card = {
         "kind": config.mode,
         "encoder": "bi",
         "layout": config.layout,
         "base_model": config.base_model,
-        "base_config": {
-            "model_type": base.model_type,
-            "num_hidden_layers": base.num_hidden_layers,
-            "hidden_size": base.hidden_size,
-        },
+        "base_config": base_config(transformer_of(model).config),  # checked at load
         "forums": hosts,
         "pairs": pair_counts,
         "training": {

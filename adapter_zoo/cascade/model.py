@@ -112,8 +112,8 @@ class CascadeRanker(nn.Module):
 
         config = config or CascadeConfig()
         path = _resolve_base_model(base)
-        tokenizer = AutoTokenizer.from_pretrained(path)
-        encoder = AutoModel.from_pretrained(path, add_pooling_layer=False)
+        tokenizer = AutoTokenizer.from_pretrained(path, trust_remote_code=False)
+        encoder = AutoModel.from_pretrained(path, add_pooling_layer=False, trust_remote_code=False)
         torch.manual_seed(seed)
         if config.adapter:
             attach_adapter(encoder, config.adapter)

@@ -140,13 +140,15 @@ def load_cascade(name_or_path, *, device=None):
         import adapters
 
         base = _resolve_base_model(card["base_model"])
-        encoder = AutoModel.from_pretrained(base, add_pooling_layer=False)
-        tokenizer = AutoTokenizer.from_pretrained(base)
+        encoder = AutoModel.from_pretrained(base, add_pooling_layer=False, trust_remote_code=False)
+        tokenizer = AutoTokenizer.from_pretrained(base, trust_remote_code=False)
         adapters.init(encoder)
         encoder.load_adapter(str(folder / "adapter"), load_as=ADAPTER_NAME, set_active=True)
     else:
-        encoder = AutoModel.from_pretrained(folder / "encoder", add_pooling_layer=False)
-        tokenizer = AutoTokenizer.from_pretrained(folder / "encoder")
+        encoder = AutoModel.from_pretrained(
+            folder / "encoder", add_pooling_layer=False, trust_remote_code=False
+        )
+        tokenizer = AutoTokenizer.from_pretrained(folder / "encoder", trust_remote_code=False)
     ranker = CascadeRanker(encoder, tokenizer, config, base_model=card["base_model"], device=device)
     ranker.heads.load_state_dict(load_file(str(folder / "exits.safetensors")))
     ranker.card = card

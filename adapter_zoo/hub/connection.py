@@ -8,9 +8,15 @@ process that already imported ``transformers`` can still be pointed at a mirror 
 from __future__ import annotations
 
 import os
-from pathlib import Path
+import re
+from pathlib import Path, PurePosixPath
+
+from adapter_zoo.errors import ZooError
 
 _TRUE = {"1", "true", "yes", "on"}
+COMMIT = re.compile(r"^[0-9a-f]{40}$")
+_COMMIT_HEADER = "X-Repo-Commit"
+_guarded = False
 
 
 def hub_endpoint() -> str:
@@ -45,4 +51,63 @@ def hub_api():
     """An ``HfApi`` talking to :func:`hub_endpoint`."""
     from huggingface_hub import HfApi
 
+    guard_hub_responses()
     return HfApi(endpoint=hub_endpoint())
+
+
+def check_revision(revision: str | None) -> str | None:
+    """``revision`` if it is a usable branch, tag or commit name, else a ZooError.
+
+    ``huggingface_hub`` writes ``refs/<revision>`` in the cache, so a revision (given by the
+    user or read from the zoo index) must not climb out of it: no ``..``, no absolute path.
+    """
+    if revision is None:
+        return None
+    path = PurePosixPath(str(revision))
+    if (
+        not isinstance(revision, str)
+        or not revision
+        or "\\" in revision
+        or "\0" in revision
+        or path.is_absolute()
+        or any(part in ("", ".", "..") for part in revision.split("/"))
+    ):
+        raise ZooError(f"invalid Hub revision {revision!r}: expected a branch, tag or commit")
+    return revision
+
+
+def _refuse_bad_commit(response, *args, **kwargs):
+    """requests response hook: a commit id from the server must be 40 hex digits."""
+    commit = response.headers.get(_COMMIT_HEADER)
+    if commit is not None and not COMMIT.match(commit):
+        raise ZooError(
+            f"{response.url}: the Hub answered with an invalid commit id {commit[:80]!r} "
+            "(not 40 hex digits); refused"
+        )
+    return response
+
+
+def guard_hub_responses() -> None:
+    """Make every ``huggingface_hub`` HTTP session refuse an invalid commit header.
+
+    ``huggingface_hub`` builds cache paths from the ``X-Repo-Commit`` header (after a 404,
+    ``.no_exist/<commit>/<file>``), so a hostile server could otherwise make a download
+    create files outside the cache. The hook is added to the sessions of whatever backend
+    is configured; calling this again does nothing.
+    """
+    global _guarded
+    if _guarded:
+        return
+    import requests
+    from huggingface_hub import configure_http_backend
+    from huggingface_hub.utils import _http
+
+    previous = getattr(_http, "_GLOBAL_BACKEND_FACTORY", None) or requests.Session
+
+    def factory():
+        session = previous()
+        session.hooks["response"].append(_refuse_bad_commit)
+        return session
+
+    configure_http_backend(backend_factory=factory)
+    _guarded = True

@@ -6,7 +6,15 @@ import re
 from pathlib import Path
 
 from adapter_zoo.errors import ZooError
-from adapter_zoo.hub.connection import hub_api, hub_cache, hub_endpoint, hub_offline
+from adapter_zoo.hub.connection import (
+    COMMIT,
+    check_revision,
+    guard_hub_responses,
+    hub_api,
+    hub_cache,
+    hub_endpoint,
+    hub_offline,
+)
 
 # The encoder MultiCQA's published adapters were trained on (they fit nothing else).
 MULTICQA_BASE = "bert-base"
@@ -15,7 +23,7 @@ _REPO_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 
 def check_repo_id(repo_id: str) -> str:
     """``repo_id`` if it looks like ``org/name``, else a ZooError."""
-    if not isinstance(repo_id, str) or not _REPO_ID.match(repo_id):
+    if not isinstance(repo_id, str) or not _REPO_ID.match(repo_id) or ".." in repo_id:
         raise ZooError(f"invalid Hub repository id {repo_id!r}: expected 'org/name'")
     return repo_id
 
@@ -39,6 +47,8 @@ def download(repo_id: str, revision: str | None = None) -> Path:
     )
 
     check_repo_id(repo_id)
+    check_revision(revision)
+    guard_hub_responses()
     where = describe(repo_id, revision)
     endpoint = hub_endpoint()
     try:
@@ -70,7 +80,11 @@ def download(repo_id: str, revision: str | None = None) -> Path:
             f"reached; {how} and run `adapter-zoo pull {repo_id}"
             f"{f' --revision {revision}' if revision else ''}` once to download it"
         ) from None
-    return Path(folder)
+    folder = Path(folder)
+    cache = hub_cache().resolve()
+    if not COMMIT.match(folder.name) or cache not in folder.resolve().parents:
+        raise ZooError(f"{where}: the Hub named snapshot {str(folder)!r}, not a commit in {cache}")
+    return folder
 
 
 def _refs(repo_id: str) -> list[tuple[str, list[str]]] | None:

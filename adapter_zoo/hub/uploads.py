@@ -14,14 +14,14 @@ GITATTRIBUTES = ".gitattributes"  # the Hub's own file in every repository: left
 def local_entry(name_or_path: str | os.PathLike) -> Path:
     """The folder of a local zoo entry given by name or path."""
     from adapter_zoo.zoo.store import CARD_FILE, zoo_home
+    from adapter_zoo.zoo.store import local_entry as find_local_entry
 
-    name = str(name_or_path)
-    if "/" not in name and "\\" not in name and (zoo_home() / name / CARD_FILE).is_file():
-        return zoo_home() / name
-    path = Path(name).expanduser()
-    if (path / CARD_FILE).is_file():
-        return path
-    raise ZooError(f"{name}: no zoo entry of that name in {zoo_home()} and no {CARD_FILE} there")
+    folder = find_local_entry(name_or_path)
+    if folder is None:
+        raise ZooError(
+            f"{name_or_path}: no zoo entry of that name in {zoo_home()} and no {CARD_FILE} there"
+        )
+    return folder
 
 
 def push(

@@ -52,9 +52,9 @@ def build_model(base: str):
     from adapter_zoo.ranker.heads import register_heads
 
     path = resolve_base_model(base)
-    model = own_tensors(adapters.AutoAdapterModel.from_pretrained(path))
+    model = own_tensors(adapters.AutoAdapterModel.from_pretrained(path, trust_remote_code=False))
     register_heads(model)
-    tokenizer = AutoTokenizer.from_pretrained(path)
+    tokenizer = AutoTokenizer.from_pretrained(path, trust_remote_code=False)
     return model, tokenizer
 
 

@@ -18,7 +18,7 @@ import shutil
 from pathlib import Path
 
 from adapter_zoo.errors import ZooError
-from adapter_zoo.recipes.runner import shipped_data
+from adapter_zoo.recipes.runner import own_zoo, shipped_data
 
 HOME_FORUM = "beer.stackexchange.com"
 OTHER_FORUM = "bicycles.meta.stackexchange.com"
@@ -69,8 +69,16 @@ def quickstart(
         out: output folder (parsed forums, benchmarks, results, leaderboard).
         base: base model; the offline default is MiniLM-L6 shipped in a PyPI package.
         max_steps: training steps of each adapter (default: the 10-minute budget).
-        smoke: a tiny random model and 4 steps, to check the pipeline in seconds.
+        smoke: a tiny random model and 4 steps, to check the pipeline in seconds; it trains
+            into a zoo of its own (``out/zoo``), never the user's.
     """
+    if smoke:
+        with own_zoo(Path(out).resolve() / "zoo"):
+            return _quickstart(out, base=base, max_steps=max_steps, smoke=True)
+    return _quickstart(out, base=base, max_steps=max_steps, smoke=False)
+
+
+def _quickstart(out, *, base: str, max_steps: int | None, smoke: bool) -> Path:
     import stackexchange
     from benchmarks import build_from_forum
 
@@ -112,8 +120,6 @@ def quickstart(
     benchmark_dirs = {}
     for host, forum_dir in forum_dirs.items():
         target = out / "benchmarks" / f"{host.split('.')[0]}-answers"
-        if target.exists():
-            shutil.rmtree(target)
         benchmark_dirs[host] = build_from_forum(
             forum_dir, target, task="answer_selection", candidates=CANDIDATES, seed=0
         )

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import re
 import shlex
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from adapter_zoo.recipes.recipe import Recipe, RecipeError, Step
@@ -142,6 +143,23 @@ def _iterations(step: Step, variables: dict, where: str):
         yield " [" + ", ".join(map(str, combination)) + "]", scope
 
 
+@contextlib.contextmanager
+def own_zoo(folder: str | Path) -> Iterator[Path]:
+    """Use ``folder`` as the zoo (``ADAPTER_ZOO_HOME``) inside the block, then restore it.
+
+    Smoke runs train into a zoo of their own, so they never replace an entry of the user's.
+    """
+    old = os.environ.get("ADAPTER_ZOO_HOME")
+    os.environ["ADAPTER_ZOO_HOME"] = str(folder)
+    try:
+        yield Path(folder)
+    finally:
+        if old is None:
+            os.environ.pop("ADAPTER_ZOO_HOME", None)
+        else:
+            os.environ["ADAPTER_ZOO_HOME"] = old
+
+
 def run_recipe(
     recipe: Recipe,
     *,
@@ -176,15 +194,16 @@ def run_recipe(
         from adapter_zoo.recipes.tiny import build_tiny_bert
 
         build_tiny_bert(work / "tiny-bert")
-        os.environ["ADAPTER_ZOO_HOME"] = str(work / "zoo")
     execute = execute or cli_main
-    for label, argv in commands:
-        log(f"  {label}: adapter-zoo {shlex.join(argv)}")
-        started = time.perf_counter()
-        code = execute(argv)
-        if code:
-            raise RecipeError(
-                f"{recipe.path}: {label} failed with exit code {code}: adapter-zoo {shlex.join(argv)}"
-            )
-        log(f"    done in {time.perf_counter() - started:.1f}s")
+    with own_zoo(work / "zoo") if smoke else contextlib.nullcontext():
+        for label, argv in commands:
+            log(f"  {label}: adapter-zoo {shlex.join(argv)}")
+            started = time.perf_counter()
+            code = execute(argv)
+            if code:
+                raise RecipeError(
+                    f"{recipe.path}: {label} failed with exit code {code}: "
+                    f"adapter-zoo {shlex.join(argv)}"
+                )
+            log(f"    done in {time.perf_counter() - started:.1f}s")
     return work

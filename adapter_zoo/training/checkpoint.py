@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import contextlib
 import json
+import pickle
 import random
 import shutil
 from pathlib import Path
 
 import numpy as np
 
+from adapter_zoo.errors import ZooError
 from stackexchange.io import atomic_directory, atomic_write_json
 
 STATE_FILE = "state.json"
@@ -25,9 +27,17 @@ def checkpoint_dir(name: str) -> Path:
 def rng_state() -> dict:
     import torch
 
+    kind, keys, position, has_gauss, cached_gaussian = np.random.get_state()
     state = {
         "python": random.getstate(),
-        "numpy": np.random.get_state(),
+        # plain values and a tensor, not numpy objects: torch.load(weights_only=True) reads them
+        "numpy": {
+            "kind": kind,
+            "keys": torch.from_numpy(keys.astype(np.int64)),
+            "position": int(position),
+            "has_gauss": int(has_gauss),
+            "cached_gaussian": float(cached_gaussian),
+        },
         "torch": torch.get_rng_state(),
     }
     if torch.cuda.is_available():
@@ -39,7 +49,16 @@ def set_rng_state(state: dict) -> None:
     import torch
 
     random.setstate(state["python"])
-    np.random.set_state(state["numpy"])
+    numpy_state = state["numpy"]
+    np.random.set_state(
+        (
+            numpy_state["kind"],
+            numpy_state["keys"].numpy().astype(np.uint32),
+            numpy_state["position"],
+            numpy_state["has_gauss"],
+            numpy_state["cached_gaussian"],
+        )
+    )
     torch.set_rng_state(state["torch"])
     if "cuda" in state and torch.cuda.is_available():
         torch.cuda.set_rng_state_all(state["cuda"])
@@ -73,8 +92,14 @@ def load_checkpoint(name: str, config_dict: dict) -> tuple[dict, dict] | None:
     if progress.get("config") != config_dict:
         print(f"adapter-zoo train: ignoring checkpoint {folder} made with another config")
         return None
-    # weights_only=False: the file holds RNG states (numpy tuples) written by this module.
-    tensors = torch.load(folder / TENSORS_FILE, map_location="cpu", weights_only=False)
+    # weights_only: tensors and plain containers only; a planted pickle cannot run code.
+    try:
+        tensors = torch.load(folder / TENSORS_FILE, map_location="cpu", weights_only=True)
+    except pickle.UnpicklingError as error:
+        raise ZooError(
+            f"{folder / TENSORS_FILE}: not a checkpoint written by adapter-zoo, refused "
+            f"({str(error).splitlines()[0][:200]})"
+        ) from None
     return progress, tensors
 
 

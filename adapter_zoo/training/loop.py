@@ -25,6 +25,7 @@ from adapter_zoo.training.data import (
 )
 from adapter_zoo.training.models import fusion_weights, setup_model, write_entry_weights
 from adapter_zoo.training.objective import dev_metrics, ranking_loss
+from adapter_zoo.zoo.layouts import base_config
 
 TANDA_PATIENCE = 2
 FUSION_WEIGHT_PAIRS = 256
@@ -265,6 +266,7 @@ def train(config: TrainingConfig) -> Path:
     if best_state is not None:
         unwrapped.load_state_dict(best_state, strict=False)
     card = _card(config, hosts, train_tables, dev_tables, setup, progress, accelerator)
+    card["base_config"] = base_config(unwrapped.config)  # checked when the entry loads
     if config.mode == "fusion":
         pairs = [(q, c) for q, cands in dev for c in cands][:FUSION_WEIGHT_PAIRS]
         card["fusion_weights"] = fusion_weights(

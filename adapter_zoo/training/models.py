@@ -8,6 +8,7 @@ from pathlib import Path
 from adapter_zoo.errors import ZooError
 from adapter_zoo.ranker.model import add_ranking_head, build_model
 from adapter_zoo.ranker.ranker import encode_pairs
+from adapter_zoo.zoo.layouts import check_base
 
 
 def module_name(name: str) -> str:
@@ -61,7 +62,8 @@ def setup_model(config):
     from adapters.composition import Fuse
 
     names = []
-    for module, path, _card in fusion_adapters(config):
+    for module, path, card in fusion_adapters(config):
+        check_base(model, path, card, config.base_model)
         model.load_adapter(str(path), load_as=module, with_head=False, use_safetensors=True)
         names.append(module)
     fuse = Fuse(*names)

@@ -11,11 +11,80 @@
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 
 from adapter_zoo.errors import ZooError
 
 LAYOUTS = ("adapter", "full", "fusion")
+# What an adapter needs of its base: recorded in the card ("base_config") at save time.
+BASE_KEYS = ("model_type", "hidden_size", "num_hidden_layers")
+_LAYER_INDEX = re.compile(r"\.layers?\.(\d+)\.")
+
+
+def base_config(config) -> dict:
+    """``model_type``, ``hidden_size`` and ``num_hidden_layers`` of a base model's config.
+
+    Example:
+        >>> base_config(model.config)  # doctest: +SKIP
+        {'model_type': 'bert', 'hidden_size': 384, 'num_hidden_layers': 6}
+    """
+    return {key: getattr(config, key, None) for key in BASE_KEYS}
+
+
+def adapter_files_base(folder: Path) -> dict:
+    """What the adapter files in ``folder`` were made for: the model type and width that
+    ``adapter_config.json`` records, and the layer count ``adapter.safetensors`` has
+    weights for (unless the adapter leaves layers out)."""
+    from safetensors import safe_open
+
+    found = {}
+    config_file = folder / "adapter_config.json"
+    leave_out = None
+    if config_file.is_file():
+        try:
+            config = json.loads(config_file.read_text(encoding="utf-8"))
+        except (ValueError, UnicodeDecodeError) as error:
+            raise ZooError(f"{config_file}: not valid JSON ({error})") from None
+        found.update({k: config[k] for k in BASE_KEYS if k in config})
+        if isinstance(config.get("config"), dict):
+            leave_out = config["config"].get("leave_out")
+    weights = folder / "adapter.safetensors"
+    if weights.is_file() and not leave_out:
+        with safe_open(str(weights), framework="pt") as tensors:
+            names = list(tensors.keys())
+        layers = {int(m.group(1)) for key in names if (m := _LAYER_INDEX.search(key))}
+        if layers:
+            found["num_hidden_layers"] = max(layers) + 1
+    return found
+
+
+def check_base(model, folder: Path, card: dict | None, base_model: str) -> None:
+    """Refuse to load the adapter in ``folder`` onto a base it was not made for.
+
+    The base's model type, width and depth must equal what the card recorded at save time
+    (``base_config``) and what the adapter files themselves say (see
+    :func:`adapter_files_base`); otherwise missing layers would get fresh random adapters.
+
+    Raises:
+        ZooError: naming the entry, what it was made for and what the base is.
+    """
+    actual = base_config(model.config)
+    name = (card or {}).get("name", folder.name)
+    sources = [
+        ("its card", dict((card or {}).get("base_config") or {})),
+        ("its adapter files", adapter_files_base(folder)),
+    ]
+    for source, expected in sources:
+        wrong = [k for k in BASE_KEYS if k in expected and expected[k] != actual[k]]
+        if wrong:
+            made = ", ".join(f"{k} {expected[k]}" for k in BASE_KEYS if k in expected)
+            has = ", ".join(f"{k} {actual[k]}" for k in BASE_KEYS)
+            raise ZooError(
+                f"{folder}: zoo entry {name!r} does not fit base model {base_model!r} "
+                f"(made for {made}, per {source}; the base has {has})"
+            )
 
 
 def write_adapter(model, adapter_name: str, folder: Path) -> None:
@@ -62,13 +131,15 @@ def read_full_model(model_dir: Path):
     from adapter_zoo.ranker.heads import register_heads
     from adapter_zoo.ranker.model import own_tensors
 
-    config = AutoConfig.from_pretrained(model_dir)
+    config = AutoConfig.from_pretrained(model_dir, trust_remote_code=False)
     heads = dict(getattr(config, "prediction_heads", None) or {})
     config.prediction_heads = {}
     verbosity = transformers_logging.get_verbosity()
     transformers_logging.set_verbosity_error()  # "head weights not used": they are, below
     try:
-        model = adapters.AutoAdapterModel.from_pretrained(model_dir, config=config)
+        model = adapters.AutoAdapterModel.from_pretrained(
+            model_dir, config=config, trust_remote_code=False
+        )
     finally:
         transformers_logging.set_verbosity(verbosity)
     register_heads(model)
@@ -94,10 +165,14 @@ def read_model(path: Path, card: dict):
     layout = card.get("layout", "adapter")
     if layout == "full":
         model_dir = path / "model"
-        return read_full_model(model_dir), AutoTokenizer.from_pretrained(model_dir)
+        return read_full_model(model_dir), AutoTokenizer.from_pretrained(
+            model_dir, trust_remote_code=False
+        )
     if layout not in LAYOUTS:
         raise ZooError(f"{path}: unknown layout {layout!r} in the card (known: {LAYOUTS})")
     model, tokenizer = build_model(card["base_model"])
+    for folder in [path] if layout == "adapter" else [path / n for n in card["adapters"]]:
+        check_base(model, folder, card, card["base_model"])
     try:
         if layout == "adapter":
             name = model.load_adapter(str(path), set_active=True, use_safetensors=True)

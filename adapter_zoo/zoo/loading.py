@@ -7,7 +7,14 @@ import importlib
 from pathlib import Path
 
 from adapter_zoo.errors import ZooError
-from adapter_zoo.zoo.store import CARD_FILE, list_entries, verify_entry, zoo_home
+from adapter_zoo.zoo.store import (
+    CARD_FILE,
+    is_entry_name,
+    list_entries,
+    local_entry,
+    verify_entry,
+    zoo_home,
+)
 
 # ``sbert:<base>``: the base as a zero-shot bi-encoder (the model a user already has).
 ZERO_SHOT_BI = "sbert:"
@@ -17,11 +24,9 @@ def resolve_entry(name_or_path: str, *, revision: str | None = None) -> Path:
     """The entry folder for a local zoo name, a local path, or (else) the Hub."""
     name = str(name_or_path)
     home = zoo_home()
-    if "/" not in name and (home / name / CARD_FILE).exists():
-        return home / name
-    path = Path(name).expanduser()
-    if (path / CARD_FILE).exists():
-        return path
+    local = local_entry(name)
+    if local is not None:
+        return local
     try:
         hub = importlib.import_module("adapter_zoo.hub")
     except ModuleNotFoundError as error:
@@ -72,7 +77,8 @@ def load(
 
         return BiEncoder.from_base(str(name_or_path)[len(ZERO_SHOT_BI) :], device=device)
     local = Path(str(name_or_path)).expanduser()
-    is_zoo_name = "/" not in str(name_or_path) and (zoo_home() / str(name_or_path)).is_dir()
+    local_entry(name_or_path)  # refuses "." and ".." before anything is read
+    is_zoo_name = is_entry_name(str(name_or_path)) and (zoo_home() / str(name_or_path)).is_dir()
     is_legacy = not (local / CARD_FILE).exists() and multicqa.find_legacy_weights(local)
     if is_legacy and not is_zoo_name:  # a published MultiCQA adapter file or folder
         return multicqa.load_legacy(

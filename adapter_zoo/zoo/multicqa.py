@@ -192,7 +192,7 @@ def import_legacy(
     overwrite: bool = False,
 ) -> Path:
     """Store a MultiCQA adapter as a zoo entry in today's layout (with a head); return it."""
-    from adapter_zoo.zoo.layouts import write_adapter
+    from adapter_zoo.zoo.layouts import base_config, write_adapter
     from adapter_zoo.zoo.store import save_entry
 
     ranker = load_legacy(path, adapter=adapter, base_model=base_model, device="cpu")
@@ -200,6 +200,7 @@ def import_legacy(
     card.update(name=name, head=card["name"], source_adapter=card["name"])
     card.pop("path")
     model = ranker.model
+    card["base_config"] = base_config(model.config)
     return save_entry(
         lambda folder: write_adapter(model, card["head"], folder), name, card, overwrite=overwrite
     )

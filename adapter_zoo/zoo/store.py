@@ -6,7 +6,7 @@ import datetime
 import json
 import os
 from collections.abc import Callable
-from pathlib import Path
+from pathlib import Path, PurePosixPath, PureWindowsPath
 
 from adapter_zoo.errors import ZooError
 from stackexchange.io import atomic_directory, atomic_write_text, sha256_file
@@ -28,11 +28,38 @@ def zoo_home() -> Path:
     return Path(platformdirs.user_cache_dir("adapter-zoo", appauthor=False))
 
 
+def is_entry_name(name: str) -> bool:
+    """Whether ``name`` is a plain zoo entry name: no path separator, not hidden, not ``..``."""
+    return bool(name) and "/" not in name and "\\" not in name and not name.startswith(".")
+
+
 def entry_path(name: str) -> Path:
     """Where the zoo entry ``name`` lives (it may not exist)."""
-    if not name or "/" in name or "\\" in name or name.startswith("."):
+    if not is_entry_name(name):
         raise ZooError(f"invalid zoo entry name {name!r}: use letters, digits, '-', '_' or '.'")
     return zoo_home() / name
+
+
+def local_entry(name_or_path: str | os.PathLike) -> Path | None:
+    """The local entry folder a name or path means, or None when there is none.
+
+    A plain name (see :func:`is_entry_name`) is looked up in the zoo home only; anything else
+    is a path to an entry folder. ``.`` and ``..`` are neither: they are refused, so no name
+    resolves outside the zoo home.
+
+    Raises:
+        ZooError: ``name_or_path`` is ``.`` or ``..``.
+    """
+    name = str(name_or_path)
+    if name.strip() in (".", ".."):
+        raise ZooError(
+            f"invalid zoo entry name {name!r}: a name is a plain folder name in the zoo "
+            f"({zoo_home()}); give an entry folder by its path (./NAME or an absolute path)"
+        )
+    if is_entry_name(name) and (zoo_home() / name / CARD_FILE).is_file():
+        return zoo_home() / name
+    path = Path(name).expanduser()
+    return path if (path / CARD_FILE).is_file() else None
 
 
 def _hash_files(folder: Path) -> dict[str, str]:
@@ -109,7 +136,27 @@ def read_card(path: str | os.PathLike) -> dict:
     for key in ("name", "kind", "base_model", "files"):
         if key not in card:
             raise ZooError(f"{card_file}: the card has no {key!r} field")
+    if not isinstance(card["files"], dict):
+        raise ZooError(f"{card_file}: 'files' must map relative paths to sha256 hashes")
+    for relative in card["files"]:
+        if not _inside_entry(relative):
+            raise ZooError(
+                f"{card_file}: file {relative!r} is not a relative path inside the entry"
+            )
     return card
+
+
+def _inside_entry(relative) -> bool:
+    """Whether a card's file name is a plain relative POSIX path (no ``..``, not absolute)."""
+    if not isinstance(relative, str) or not relative or "\\" in relative or "\0" in relative:
+        return False
+    path = PurePosixPath(relative)
+    return (
+        not path.is_absolute()
+        and path.as_posix() == relative
+        and not any(part in ("", ".", "..") for part in path.parts)
+        and not PureWindowsPath(relative).drive
+    )
 
 
 def verify_entry(path: str | os.PathLike) -> dict:

@@ -116,7 +116,9 @@ def time_st_training(minilm: str, batches, max_length: int, work: Path) -> float
             "label": [float(r[2]) for r in rows],
         }
     )
-    model = CrossEncoder(minilm, num_labels=1, max_length=max_length, device="cpu")
+    model = CrossEncoder(
+        minilm, num_labels=1, max_length=max_length, device="cpu", trust_remote_code=False
+    )
     marks: dict[int, float] = {}
 
     class Clock(TrainerCallback):
@@ -176,6 +178,7 @@ def export_to_cross_encoder(model, tokenizer, head: str, folder: Path, max_lengt
         max_length=max_length,
         device="cpu",
         activation_fn=torch.nn.Identity(),
+        trust_remote_code=False,
     )
 
 

@@ -149,6 +149,112 @@ def test_base_model_mismatch_names_both(parsed_fixture, tiny_bert_path):
         load("beer")
 
 
+def test_adapter_entry_is_refused_on_a_deeper_base_of_the_same_width(
+    parsed_fixture, tiny_bert_path, tmp_path
+):
+    import shutil
+
+    from adapter_zoo.sweep import sweep
+
+    deep = shutil.copytree(tiny_bert_path, tmp_path / "tiny-bert-4-layers")
+    config = json.loads((deep / "config.json").read_text())
+    (deep / "config.json").write_text(json.dumps({**config, "num_hidden_layers": 4}))
+    make_entry(parsed_fixture, tiny_bert_path, "adapter", "beer")
+    entry = zoo_home() / "beer"
+    card = json.loads((entry / "card.json").read_text())
+    (entry / "card.json").write_text(json.dumps({**card, "base_model": str(deep)}))
+    expected = (
+        f"{entry}: zoo entry 'beer' does not fit base model '{deep}' (made for model_type "
+        "bert, hidden_size 32, num_hidden_layers 2, per its adapter files; the base has "
+        "model_type bert, hidden_size 32, num_hidden_layers 4)"
+    )
+    with pytest.raises(ZooError) as error:
+        load("beer")
+    assert str(error.value) == expected
+    with pytest.raises(ZooError) as error:
+        sweep(str(deep), ["beer"], PAIRS)
+    assert str(error.value) == expected
+    # the card's own record of its base (written at save time) is checked too
+    recorded = {"model_type": "bert", "hidden_size": 32, "num_hidden_layers": 3}
+    (entry / "card.json").write_text(json.dumps({**card, "base_config": recorded}))
+    with pytest.raises(
+        ZooError,
+        match=r"\(made for model_type bert, hidden_size 32, "
+        r"num_hidden_layers 3, per its card; the base has .*layers 2\)$",
+    ):
+        load("beer")
+
+
+def test_an_entry_needing_custom_code_is_refused_and_its_code_never_runs(tmp_path, monkeypatch):
+    import builtins
+
+    marker = tmp_path / "code-ran"
+
+    def writer(folder):
+        (folder / "model").mkdir()
+        auto_map = {"AutoConfig": "custom.CustomConfig", "AutoModel": "custom.CustomModel"}
+        config = {"model_type": "zoo-custom", "auto_map": auto_map}
+        (folder / "model" / "config.json").write_text(json.dumps(config))
+        (folder / "model" / "custom.py").write_text(
+            f"open({str(marker)!r}, 'w').close()\n"
+            "from transformers import PretrainedConfig\n"
+            "class CustomConfig(PretrainedConfig):\n"
+            "    model_type = 'zoo-custom'\n"
+        )
+
+    save_entry(writer, "custom", {"kind": "full", "layout": "full", "base_model": "bert-base"})
+    # transformers asks on stdin whether to run a model's own code: someone answers yes
+    monkeypatch.setattr(builtins, "input", lambda *_: "y")
+    with pytest.raises(ValueError, match="contains custom code which must be executed"):
+        load("custom", device="cpu")
+    assert not marker.exists()
+
+
+def test_card_files_must_be_relative_paths_inside_the_entry(tmp_path):
+    from adapter_zoo.zoo.store import sha256_file
+
+    secret = tmp_path / "secret.txt"
+    secret.write_text("private")
+    path = save_entry(
+        lambda folder: (folder / "w.bin").write_bytes(b"abc"),
+        "ok", {"kind": "adapter", "base_model": "minilm-l6"},
+    )  # fmt: skip
+    card = json.loads((path / "card.json").read_text())
+    outside = os.path.relpath(secret, path)  # ../../secret.txt
+    for name in (str(secret), outside, "./w.bin", "a/../w.bin", "a\\w.bin"):
+        files = {**card["files"], name: sha256_file(secret)}
+        (path / "card.json").write_text(json.dumps({**card, "files": files}))
+        with pytest.raises(ZooError) as error:
+            verify_entry(path)
+        assert str(error.value) == (
+            f"{path / 'card.json'}: file {name!r} is not a relative path inside the entry"
+        )
+
+
+def test_names_resolve_inside_the_zoo_home_only(monkeypatch, tmp_path):
+    import shutil
+
+    monkeypatch.setenv("ADAPTER_ZOO_HOME", str(tmp_path / "home" / "zoo"))
+    entry = save_entry(
+        lambda folder: (folder / "w.bin").write_bytes(b"abc"),
+        "ok", {"kind": "adapter", "base_model": "minilm-l6"},
+    )  # fmt: skip
+    for item in entry.iterdir():  # an entry in the zoo home's parent
+        shutil.copy(item, tmp_path / "home" / item.name)
+    monkeypatch.chdir(tmp_path)
+    for name in ("..", "."):
+        with pytest.raises(ZooError) as error:
+            load(name)
+        assert str(error.value) == (
+            f"invalid zoo entry name {name!r}: a name is a plain folder name in the zoo "
+            f"({zoo_home()}); give an entry folder by its path (./NAME or an absolute path)"
+        )
+    from adapter_zoo.zoo.loading import resolve_entry
+
+    assert resolve_entry("ok") == entry
+    assert resolve_entry(str(tmp_path / "home")) == tmp_path / "home"  # an explicit path
+
+
 def test_save_entry_is_atomic_and_verify_catches_extra_files(tmp_path):
     def failing_writer(folder):
         (folder / "half.bin").write_bytes(b"x")

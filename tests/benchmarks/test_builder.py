@@ -110,3 +110,45 @@ def test_real_beer_forum(tmp_path, beer_archive):
     )
     assert sum(c["queries"] for c in counts.values()) <= duplicates
     assert counts["test"]["queries"] >= 1 and counts["test"]["candidates_max"] == 20
+
+
+def _files(folder):
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*") if p.is_file()
+    }
+
+
+def test_build_benchmark_keeps_what_a_non_benchmark_out_folder_held(tiny_forum, tmp_path, capsys):
+    from adapter_zoo.cli import main
+
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "thesis.tex").write_text("years of work")
+    code = main(["build-benchmark", str(tiny_forum), "--out", str(out)])
+    assert code == 2
+    assert capsys.readouterr().err == (
+        f"adapter-zoo build-benchmark: error: {out}: already exists and is not a benchmark "
+        "written by adapter-zoo; move it away or pass --overwrite\n"
+    )
+    assert _files(out) == {"thesis.tex": b"years of work"}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mine"]
+    assert main(["build-benchmark", str(tiny_forum), "--out", str(out), "--overwrite"]) == 0
+    assert (out / "benchmark.json").is_file() and not (out / "thesis.tex").exists()
+
+
+def test_build_benchmark_refuses_an_out_that_is_or_contains_the_forum(tiny_forum, tmp_path, capsys):
+    import shutil
+
+    from adapter_zoo.cli import main
+
+    forum = shutil.copytree(tiny_forum, tmp_path / "parsed" / "tiny.stackexchange.com")
+    before = _files(tmp_path)
+    for out in (forum, forum.parent, tmp_path):
+        for extra in ([], ["--overwrite"]):
+            assert main(["build-benchmark", str(forum), "--out", str(out), *extra]) == 2
+            assert capsys.readouterr().err == (
+                f"adapter-zoo build-benchmark: error: {forum}: input inside or equal to the "
+                f"output {out}; choose another output\n"
+            )
+    assert _files(tmp_path) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["parsed"]

@@ -112,6 +112,30 @@ def test_finetune_adapter_then_leaderboard(tiny_forum, tiny_bert_path, tmp_path)
     assert (board / "models.png").read_bytes()[:4] == b"\x89PNG"
 
 
+def test_finetune_save_as_refuses_an_existing_entry_without_overwrite(
+    tiny_forum, tiny_bert_path, tmp_path, capsys
+):
+    from adapter_zoo.zoo.store import read_card, save_entry
+
+    bench = benchmarks.build_from_forum(tiny_forum, tmp_path / "bench")
+    mine = save_entry(
+        lambda folder: (folder / "adapter.safetensors").write_bytes(b"weeks of training"),
+        "mine", {"kind": "adapter", "base_model": "bert-base"},
+    )  # fmt: skip
+    before = {p.name: p.read_bytes() for p in mine.iterdir()}
+    capsys.readouterr()  # the build's progress bars
+    argv = ["evaluate", "--model", str(tiny_bert_path), "--benchmark", f"local:{bench}",
+            "--finetune", "adapter", "--save-as", "mine", "--max-steps", "1"]  # fmt: skip
+    assert main(argv) == 2
+    assert capsys.readouterr().err == (
+        f"adapter-zoo evaluate: error: zoo entry 'mine' already exists at {mine}; pass "
+        "--overwrite to replace it, or --save-as another name\n"
+    )
+    assert {p.name: p.read_bytes() for p in mine.iterdir()} == before
+    assert main([*argv, "--overwrite"]) == 0
+    assert read_card(mine)["base_model"] == str(tiny_bert_path)
+
+
 def test_leaderboard_published_rows_and_fusion_plot(tmp_path):
     from benchmarks.results import append_result
 

@@ -125,3 +125,78 @@ def test_repository_that_is_not_an_entry(hub, kit):
         "zoo-test/plain@main: not a zoo entry (no card.json) "
         "and not a MultiCQA adapter (no pytorch_adapter.bin)"
     )
+
+
+@pytest.fixture
+def hostile_hub(tmp_path, monkeypatch):
+    """A Hub-protocol server whose file answers are 404s carrying a crafted commit header
+    (``../../../../escaped``): huggingface_hub caches such a 404 as
+    ``.no_exist/<commit>/<file>``, a path the header alone decides."""
+    import http.server
+    import json
+    import threading
+
+    from huggingface_hub import constants
+
+    sha = "a" * 40
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def _answer(self, status, body=b"", headers=()):
+            self.send_response(status)
+            for key, value in [*headers, ("Content-Length", str(len(body)))]:
+                self.send_header(key, value)
+            self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(body)
+
+        def do_GET(self):
+            if self.path.startswith("/api/models/evil/repo/revision/"):
+                info = {"id": "evil/repo", "sha": sha, "siblings": [{"rfilename": "card.json"}]}
+                self._answer(200, json.dumps(info).encode(), [("Content-Type", "application/json")])
+            else:
+                self._answer(404, headers=[("X-Error-Code", "RepoNotFound")])
+
+        def do_HEAD(self):
+            self._answer(
+                404,
+                headers=[
+                    ("X-Error-Code", "EntryNotFound"),
+                    ("X-Repo-Commit", "../../../../escaped"),
+                ],
+            )
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    cache = tmp_path / "a" / "b" / "hf-cache"
+    monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{server.server_address[1]}")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(cache))
+    yield tmp_path / "a"
+    server.shutdown()
+    server.server_close()
+
+
+def test_a_hostile_hubs_commit_header_creates_nothing_outside_the_cache(hostile_hub):
+    with pytest.raises(
+        ZooError,
+        match=r"the Hub answered with an invalid commit id "
+        r"'\.\./\.\./\.\./\.\./escaped' \(not 40 hex digits\); refused$",
+    ):
+        pull("evil/repo")
+    assert sorted(p.name for p in hostile_hub.iterdir()) == ["b"]  # no 'escaped' beside it
+    assert not (hostile_hub / "escaped").exists()
+
+
+@pytest.mark.parametrize("revision", ["../../../x", "/etc", "a/../../b", "a\\b", ""])
+def test_a_revision_that_climbs_out_of_the_cache_is_refused(revision):
+    with pytest.raises(ZooError, match=r"^invalid Hub revision .*: expected a branch, tag or"):
+        pull("someone/entry", revision=revision)
+
+
+def test_a_repository_id_with_dot_dot_is_refused():
+    with pytest.raises(ZooError, match=r"^invalid Hub repository id 'org/\.\.'"):
+        pull("org/..")

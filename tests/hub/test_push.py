@@ -149,6 +149,33 @@ def test_push_refuses_a_corrupted_entry(upload_standin, entries, tmp_path, kit):
     )
 
 
+def test_push_refuses_card_files_outside_the_entry(upload_standin, entries, tmp_path):
+    import shutil
+
+    from adapter_zoo.zoo.store import sha256_file
+
+    secret = tmp_path / "secret.txt"
+    secret.write_text("not for the Hub")
+    copy = shutil.copytree(entries["beer"], tmp_path / "entry" / "beer")
+    card = json.loads((copy / "card.json").read_text())
+    for name in (str(secret), "../../secret.txt"):
+        files = {**card["files"], name: sha256_file(secret)}
+        (copy / "card.json").write_text(json.dumps({**card, "files": files}))
+        with pytest.raises(ZooError) as error:
+            push(copy, "me/leak")
+        assert str(error.value) == (
+            f"{copy / 'card.json'}: file {name!r} is not a relative path inside the entry"
+        )
+    assert upload_standin.sent == [] and upload_standin.created == {}
+
+
+def test_push_of_dot_dot_never_leaves_the_zoo_home():
+    from adapter_zoo.hub.uploads import local_entry
+
+    with pytest.raises(ZooError, match=r"^invalid zoo entry name '\.\.': a name is a plain"):
+        local_entry("..")
+
+
 def test_load_by_short_name_on_another_machine(
     upload_standin, hub, entries, tmp_path, monkeypatch, go_offline
 ):

@@ -40,10 +40,23 @@ def test_recipe_runs_in_smoke_mode(path, tmp_path):
     assert records and all(0.0 <= r["metrics"]["map"] <= 1.0 for r in records)
 
 
-def test_quickstart_smoke_writes_every_output(tmp_path, capsys):
-    from adapter_zoo.recipes.quickstart import quickstart
+def test_quickstart_smoke_writes_every_output_and_trains_in_its_own_zoo(tmp_path, capsys):
+    import os
 
+    from adapter_zoo.recipes.quickstart import quickstart
+    from adapter_zoo.zoo import zoo_home
+    from adapter_zoo.zoo.store import save_entry
+
+    users = save_entry(
+        lambda folder: (folder / "adapter.safetensors").write_bytes(b"a real adapter"),
+        "beer", {"kind": "adapter", "base_model": "minilm-l6"},
+    )  # fmt: skip
+    before = {p.name: p.read_bytes() for p in users.iterdir()}
+    home = os.environ["ADAPTER_ZOO_HOME"]
     out = quickstart(tmp_path / "qs", smoke=True)
+    assert {p.name: p.read_bytes() for p in users.iterdir()} == before
+    assert os.environ["ADAPTER_ZOO_HOME"] == home and zoo_home() == users.parent
+    assert json.loads((out / "zoo" / "beer" / "card.json").read_text())["name"] == "beer"
     printed = capsys.readouterr().out
     assert f"Everything is in {out}" in printed
     assert "beer.stackexchange.com (its own forum):" in printed

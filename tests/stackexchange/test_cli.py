@@ -53,3 +53,52 @@ def test_importing_the_package_and_its_cli_does_not_load_torch():
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )
     assert result.stdout.strip() == "False"
+
+
+def _tree(folder):
+    """Every file under ``folder`` (relative path -> bytes), hidden ones included."""
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
+
+
+def test_parse_refuses_an_output_that_is_or_contains_the_source(
+    bicycles_meta_dir, tmp_path, copy_forum, capsys
+):
+    dump = tmp_path / "dump"
+    forum = copy_forum(bicycles_meta_dir, dump / "bicycles.meta.stackexchange.com")
+    before = _tree(tmp_path)
+    for source, out in [(forum, forum), (forum, dump), (forum, tmp_path), (dump, dump)]:
+        for extra in ([], ["--overwrite"]):
+            code = main(["parse", str(source), "--out", str(out), *extra])
+            assert code == 2
+            assert capsys.readouterr().err == (
+                f"adapter-zoo parse: error: {forum}: input inside or equal to the output "
+                f"{out}; choose another output\n"
+            )
+    assert _tree(tmp_path) == before
+    assert sorted(p.name for p in tmp_path.rglob("*")) == sorted(
+        ["dump", "bicycles.meta.stackexchange.com", "Posts.xml", "PostLinks.xml"]
+    )
+
+
+def test_parse_never_moves_or_deletes_a_users_file_at_the_forum_name(
+    bicycles_meta_dir, tmp_path, capsys
+):
+    out = tmp_path / "out"
+    (out / "bicycles.meta.stackexchange.com").mkdir(parents=True)
+    (out / "bicycles.meta.stackexchange.com" / "notes.txt").write_text("mine")
+    (out / "beer.stackexchange.com").write_text("my file")
+    before = _tree(out)
+    for _ in range(2):  # the second run must not clean up anything of the first
+        assert main(["parse", str(bicycles_meta_dir), "--out", str(out)]) == 2
+        assert capsys.readouterr().err == (
+            f"adapter-zoo parse: error: {out / 'bicycles.meta.stackexchange.com'}: already "
+            "exists and is not a parsed forum written by adapter-zoo; move it away or pass "
+            "--overwrite\n"
+        )
+    assert sorted(p.name for p in out.iterdir()) == [
+        "beer.stackexchange.com", "bicycles.meta.stackexchange.com"]  # fmt: skip
+    assert _tree(out) == before
