@@ -18,7 +18,16 @@ import numpy as np
 from adapter_zoo.compose.fusion import fuse
 from adapter_zoo.compose.rerank import DEFAULT_TOP_K, merge_scores, top_indices
 from adapter_zoo.compose.scoring import score_with
-from adapter_zoo.compose.spec import FUSION, RERANK, Spec, build, load_member, parse_spec
+from adapter_zoo.compose.spec import (
+    BM25,
+    FUSION,
+    RERANK,
+    Spec,
+    build,
+    is_spec,
+    load_member,
+    parse_spec,
+)
 from adapter_zoo.errors import ZooError
 from adapter_zoo.training.objective import positive_first_metrics
 
@@ -158,6 +167,8 @@ def compose_entry(
     from adapter_zoo.zoo.store import entry_path, save_entry
 
     spec = _as_spec(spec_or_members, kind, top_k)
+    if name == BM25 or is_spec(name):
+        raise ZooError(f"{name!r} is read as a model spec, not a zoo name; choose another name")
     if entry_path(name).exists() and not overwrite:
         raise ZooError(f"zoo entry {name!r} already exists at {entry_path(name)}; pass overwrite")
     if name in spec.members:

@@ -246,8 +246,12 @@ def test_compose_entry_chooses_fusion_weights_on_dev(entries, parsed_forum):
     assert dev_metrics(loaded, lists)["dev_map"] == best
     with pytest.raises(ZooError, match=r"^zoo entry 'fused' already exists"):
         compose_entry("fused", ["tiny-a", "bm25"])
-    with pytest.raises(ZooError, match=r"^composite 'bm25' cannot have itself as a member"):
-        compose_entry("bm25", "fusion:tiny-a+bm25")
+    with pytest.raises(ZooError, match=r"^composite 'tiny-a' cannot have itself as a member"):
+        compose_entry("tiny-a", "fusion:tiny-a+bm25", overwrite=True)
+    assert adapter_zoo.load("tiny-a").card["kind"] == "adapter"  # nothing replaced
+    for name in ("bm25", "fusion:a+b"):
+        with pytest.raises(ZooError, match=r"is read as a model spec, not a zoo name"):
+            compose_entry(name, "fusion:tiny-a+bm25")
     with pytest.raises(ZooError, match=r"^unknown adapter 'tiny-c'"):
         compose_entry("other", ["tiny-a", "tiny-c"])
     assert not (adapter_zoo.zoo_home() / "other").exists()
