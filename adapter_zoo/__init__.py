@@ -29,6 +29,10 @@ _EXPORTS = {
     "push": "adapter_zoo.hub",
     "pull": "adapter_zoo.hub",
     "CascadeRanker": "adapter_zoo.cascade",
+    "BM25Scorer": "adapter_zoo.compose",
+    "ScoreFusion": "adapter_zoo.compose",
+    "Rerank": "adapter_zoo.compose",
+    "compose_entry": "adapter_zoo.compose",
 }
 
 __all__ = sorted(_EXPORTS)

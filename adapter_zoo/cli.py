@@ -15,6 +15,7 @@ COMMAND_MODULES = (
     "stackexchange.cli",  # parse, forums
     "adapter_zoo.training.cli",  # train
     "adapter_zoo.zoo.cli",  # list
+    "adapter_zoo.compose.cli",  # compose
     "adapter_zoo.hub.cli",  # push, pull
     "benchmarks.cli",  # evaluate, leaderboard, build-benchmark
     "adapter_zoo.cascade.cli",  # recommend, sweep

@@ -32,34 +32,22 @@ def _unique_candidates(dataset):
 
 
 def bm25_scores(dataset, scope: str = "query") -> list[np.ndarray]:
-    """BM25 (bm25s defaults: Lucene variant, k1=1.5, b=0.75, English stopwords)."""
-    import bm25s
+    """BM25 (bm25s defaults: Lucene variant, k1=1.5, b=0.75, English stopwords).
 
-    def tokens(texts):
-        return bm25s.tokenize(list(texts), stopwords="en", return_ids=False, show_progress=False)
+    Both scopes use ``stackexchange.lists``' one bm25s wrapper: ``query`` is
+    :func:`~stackexchange.lists.bm25_candidate_scores` (also behind
+    ``adapter_zoo.compose.BM25Scorer``), ``corpus`` one index over the split's candidates.
+    """
+    from stackexchange.lists import BM25Neighbours, bm25_candidate_scores
 
-    def index(texts):
-        retriever = bm25s.BM25()
-        # an empty document still needs a token for bm25s to index the corpus
-        retriever.index([t or [""] for t in tokens(texts)], show_progress=False)
-        return retriever
-
-    def score(retriever, query_tokens, size):
-        known = [t for t in query_tokens if t in retriever.vocab_dict]
-        return retriever.get_scores(known) if known else np.zeros(size)
-
-    queries = tokens(dataset["query"])
     if scope == "corpus":
         corpus = _unique_candidates(dataset)
-        retriever = index(corpus)
+        per_query = BM25Neighbours(list(corpus)).scores(list(dataset["query"]))
         return [
-            np.asarray(score(retriever, q, len(corpus)))[[corpus[c] for c in candidates]]
-            for q, candidates in zip(queries, dataset["candidates"])
+            scores[[corpus[c] for c in candidates]]
+            for scores, candidates in zip(per_query, dataset["candidates"])
         ]
-    return [
-        np.asarray(score(index(candidates), q, len(candidates)), dtype=np.float64)
-        for q, candidates in zip(queries, dataset["candidates"])
-    ]
+    return bm25_candidate_scores(dataset["query"], dataset["candidates"])
 
 
 def tfidf_scores(dataset, scope: str = "query") -> list[np.ndarray]:

@@ -74,8 +74,8 @@ def _model_name(model) -> str:
 
 
 def _load_ranker(model, adapters):
-    """A Ranker for ``base:<base>``, a zoo name/path, a base model plus one zoo adapter, or a
-    Ranker (returned as is)."""
+    """A Ranker for ``base:<base>``, a zoo name/path or ``fusion:``/``rerank:`` spec (through
+    ``adapter_zoo.load``), a base model plus one zoo adapter, or a Ranker (returned as is)."""
     if not isinstance(model, str | os.PathLike):
         return model
     import adapter_zoo
@@ -95,8 +95,8 @@ def _load_ranker(model, adapters):
         return adapter_zoo.load(model)
     except (ValueError, OSError) as error:
         raise BenchmarkError(
-            f"model {model!r}: not bm25, tfidf, sbert:<base>, base:<base> or a loadable zoo "
-            f"entry ({error})"
+            f"model {model!r}: not bm25, tfidf, sbert:<base>, base:<base>, a loadable zoo "
+            f"entry or fusion:/rerank: spec ({error})"
         ) from None
 
 
@@ -120,7 +120,9 @@ def evaluate(
     Args:
         model: ``bm25``, ``tfidf``, ``sbert:<base>`` (zero-shot bi-encoder cosine),
             ``base:<base>`` (the untrained base with a fresh seeded head), a zoo name or entry
-            path, a Ranker, or with ``finetune`` a raw base (``minilm-l6``, ``bert-base``, a
+            path (composite entries included), a ``fusion:``/``rerank:`` spec (see
+            ``adapter_zoo.compose``; recorded under the spec as written), a Ranker or anything
+            with ``score(pairs)``, or with ``finetune`` a raw base (``minilm-l6``, ``bert-base``, a
             local Hugging Face model folder).
         benchmark: a registry name, ``local:PATH``, or a Benchmark.
         split: the split to score.

@@ -50,14 +50,38 @@ class BM25Neighbours:
             list(texts), stopwords="en", return_ids=False, show_progress=False
         )
 
-    def top(self, queries: list[str], k: int) -> list[list[int]]:
+    def scores(self, queries: list[str]) -> list[np.ndarray]:
+        """Per query, the BM25 score of every corpus text (zeros when no query term is indexed)."""
         out = []
         for query in self._tokens(queries):
             known = [t for t in query if t in self.retriever.vocab_dict]
-            scores = self.retriever.get_scores(known) if known else np.zeros(self.size)
-            # stable sort on -score: equal scores keep corpus order, so the build is deterministic
-            out.append([int(i) for i in np.argsort(-np.asarray(scores), kind="stable")[:k]])
+            out.append(
+                np.asarray(self.retriever.get_scores(known)) if known else np.zeros(self.size)
+            )
         return out
+
+    def top(self, queries: list[str], k: int) -> list[list[int]]:
+        # stable sort on -score: equal scores keep corpus order, so the build is deterministic
+        return [
+            [int(i) for i in np.argsort(-scores, kind="stable")[:k]]
+            for scores in self.scores(queries)
+        ]
+
+
+def bm25_candidate_scores(queries, candidate_lists) -> list[np.ndarray]:
+    """BM25 of each query over its own candidates only (term statistics from that list).
+
+    The one query-scope BM25 (bm25s: Lucene variant, k1=1.5, b=0.75, English stopwords) of the
+    ``bm25`` baseline and of ``adapter_zoo.compose.BM25Scorer``.
+
+    Example:
+        >>> [s.argmax() for s in bm25_candidate_scores(["stout"], [["a bike", "a stout"]])]
+        [np.int64(1)]
+    """
+    return [
+        np.asarray(BM25Neighbours(list(candidates)).scores([query])[0], dtype=np.float64)
+        for query, candidates in zip(queries, candidate_lists, strict=True)
+    ]
 
 
 def _row(query_id, query, pool_ids, pool_texts, positives) -> dict:

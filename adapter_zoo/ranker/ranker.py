@@ -59,6 +59,17 @@ def length_order(tokenizer, pairs: Sequence[tuple[str, str]], max_length: int) -
     return np.argsort(-np.asarray(lengths), kind="stable")
 
 
+def rank_candidates(
+    scorer, query: str, candidates: Sequence[str], *, top_k: int | None = None
+) -> list[tuple[str, float]]:
+    """``candidates`` sorted best first as (candidate, score) by ``scorer.score`` (anything
+    with ``score(pairs)``); ties keep input order; the first ``top_k`` when given."""
+    scores = np.asarray(scorer.score([(query, c) for c in candidates]))
+    order = np.argsort(-scores, kind="stable")
+    ranked = [(candidates[i], float(scores[i])) for i in order]
+    return ranked if top_k is None else ranked[:top_k]
+
+
 def pick_device(device=None):
     """``device`` as a torch.device; by default CUDA when available, else the CPU."""
     import torch
@@ -147,10 +158,7 @@ class Ranker:
         self, query: str, candidates: Sequence[str], *, top_k: int | None = None
     ) -> list[tuple[str, float]]:
         """``candidates`` sorted best first as (candidate, score); ties keep input order."""
-        scores = self.score([(query, c) for c in candidates])
-        order = np.argsort(-scores, kind="stable")
-        ranked = [(candidates[i], float(scores[i])) for i in order]
-        return ranked if top_k is None else ranked[:top_k]
+        return rank_candidates(self, query, candidates, top_k=top_k)
 
     def __repr__(self) -> str:
         name = self.card.get("name") if self.card else None

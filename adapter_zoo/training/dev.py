@@ -16,6 +16,7 @@ import numpy as np
 from adapter_zoo.errors import ZooError
 
 DEV_CANDIDATES = 20
+_QUESTION_COLUMNS = {"id", "title", "body", "accepted_answer_id", "accepted_answer", "split"}
 
 
 def forum_dev_lists(
@@ -36,10 +37,14 @@ def forum_dev_lists(
     for host in hosts:
         folder = Path(data) / host / "questions"
         try:
-            questions = datasets.load_from_disk(str(folder)).to_list()
+            questions = datasets.load_from_disk(str(folder))
         except FileNotFoundError:
             raise ZooError(f"{folder}: missing (run adapter-zoo parse)") from None
-        rows = answer_selection_lists(questions, candidates, np.random.default_rng(seed))["dev"]
+        missing = sorted(_QUESTION_COLUMNS - set(questions.column_names))
+        if missing:
+            raise ZooError(f"{folder}: missing columns {missing}")
+        rng = np.random.default_rng(seed)
+        rows = answer_selection_lists(questions.to_list(), candidates, rng)["dev"]
         for row in rows:
             positive = row["labels"].index(1)
             others = [c for i, c in enumerate(row["candidates"]) if i != positive]

@@ -15,12 +15,20 @@ def dev_metrics(ranker, lists) -> dict:
         return {}
     pairs = [(q, c) for q, cands in lists for c in cands]
     scores = ranker.score(pairs, batch_size=64)
-    ranks, start = [], 0
-    for _, cands in lists:
-        chunk = scores[start : start + len(cands)]
-        ranks.append(1 + int((chunk[1:] >= chunk[0]).sum()))
-        start += len(cands)
-    ranks = np.asarray(ranks)
+    return positive_first_metrics(np.split(scores, np.cumsum([len(c) for _, c in lists])[:-1]))
+
+
+def positive_first_metrics(score_lists) -> dict:
+    """``dev_map`` and ``dev_p@1`` of score arrays whose element 0 is the single positive's
+    (ties count against it; see :func:`dev_metrics`).
+
+    Example:
+        >>> positive_first_metrics([np.array([0.9, 0.1]), np.array([0.2, 0.5, 0.2])])
+        {'dev_map': 0.6666666666666666, 'dev_p@1': 0.5}
+    """
+    if not len(score_lists):
+        return {}
+    ranks = np.asarray([1 + int((s[1:] >= s[0]).sum()) for s in score_lists])
     return {"dev_map": float(np.mean(1.0 / ranks)), "dev_p@1": float(np.mean(ranks == 1))}
 
 

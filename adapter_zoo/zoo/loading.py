@@ -55,11 +55,15 @@ def load(
     (card ``encoder: "bi"``) a :class:`~adapter_zoo.biencoder.BiEncoder`; both have
     ``score(pairs)`` and ``rank(query, candidates)``.
 
+    Compositions load as rankers with the same ``score``/``rank`` (see
+    :mod:`adapter_zoo.compose`): a ``fusion:``/``rerank:`` spec, ``bm25``, or a composite zoo
+    entry (its members loaded by name).
+
     Args:
         name_or_path: a short name in the local zoo, an entry folder, ``sbert:<base>`` (the
             base as a zero-shot bi-encoder), a published MultiCQA
             adapter (``pytorch_adapter.bin`` or its folder, see ``adapter_zoo.zoo.multicqa``),
-            or a Hub name.
+            a Hub name, a spec (``fusion:A+B*0.2+bm25*0.1``, ``rerank:A>B@20``) or ``bm25``.
         revision: Hub revision (only for names fetched from the Hub).
         device: torch device; CUDA when available by default.
         base_model: when given, the entry must have been made for this base model.
@@ -68,6 +72,7 @@ def load(
         >>> ranker = load("beer")  # doctest: +SKIP
         >>> ranker.rank("Which glass for a stout?", ["A nonic pint.", "Any bicycle."])  # doctest: +SKIP
     """
+    from adapter_zoo.compose import spec as compose
     from adapter_zoo.ranker import Ranker
     from adapter_zoo.zoo import multicqa
     from adapter_zoo.zoo.layouts import read_model
@@ -76,6 +81,12 @@ def load(
         from adapter_zoo.biencoder import BiEncoder
 
         return BiEncoder.from_base(str(name_or_path)[len(ZERO_SHOT_BI) :], device=device)
+    if compose.is_spec(name_or_path) or name_or_path == compose.BM25:
+        if revision is not None or base_model is not None:
+            raise ZooError(f"{name_or_path}: a composition takes no revision or base_model")
+        if name_or_path == compose.BM25:
+            return compose.load_member(compose.BM25)
+        return compose.load_spec(name_or_path, device=device)
     local = Path(str(name_or_path)).expanduser()
     local_entry(name_or_path)  # refuses "." and ".." before anything is read
     is_zoo_name = is_entry_name(str(name_or_path)) and (zoo_home() / str(name_or_path)).is_dir()
@@ -97,6 +108,8 @@ def load(
         from adapter_zoo.biencoder.layouts import read_bi_encoder
 
         return read_bi_encoder(path, card, device=device)
+    if card.get("kind") == "composite":
+        return compose.build(compose.parse_spec(card["spec"]), device=device, card=card)
     model, tokenizer = read_model(path, card)
     return Ranker(
         model,

@@ -174,7 +174,7 @@ def zoo_and_compositions(work: Path, sets: dict) -> dict:
         for name, (how, members) in entries.items():
             started = time.perf_counter()
             if not (work / "zoo" / name / "card.json").is_file():
-                compose_entry(name, how, members, data=work / "parsed", forum=FORUMS[forum],
+                compose_entry(name, members, kind=how, data=work / "parsed", forum=FORUMS[forum],
                               top_k=10)  # fmt: skip
             card = json.loads((work / "zoo" / name / "card.json").read_text())
             composed[name] = {"forum": forum, "how": how, "members": members,

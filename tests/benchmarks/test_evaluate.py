@@ -53,6 +53,30 @@ def test_base_and_sbert_models(fixtures, tiny_bert_path):
     assert sbert["queries"] == 2 and 0 < sbert["metrics"]["map"] <= 1
 
 
+def test_composition_specs_and_entries_are_models(fixtures, tmp_path):
+    from adapter_zoo.compose import compose_entry
+
+    bm25 = benchmarks.evaluate("bm25", "wikiqa-raw", data_dir=fixtures)
+    # every candidate reranked by BM25 over the same list: BM25's own ranking
+    spec = "rerank:bm25>bm25@1000"
+    rerank = benchmarks.evaluate(spec, "wikiqa-raw", data_dir=fixtures, results=tmp_path)
+    assert rerank["model"] == spec and rerank["metrics"] == bm25["metrics"]
+    assert benchmarks.read_results(tmp_path)[0]["model"] == spec
+    compose_entry("bm25-rr", spec)
+    entry = benchmarks.evaluate("bm25-rr", "wikiqa-raw", data_dir=fixtures)
+    assert entry["model"] == "bm25-rr" and entry["metrics"] == bm25["metrics"]
+    # z-scores of two identical rankings, summed: the same ranking again
+    fused = benchmarks.evaluate("fusion:bm25+bm25-rr*0.5", "wikiqa-raw", data_dir=fixtures)
+    assert fused["model"] == "fusion:bm25+bm25-rr*0.5" and fused["metrics"] == bm25["metrics"]
+    with pytest.raises(BenchmarkError) as error:
+        benchmarks.evaluate("fusion:bm25", "wikiqa-raw", data_dir=fixtures)
+    assert str(error.value) == (
+        "model 'fusion:bm25': not bm25, tfidf, sbert:<base>, base:<base>, a loadable zoo entry "
+        "or fusion:/rerank: spec (model spec 'fusion:bm25': fusion needs at least two members "
+        "(A+B))"
+    )
+
+
 def test_unknown_model_and_bad_combinations(fixtures):
     with pytest.raises(BenchmarkError, match=r"model 'no-such-model': not bm25, tfidf"):
         benchmarks.evaluate("no-such-model", "wikiqa-raw", data_dir=fixtures)

@@ -1,0 +1,220 @@
+"""Composite zoo entries: a composition saved under a name, fusion weights chosen on dev.
+
+Example:
+    >>> path = compose_entry("beer-fused", ["beer", "sbert:minilm-l6", "bm25"],
+    ...                      data="parsed", forum="beer")  # doctest: +SKIP
+    >>> adapter_zoo.load("beer-fused").card["weights"]  # doctest: +SKIP
+    [1.0, 0.3, 0.05]
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from adapter_zoo.compose.fusion import fuse
+from adapter_zoo.compose.rerank import DEFAULT_TOP_K, merge_scores, top_indices
+from adapter_zoo.compose.scoring import score_with
+from adapter_zoo.compose.spec import (
+    BM25,
+    FUSION,
+    RERANK,
+    Spec,
+    build,
+    is_spec,
+    load_member,
+    parse_spec,
+)
+from adapter_zoo.errors import ZooError
+from adapter_zoo.training.dev import DEV_CANDIDATES
+from adapter_zoo.training.objective import positive_first_metrics
+
+# Weights tried for every member but the first (whose weight is 1).
+WEIGHT_GRID = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 1.0)
+_QUESTION_COLUMNS = {"id", "title", "body", "accepted_answer_id", "accepted_answer", "split"}
+
+
+def dev_lists_of(data, forum: str) -> tuple[str, list[tuple[str, list[str]]]]:
+    """The forum's host and its dev ranking lists, positive first (the lists training selects
+    on: :func:`adapter_zoo.training.dev.forum_dev_lists`)."""
+    from adapter_zoo.training.data import resolve_forums
+    from adapter_zoo.training.dev import forum_dev_lists
+
+    hosts = resolve_forums(data, (forum,))
+    if len(hosts) != 1:
+        raise ZooError(f"{data}: forum {forum!r} names {len(hosts)} forums; give one forum")
+    lists = forum_dev_lists(data, hosts)
+    if not lists:
+        raise ZooError(
+            f"{Path(data) / hosts[0] / 'questions'}: no dev question with an accepted answer "
+            "to choose on"
+        )
+    return hosts[0], lists
+
+
+def _dev_map(score_lists) -> float:
+    return positive_first_metrics(score_lists)["dev_map"]
+
+
+def search_weights(
+    member_lists: Sequence[Sequence[np.ndarray]], grid: Sequence[float] = WEIGHT_GRID
+) -> tuple[tuple[float, ...], float]:
+    """The fusion weights with the best dev MAP, and that MAP, from cached scores.
+
+    Args:
+        member_lists: per member, its scores of each dev list (positive first).
+        grid: weights tried for every member but the first, whose weight is 1.
+
+    Returns:
+        (weights, dev MAP); among equal MAPs the first in ``itertools.product(grid, ...)``
+        order wins, i.e. the smallest weights (a grid in ascending order).
+
+    Example:
+        >>> lists_a = [np.array([0.0, 1.0])]  # member a ranks the positive second
+        >>> lists_b = [np.array([1.0, 0.0])]  # member b ranks it first
+        >>> search_weights([lists_a, lists_b], grid=(0.0, 0.5, 2.0))
+        ((1.0, 2.0), 1.0)
+    """
+    best: tuple[tuple[float, ...], float] | None = None
+    for rest in itertools.product([float(w) for w in grid], repeat=len(member_lists) - 1):
+        weights = (1.0, *rest)
+        fused = [fuse(scores, weights) for scores in zip(*member_lists)]
+        value = _dev_map(fused)
+        if best is None or value > best[1]:
+            best = (weights, value)
+    return best
+
+
+def _as_spec(spec_or_members, kind: str, top_k: int) -> Spec:
+    if isinstance(spec_or_members, str):
+        return parse_spec(spec_or_members)
+    members = [str(m) for m in spec_or_members]
+    if kind == FUSION:
+        return parse_spec(f"{FUSION}:" + "+".join(members))
+    if kind == RERANK:
+        if len(members) != 2:
+            raise ZooError(f"rerank takes a retriever and a reranker, got {len(members)} names")
+        return parse_spec(f"{RERANK}:{members[0]}>{members[1]}@{top_k}")
+    raise ZooError(f"unknown composition {kind!r}: use {FUSION} or {RERANK}")
+
+
+def compose_entry(
+    name: str,
+    spec_or_members,
+    *,
+    kind: str = FUSION,
+    top_k: int = DEFAULT_TOP_K,
+    data=None,
+    forum: str | None = None,
+    grid: Sequence[float] = WEIGHT_GRID,
+    overwrite: bool = False,
+    device=None,
+) -> Path:
+    """Save a composition as the zoo entry ``name``; with ``data``, chosen and scored on dev.
+
+    With ``data`` and ``forum``, each member scores the forum's dev lists once
+    (:func:`dev_lists_of`); a fusion's weights are then chosen by :func:`search_weights`
+    on those cached scores (the spec's own weights are ignored), and the card records the dev
+    MAP of every member and of the composite. Without them the spec's weights are kept (and
+    the members are loaded once, so that a name that does not load is refused here).
+    ``adapter_zoo.load(name)`` then loads the members by name and composes them.
+
+    Args:
+        name: the zoo entry's name.
+        spec_or_members: a ``fusion:``/``rerank:`` spec, or member names (see ``kind``).
+        kind: for member names: ``fusion`` (any number) or ``rerank`` (retriever, reranker).
+        top_k: for ``rerank`` from member names: how many candidates are reranked.
+        data: a parse output folder (``adapter-zoo parse --out``).
+        forum: the forum of ``data`` whose dev split chooses and scores.
+        grid: fusion weights tried for every member but the first.
+        overwrite: replace an existing entry of that name.
+        device: torch device for the members while scoring.
+
+    Returns:
+        The entry's folder. Its card: ``kind`` ``composite``, ``encoder`` ``composite``,
+        ``composition``, ``spec`` (canonical, with the chosen weights), ``members`` (as
+        given), ``weights`` or ``top_k``, ``forum``, ``dev_map`` (``members`` by name and
+        ``composite``), ``scores``, ``training``.
+
+    Example:
+        >>> compose_entry("beer-rr", "rerank:sbert:minilm-l6>beer@10")  # doctest: +SKIP
+        PosixPath('.../adapter-zoo/beer-rr')
+    """
+    from adapter_zoo.zoo.store import entry_path, save_entry
+
+    spec = _as_spec(spec_or_members, kind, top_k)
+    if name == BM25 or is_spec(name):
+        raise ZooError(f"{name!r} is read as a model spec, not a zoo name; choose another name")
+    if entry_path(name).exists() and not overwrite:
+        raise ZooError(f"zoo entry {name!r} already exists at {entry_path(name)}; pass overwrite")
+    if name in spec.members:
+        raise ZooError(f"composite {name!r} cannot have itself as a member ({spec})")
+    if (data is None) != (forum is None):
+        raise ZooError("composing on dev needs both data (a parse output folder) and forum")
+    card = {
+        "kind": "composite",
+        "encoder": "composite",
+        "composition": spec.kind,
+        "base_model": "composite",
+        "members": list(spec.members),
+        "forums": [],
+        "forum": None,
+    }
+    if data is None:
+        build(spec, device=device)  # every member must load before the entry names it
+    else:
+        host, lists = dev_lists_of(data, forum)
+        spec, dev_map = _choose_on_dev(spec, lists, grid, device)
+        card.update(forums=[host], forum=host, dev_map=dev_map)
+        card["scores"] = {"dev_map": dev_map["composite"]}
+        card["training"] = {
+            "data": str(Path(data).resolve()),
+            "forum": host,
+            "dev_lists": len(lists),
+            "list_size": DEV_CANDIDATES,
+            **({"weight_grid": [float(w) for w in grid]} if spec.kind == FUSION else {}),
+        }
+    card["spec"] = str(spec)
+    if spec.kind == FUSION:
+        card["weights"] = list(spec.weights)
+    else:
+        card["top_k"] = spec.top_k
+    return save_entry(lambda folder: None, name, card, overwrite=overwrite)
+
+
+def _choose_on_dev(spec: Spec, lists, grid, device) -> tuple[Spec, dict]:
+    """Score each member once on the dev lists; the (re-weighted) spec and the dev MAPs."""
+    pairs = [(query, c) for query, candidates in lists for c in candidates]
+    bounds = np.cumsum([len(c) for _, c in lists])[:-1]
+    member_lists = []
+    for member_name in spec.members:
+        member = load_member(member_name, device=device)
+        member_lists.append(np.split(score_with(member, pairs, batch_size=64), bounds))
+        del member
+    members = {n: _dev_map(s) for n, s in zip(spec.members, member_lists)}
+    if spec.kind == FUSION:
+        weights, composite = search_weights(member_lists, grid)
+        spec = Spec(FUSION, spec.members, weights)
+    else:
+        merged = [
+            merge_scores(r, top := top_indices(r, spec.top_k), rr[top])
+            for r, rr in zip(*member_lists)
+        ]
+        composite = _dev_map(merged)
+    return spec, {"members": members, "composite": composite}
+
+
+def dev_table(card: dict) -> str:
+    """The card's dev MAP per member and of the composite, as a small text table."""
+    dev = card["dev_map"]
+    weights = card.get("weights") or [""] * len(card["members"])
+    names = [*card["members"], card["name"]]
+    width = max(len("model"), *(len(n) for n in names))
+    lines = [f"{'model':<{width}}  {'weight':>6}  {'dev MAP':>7}"]
+    for member, weight in zip(card["members"], weights):
+        lines.append(f"{member:<{width}}  {weight:>6}  {dev['members'][member]:>7.4f}")
+    lines.append(f"{card['name']:<{width}}  {'':>6}  {dev['composite']:>7.4f}")
+    return "\n".join(lines)

@@ -1,0 +1,164 @@
+"""Model spec strings for compositions, resolved in one place.
+
+* ``fusion:A+B*0.2+bm25*0.1``: :class:`ScoreFusion` of members A (weight 1, the default),
+  B (0.2) and BM25 (0.1).
+* ``rerank:RETRIEVER>RERANKER@K``: :class:`Rerank`, the retriever's top K (default 20)
+  rescored by the reranker.
+
+A member is anything ``adapter_zoo.load`` accepts except another spec: a zoo name or entry
+folder, a Hub name, ``sbert:<base>``, or ``bm25`` (:class:`BM25Scorer`). A composition of
+compositions is made by saving the inner one as a zoo entry (``adapter-zoo compose``) and
+naming that entry.
+
+Example:
+    >>> parse_spec("fusion:beer+sbert:minilm-l6*0.2+bm25*0.1")
+    Spec(kind='fusion', members=('beer', 'sbert:minilm-l6', 'bm25'), weights=(1.0, 0.2, 0.1), top_k=None)
+    >>> str(parse_spec("rerank:sbert:minilm-l6>beer"))
+    'rerank:sbert:minilm-l6>beer@20'
+    >>> parse_spec("rerank:bm25")
+    Traceback (most recent call last):
+    ...
+    adapter_zoo.errors.ZooError: model spec 'rerank:bm25': expected rerank:RETRIEVER>RERANKER[@K]
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from adapter_zoo.compose.rerank import DEFAULT_TOP_K
+from adapter_zoo.errors import ZooError
+
+FUSION = "fusion"
+RERANK = "rerank"
+BM25 = "bm25"
+PREFIXES = (FUSION + ":", RERANK + ":")
+
+
+@dataclass(frozen=True)
+class Spec:
+    """A parsed composition: ``kind`` (``fusion``/``rerank``), member names as written,
+    fusion ``weights`` (one per member) or rerank ``top_k``."""
+
+    kind: str
+    members: tuple[str, ...]
+    weights: tuple[float, ...] = ()
+    top_k: int | None = None
+
+    def __str__(self) -> str:
+        """The canonical spec string (weights of 1 left out, K always written)."""
+        if self.kind == RERANK:
+            return f"{RERANK}:{self.members[0]}>{self.members[1]}@{self.top_k}"
+        terms = [m if w == 1 else f"{m}*{w:.12g}" for m, w in zip(self.members, self.weights)]
+        return f"{FUSION}:" + "+".join(terms)
+
+
+def is_spec(name) -> bool:
+    """Whether ``name`` is a ``fusion:`` or ``rerank:`` spec string."""
+    return isinstance(name, str) and name.startswith(PREFIXES)
+
+
+def _member(text: str, name: str, role: str) -> str:
+    name = name.strip()
+    if not name:
+        raise ZooError(f"model spec {text!r}: empty {role}")
+    if is_spec(name):
+        raise ZooError(
+            f"model spec {text!r}: {role} {name!r} is itself a composition; save it as a zoo "
+            "entry (adapter-zoo compose) and name the entry"
+        )
+    return name
+
+
+def _fusion(text: str, body: str) -> Spec:
+    members, weights = [], []
+    for position, term in enumerate(body.split("+"), start=1):
+        name, star, weight_text = term.rpartition("*")
+        if not star:
+            name, weight = term, 1.0
+        else:
+            try:
+                weight = float(weight_text)
+            except ValueError:
+                raise ZooError(
+                    f"model spec {text!r}: weight {weight_text!r} of member {position} is not "
+                    "a number"
+                ) from None
+            if not math.isfinite(weight) or weight < 0:
+                raise ZooError(
+                    f"model spec {text!r}: weight {weight_text!r} of member {position} must be "
+                    "a finite number >= 0"
+                )
+        name = _member(text, name, f"member {position}")
+        if name in members:
+            raise ZooError(f"model spec {text!r}: member {name!r} appears twice")
+        members.append(name)
+        weights.append(weight)
+    if len(members) < 2:
+        raise ZooError(f"model spec {text!r}: fusion needs at least two members (A+B)")
+    if not any(weights):
+        raise ZooError(f"model spec {text!r}: every weight is 0")
+    return Spec(FUSION, tuple(members), tuple(weights))
+
+
+def _rerank(text: str, body: str) -> Spec:
+    retriever, arrow, rest = body.partition(">")
+    if not arrow or ">" in rest:
+        raise ZooError(f"model spec {text!r}: expected {RERANK}:RETRIEVER>RERANKER[@K]")
+    reranker, at, k_text = rest.rpartition("@")
+    if not at:
+        reranker, k_text = rest, str(DEFAULT_TOP_K)
+    if not k_text.isdigit() or int(k_text) < 1:
+        raise ZooError(f"model spec {text!r}: top k {k_text!r} is not a positive integer")
+    members = (_member(text, retriever, "retriever"), _member(text, reranker, "reranker"))
+    return Spec(RERANK, members, top_k=int(k_text))
+
+
+def parse_spec(text: str) -> Spec:
+    """Parse a ``fusion:`` or ``rerank:`` spec; a :class:`ZooError` names the spec and the
+    problem in one line."""
+    kind, _, body = str(text).partition(":")
+    if not is_spec(str(text)):
+        raise ZooError(f"model spec {text!r}: must start with {FUSION}: or {RERANK}:")
+    return _fusion(text, body) if kind == FUSION else _rerank(text, body)
+
+
+def load_member(name: str, *, device=None):
+    """A member by name: ``bm25`` is :class:`BM25Scorer`, anything else ``adapter_zoo.load``."""
+    if name == BM25:
+        from adapter_zoo.compose.bm25 import BM25Scorer
+
+        return BM25Scorer()
+    from adapter_zoo.zoo.loading import load
+
+    return load(name, device=device)
+
+
+def build(spec: Spec, *, device=None, card: dict | None = None):
+    """The composition ``spec`` describes, its members loaded by name.
+
+    Args:
+        spec: a parsed spec.
+        device: torch device for the members that run a model.
+        card: the zoo card when the composition is a zoo entry; by default a small card
+            naming the spec.
+    """
+    from adapter_zoo.compose.fusion import ScoreFusion
+    from adapter_zoo.compose.rerank import Rerank
+
+    card = card or {"name": str(spec), "kind": "composite", "composition": spec.kind}
+    members = [load_member(name, device=device) for name in spec.members]
+    if spec.kind == FUSION:
+        return ScoreFusion(members, spec.weights, spec.members, card=card)
+    return Rerank(*members, top_k=spec.top_k, card=card)
+
+
+def load_spec(text: str, *, device=None):
+    """``build(parse_spec(text))``, the composition named ``text`` (its card's ``name``).
+
+    Example:
+        >>> load_spec("fusion:bm25+sbert:minilm-l6*0.2").rank("q", ["a", "b"])  # doctest: +SKIP
+    """
+    spec = parse_spec(text)
+    card = {"name": str(text), "kind": "composite", "composition": spec.kind, "spec": str(spec)}
+    return build(spec, device=device, card=card)
