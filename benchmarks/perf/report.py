@@ -170,6 +170,40 @@ def _hub_rows(data: dict) -> list[str]:
     ]
 
 
+def _quality_rows(data: dict) -> list[str]:
+    summary = data["summary"]
+    rows = []
+    for forum, pick in summary["best_for_forum_chosen_on_dev"].items():
+        rows.append(
+            _row(
+                f"`quality` {forum} (held-out)",
+                "MAP of the best zoo model for the forum, chosen on dev",
+                f"{pick['test_map']:.3f} ({pick['chosen_on_dev']})",
+                f"zero-shot all-MiniLM-L6-v2 bi-encoder {pick['zero_shot_test_map']:.3f}",
+                f"{pick['gain']:+.3f} MAP",
+                f"≥ +{pick['target']} MAP",
+                _met(pick["gain"] >= pick["target"]),
+                _machine(data),
+            )
+        )
+    transfer = summary["no_negative_transfer"]
+    met = sum(t["met"] for t in transfer.values())
+    worst = min(transfer.items(), key=lambda item: item[1]["delta_map"])
+    rows.append(
+        _row(
+            "`quality` no negative transfer",
+            "MAP vs zero-shot bi-encoder: unseen forum (≥ −0.01), WikiQA (> 0)",
+            f"{met}/{len(transfer)} met",
+            f"worst: {worst[0]} {worst[1]['delta_map']:+.3f}",
+            "—",
+            "all met",
+            _met(met == len(transfer)),
+            _machine(data),
+        )
+    )
+    return rows
+
+
 def table() -> str:
     lines = list(HEADER)
     for path in sorted(RESULTS.glob("*.json")):
@@ -187,6 +221,8 @@ def table() -> str:
             lines += _hub_rows(data)
         elif name == "recommend":
             lines += _recommend_rows(data)
+        elif name == "quality" and "summary" in data:
+            lines += _quality_rows(data)
     return "\n".join(lines)
 
 
