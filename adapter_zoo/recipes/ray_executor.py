@@ -8,7 +8,8 @@ every job it waits for has finished. Its stdout and stderr go to ``WORK/logs/<st
 Resuming: a finished job leaves ``WORK/steps/<digest>.json`` (its command line); a later run
 skips a job that has that entry, whose outputs are all still complete and none of whose
 upstream jobs runs again. So a killed run picks up where it stopped, and deleting one output
-re-runs the job that wrote it (and those that read it).
+re-runs the job that wrote it (and those that read it). The local executor keeps no ledger:
+its outputs are made again by a Ray run in the same work folder.
 
 Failures: a job that exits non-zero (or whose worker dies) is tried once more; if it fails
 again its log is reported, the jobs that wait for it are reported as not run, and all others

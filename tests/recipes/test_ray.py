@@ -11,10 +11,9 @@ import json
 from pathlib import Path
 
 import pytest
+import ray  # the test extra installs it (.ci/install): a missing ray fails, never skips
 
 from adapter_zoo.recipes import RecipeError, load_recipe, run_recipe
-
-ray = pytest.importorskip("ray")  # installed by the test extra (.ci/install); CI never skips
 
 FORUMS = ["beer.stackexchange.com", "bicycles.meta.stackexchange.com"]
 RECIPE = """
