@@ -16,6 +16,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     run.add_argument("--smoke", action="store_true", help="tiny model, shipped data, 2 steps")
     run.add_argument("--work", help="output folder (default outputs/<recipe>)")
     run.add_argument("--dry-run", action="store_true", help="print the commands only")
+    run.add_argument(
+        "--executor",
+        choices=("local", "ray"),
+        default="local",
+        help="local: one command after another here (default); ray: independent commands at "
+        "once as Ray tasks, finished ones skipped (pip install adapter-zoo[ray])",
+    )
+    run.add_argument(
+        "--address",
+        default=None,
+        help="--executor ray: the Ray cluster to use (e.g. ray://head:10001 or auto); "
+        "default: start a local one",
+    )
     run.set_defaults(func=_run)
 
     recipes = subparsers.add_parser("recipes", help="list the recipes and what they reproduce")
@@ -35,11 +48,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from adapter_zoo.recipes.recipe import load_recipe
+    from adapter_zoo.recipes.recipe import RecipeError, load_recipe
     from adapter_zoo.recipes.runner import find_recipe, run_recipe
 
     recipe = load_recipe(find_recipe(args.recipe))
-    work = run_recipe(recipe, smoke=args.smoke, work=args.work, dry_run=args.dry_run)
+    if args.address and args.executor != "ray":
+        raise RecipeError("--address needs --executor ray")
+    work = run_recipe(
+        recipe,
+        smoke=args.smoke,
+        work=args.work,
+        dry_run=args.dry_run,
+        executor=args.executor,
+        address=args.address,
+    )
     print(f"recipe {recipe.name} finished; outputs in {work}")
     return 0
 

@@ -22,7 +22,8 @@ from pathlib import Path
 from adapter_zoo.errors import ZooError
 
 REQUIRED_KEYS = ("name", "paper", "description", "hardware", "published", "step")
-STEP_KEYS = {"run", "foreach", "note", "smoke_only"}
+STEP_KEYS = {"run", "foreach", "note", "smoke_only", "resources"}
+RESOURCE_KEYS = ("cpus", "gpus")
 
 
 class RecipeError(ZooError):
@@ -39,12 +40,16 @@ class Step:
         note: why this step is there, shown in the run log.
         smoke_only: runs only under ``--smoke``, to build the tiny stand-in for data a full
             run downloads (e.g. ASNQ replaced by a set built from a shipped forum).
+        resources: what each of its commands reserves under ``--executor ray``
+            (``{cpus = 4}``, ``{gpus = 0.5}``); keys left out take the command's default
+            (see :func:`adapter_zoo.recipes.steps.default_resources`).
     """
 
     run: str
     foreach: str | None = None
     note: str = ""
     smoke_only: bool = False
+    resources: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -75,6 +80,18 @@ class Recipe:
     steps: tuple[Step, ...] = ()
 
 
+def _resources(raw, where: str) -> dict:
+    """A step's ``resources`` table: only cpus and gpus, each a number >= 0."""
+    if not isinstance(raw, dict):
+        raise RecipeError(f"{where}: resources must be a table like {{cpus = 2, gpus = 1}}")
+    for key, value in raw.items():
+        if key not in RESOURCE_KEYS:
+            raise RecipeError(f"{where}: unknown resource {key!r} (known: cpus, gpus)")
+        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+            raise RecipeError(f"{where}: resource {key} must be a number >= 0, got {value!r}")
+    return dict(raw)
+
+
 def load_recipe(path: str | Path) -> Recipe:
     """Read and validate a recipe file.
 
@@ -103,6 +120,7 @@ def load_recipe(path: str | Path) -> Recipe:
                 foreach=raw.get("foreach"),
                 note=raw.get("note", ""),
                 smoke_only=bool(raw.get("smoke_only", False)),
+                resources=_resources(raw.get("resources", {}), f"{path}: step {number}"),
             )
         )
     published = data["published"]

@@ -16,6 +16,7 @@ from adapter_zoo.recipes.recipe import Recipe, RecipeError, Step
 PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 FOREACH = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s+in\s+\{([A-Za-z_][A-Za-z0-9_]*)\}\s*$")
 SET_PREFIX = "set:"
+EXECUTORS = ("local", "ray")
 
 
 def recipe_dir() -> Path:
@@ -88,6 +89,11 @@ def expand(command: str, variables: dict, *, where: str) -> list[str]:
 
 def plan(recipe: Recipe, *, smoke: bool, work: Path, builtins: dict) -> list[tuple[str, list[str]]]:
     """Every command the recipe will run, fully expanded, as ``(label, argv)``."""
+    return [(label, argv) for label, argv, _ in _plan(recipe, smoke, work, builtins)]
+
+
+def _plan(recipe: Recipe, smoke: bool, work: Path, builtins: dict) -> list[tuple[str, list, dict]]:
+    """:func:`plan`'s commands with their step's declared resources: ``(label, argv, resources)``."""
     variables = {**recipe.variables, **(recipe.smoke_variables if smoke else {})}
     variables = {**builtins, "work": str(work), **variables}
     # Variables may refer to each other ("{work}/parsed"); two rounds cover the recipes.
@@ -109,7 +115,8 @@ def plan(recipe: Recipe, *, smoke: bool, work: Path, builtins: dict) -> list[tup
             continue
         where = f"{recipe.path}: step {number}"
         for label, scope in _iterations(step, variables, where):
-            commands.append((f"step {number}{label}", expand(step.run, scope, where=where)))
+            argv = expand(step.run, scope, where=where)
+            commands.append((f"step {number}{label}", argv, step.resources))
     return commands
 
 
@@ -168,6 +175,8 @@ def run_recipe(
     dry_run: bool = False,
     execute: Callable[[list[str]], int] | None = None,
     log: Callable[[str], None] = print,
+    executor: str = "local",
+    address: str | None = None,
 ) -> Path:
     """Run every step of ``recipe``; return the work folder.
 
@@ -175,18 +184,23 @@ def run_recipe(
     shipped forums and a tiny random BERT, and the zoo is kept inside the work folder so a
     smoke run never touches the user's zoo.
 
-    Raises:
-        RecipeError: a variable is unknown, or a step exits non-zero (the step is named).
-    """
-    from adapter_zoo.cli import main as cli_main
+    ``executor="local"`` runs the commands one after another in this process;
+    ``executor="ray"`` runs independent ones at once as Ray tasks (on the cluster at
+    ``address``, or a local one), skipping those finished by an earlier run (see
+    :mod:`adapter_zoo.recipes.ray_executor`).
 
+    Raises:
+        RecipeError: a variable is unknown, or a step fails (the step is named).
+    """
+    if executor not in EXECUTORS:
+        raise RecipeError(f"unknown executor {executor!r}; choose {' or '.join(EXECUTORS)}")
     work = Path(work or Path("outputs") / (recipe.name + ("-smoke" if smoke else ""))).resolve()
     builtins = {"shipped": str(shipped_data()), "tiny_base": str(work / "tiny-bert")}
-    commands = plan(recipe, smoke=smoke, work=work, builtins=builtins)
+    commands = _plan(recipe, smoke, work, builtins)
     log(f"recipe {recipe.name}: {recipe.paper}")
     log(f"  {len(commands)} command(s); work folder {work}")
     if dry_run:
-        for label, argv in commands:
+        for label, argv, _ in commands:
             log(f"  {label}: adapter-zoo {shlex.join(argv)}")
         return work
     work.mkdir(parents=True, exist_ok=True)
@@ -194,9 +208,18 @@ def run_recipe(
         from adapter_zoo.recipes.tiny import build_tiny_bert
 
         build_tiny_bert(work / "tiny-bert")
-    execute = execute or cli_main
     with own_zoo(work / "zoo") if smoke else contextlib.nullcontext():
-        for label, argv in commands:
+        if executor == "ray":
+            from adapter_zoo.recipes.ray_executor import run_on_ray
+            from adapter_zoo.recipes.steps import build_jobs
+
+            jobs = build_jobs(commands, smoke=smoke)
+            run_on_ray(jobs, work=work, address=address, log=log, recipe=recipe)
+            return work
+        from adapter_zoo.cli import main as cli_main
+
+        execute = execute or cli_main
+        for label, argv, _ in commands:
             log(f"  {label}: adapter-zoo {shlex.join(argv)}")
             started = time.perf_counter()
             code = execute(argv)
