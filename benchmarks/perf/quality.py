@@ -193,6 +193,8 @@ def zoo_and_compositions(work: Path, sets: dict) -> dict:
     table = {}
     for set_name, bench in sets.items():
         for model in models:
+            if model in composed and composed[model]["forum"] != set_name:
+                continue  # a composition is chosen for its forum and judged there
             record = score(work, model, bench, "test")
             table.setdefault(model, {})[set_name] = {
                 "map": record["metrics"]["map"], "p@1": record["metrics"]["p@1"],
