@@ -211,3 +211,24 @@ def test_forum_whose_questions_all_lack_titles_is_an_error(bicycles_meta_dir, tm
         "and a Title: nothing to pair"
     )
     assert _nothing_left(tmp_path / "out")
+
+
+def test_full_disk_error_names_the_file_and_leaves_nothing(tmp_path, monkeypatch):
+    import errno
+    import os
+
+    from stackexchange import io
+
+    def full(fd):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(io.os, "fsync", full)
+    target = tmp_path / "stats.json"
+    with pytest.raises(OSError) as error:
+        io.atomic_write_json(target, {"a": 1})
+    assert str(error.value) == f"[Errno 28] No space left on device: '{target}'"
+    assert list(tmp_path.iterdir()) == []
+    with pytest.raises(OSError) as error, io.atomic_directory(tmp_path / "forum"):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+    assert str(error.value) == f"[Errno 28] No space left on device: '{tmp_path / 'forum'}'"
+    assert list(tmp_path.iterdir()) == []
