@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
+from adapter_zoo.errors import ZooError
 from stackexchange.io import atomic_directory, atomic_write_json
 
 STATE_FILE = "state.json"
@@ -61,20 +62,37 @@ def save_checkpoint(name: str, progress: dict, tensors: dict) -> Path:
     return folder
 
 
+def _corrupt(path: Path, error: BaseException) -> ZooError:
+    detail = str(error).splitlines()[0] if str(error) else type(error).__name__
+    return ZooError(
+        f"{path}: corrupt or truncated checkpoint ({detail}); "
+        "run adapter-zoo train again with --restart to start over"
+    )
+
+
 def load_checkpoint(name: str, config_dict: dict) -> tuple[dict, dict] | None:
-    """(progress, tensors) of a checkpoint made with the same config, else None."""
+    """(progress, tensors) of a checkpoint made with the same config, else None.
+
+    Raises:
+        ZooError: a checkpoint file that cannot be read (truncated, corrupt), naming it.
+    """
     import torch
 
     folder = checkpoint_dir(name)
     try:
         progress = json.loads((folder / STATE_FILE).read_text(encoding="utf-8"))
-    except (FileNotFoundError, json.JSONDecodeError):
+    except FileNotFoundError:
         return None
-    if progress.get("config") != config_dict:
+    except (OSError, ValueError) as error:  # JSONDecodeError, UnicodeDecodeError
+        raise _corrupt(folder / STATE_FILE, error) from None
+    if not isinstance(progress, dict) or progress.get("config") != config_dict:
         print(f"adapter-zoo train: ignoring checkpoint {folder} made with another config")
         return None
-    # weights_only=False: the file holds RNG states (numpy tuples) written by this module.
-    tensors = torch.load(folder / TENSORS_FILE, map_location="cpu", weights_only=False)
+    try:
+        # weights_only=False: the file holds RNG states (numpy tuples) written by this module.
+        tensors = torch.load(folder / TENSORS_FILE, map_location="cpu", weights_only=False)
+    except Exception as error:  # torch reports a damaged file with many exception types
+        raise _corrupt(folder / TENSORS_FILE, error) from None
     return progress, tensors
 
 

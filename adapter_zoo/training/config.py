@@ -56,6 +56,9 @@ class TrainingConfig:
         dev_queries / dev_candidates: dev MAP is measured on up to ``dev_queries`` dev
             queries per forum, each against its positive and ``dev_candidates - 1``
             sampled negatives.
+        overwrite: replace an existing zoo entry ``name``.
+        restart: discard the run's checkpoint (``.checkpoints/<name>``) and start at step 0
+            instead of resuming; like ``overwrite``, not part of the recorded config.
 
     Example:
         >>> TrainingConfig(mode="adapter", data="parsed", forums=("beer",), name="beer")
@@ -92,6 +95,7 @@ class TrainingConfig:
     dev_queries: int = 200
     dev_candidates: int = 10
     overwrite: bool = False
+    restart: bool = False
 
     def __post_init__(self):
         # Lists from the CLI or JSON become tuples so that the config stays hashable.
@@ -143,4 +147,5 @@ class TrainingConfig:
         """JSON-ready fields (used in the card and to match checkpoints)."""
         record = dataclasses.asdict(self)
         record.pop("overwrite")
+        record.pop("restart")
         return {k: list(v) if isinstance(v, tuple) else v for k, v in record.items()}
