@@ -305,14 +305,15 @@ def stream_posts(
         (counts, question files, accepted-answer files), the files in Posts.xml order.
 
     Raises:
-        DumpError: malformed or truncated XML (naming the file and line), an empty forum.
+        DumpError: malformed or truncated XML (naming the file and line), an empty forum, a
+            forum without a titled question.
     """
     keys = split_keys(links)
     chunks = chunking.plan_chunks(posts, name)
     if not chunks:
         # no "<row " in the first MiB (another encoding, "<row\t", a long comment, or no
         # rows at all): the XML parser reads the whole file in this process
-        return _stream_whole(posts, name, keys, work)
+        return _stream_whole(posts, name, keys, work, progress)
     question_files = [work / f"questions-{i:05d}.arrow" for i in range(len(chunks))]
     answer_files = [work / f"answers-{i:05d}.arrow" for i in range(len(chunks))]
     pool = None
@@ -340,7 +341,7 @@ def stream_posts(
     return counts, question_files, answer_files
 
 
-def _stream_whole(posts: Path, name: str, keys: dict[int, int], work: Path):
+def _stream_whole(posts: Path, name: str, keys: dict[int, int], work: Path, progress=None):
     """``stream_posts`` for a file the byte-level chunking cannot cut: two XML passes (the
     accepted answer ids, then the rows), one process."""
     accepted = []
@@ -351,6 +352,8 @@ def _stream_whole(posts: Path, name: str, keys: dict[int, int], work: Path):
     question_file, answer_file = work / "questions-00000.arrow", work / "answers-00000.arrow"
     accepted_ids = np.array(accepted, dtype=np.int64)
     counts = parse_chunk(posts, name, None, accepted_ids, keys, question_file, answer_file)
+    if progress is not None:
+        progress.update(posts.stat().st_size)
     _check_counts(counts, name)
     return counts, [question_file], [answer_file]
 
