@@ -45,14 +45,14 @@ MAIN_METRIC = {"answer_selection": "p@1", "question_similarity": "map"}
 
 
 def _load_questions(folder: Path):
-    import datasets
+    from stackexchange.store import read_dataset
 
     path = folder / "questions"
     if not path.exists():
         raise BenchmarkError(
             f"{folder}: no questions/ folder; is it a parsed forum (adapter-zoo parse)?"
         )
-    questions = datasets.load_from_disk(str(path))
+    questions = read_dataset(path, BenchmarkError)
     needed = {"id", "title", "body", "accepted_answer_id", "accepted_answer", "split"}
     missing = sorted(needed - set(questions.column_names))
     if missing:
@@ -63,7 +63,7 @@ def _load_questions(folder: Path):
 def _load_duplicates(folder: Path) -> list[dict]:
     """Every split of ``duplicates/``, read split by split: datasets 5 writes an empty split
     without a shard and then cannot load the whole DatasetDict back."""
-    import datasets
+    from stackexchange.store import read_dataset
 
     path = folder / "duplicates"
     try:
@@ -75,7 +75,7 @@ def _load_duplicates(folder: Path) -> list[dict]:
     rows = []
     for name in names:
         if any((path / name).glob("*.arrow")):
-            rows += datasets.Dataset.load_from_disk(str(path / name)).to_list()
+            rows += read_dataset(path / name, BenchmarkError).to_list()
     return rows
 
 

@@ -9,6 +9,7 @@ unverifiable download would make results irreproducible, so it is refused.
 from __future__ import annotations
 
 import hashlib
+import http.client
 import os
 import urllib.request
 from pathlib import Path
@@ -44,9 +45,21 @@ def benchmark_root(folder: str, data_dir: str | os.PathLike | None, paths=()) ->
 
 
 def download(url: str, target: Path, sha256: str) -> Path:
-    """Download ``url`` to ``target`` atomically; a checksum mismatch is a BenchmarkError."""
-    with urllib.request.urlopen(url, timeout=60) as response:  # noqa: S310 (https URLs only)
-        data = response.read()
+    """Download ``url`` to ``target`` atomically.
+
+    Raises:
+        BenchmarkError: the download failed (no network, an HTTP error: the message names
+            the file, the URL and ``--data-dir``) or its checksum does not match.
+    """
+    try:
+        with urllib.request.urlopen(url, timeout=60) as response:  # noqa: S310 (https only)
+            data = response.read()
+    except (OSError, http.client.HTTPException) as error:  # URLError is an OSError
+        reason = getattr(error, "reason", None) or error
+        raise BenchmarkError(
+            f"{target}: missing, and downloading it from {url} failed ({reason}); "
+            "put the file there or pass --data-dir"
+        ) from None
     digest = hashlib.sha256(data).hexdigest()
     if digest != sha256:
         raise BenchmarkError(f"{url}: sha256 {digest} does not match the recorded {sha256}")

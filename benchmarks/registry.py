@@ -2,7 +2,8 @@
 
 Every benchmark loads into the same ``datasets.Dataset`` with columns ``query_id``, ``query``,
 ``candidate_ids``, ``candidates``, ``labels`` (one row per query; the three lists have equal
-length; labels are ints, > 0 is relevant, larger is more relevant).
+length; labels are the ints 0 and 1, 1 is relevant). ``check_rows`` enforces this for every
+loader, ``local:`` included.
 
 Example:
     >>> import benchmarks
@@ -25,6 +26,8 @@ from benchmarks.fetch import benchmark_root, ensure_files
 COLUMNS = ("query_id", "query", "candidate_ids", "candidates", "labels")
 TASKS = ("answer_selection", "question_similarity")
 METRICS = ("map", "mrr", "p@1", "ndcg@10")
+NO_POSITIVE = ("drop", "zero")
+BM25_SCOPES = ("query", "corpus")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -84,6 +87,19 @@ class Benchmark:
         default_factory=dict
     )
 
+    def __post_init__(self) -> None:
+        options = {
+            "task": (self.task, TASKS),
+            "main_metric": (self.main_metric, METRICS),
+            "no_positive": (self.no_positive, NO_POSITIVE),
+            "bm25_scope": (self.bm25_scope, BM25_SCOPES),
+        }
+        for field, (value, known) in options.items():
+            if value not in known:
+                raise BenchmarkError(
+                    f"benchmark {self.name!r}: unknown {field} {value!r}; one of {', '.join(known)}"
+                )
+
     @property
     def splits(self) -> tuple[str, ...]:
         return tuple(self.split_files)
@@ -108,11 +124,8 @@ class Benchmark:
         root = self.root(data_dir)
         by_path = {f.path: f for f in self.files}
         ensure_files(self, root, [by_path.get(p, SourceFile(p)) for p in self.split_files[split]])
-        rows = list(self.read(split, root))
-        for row in rows:
-            n = len(row["candidates"])
-            if len(row["candidate_ids"]) != n or len(row["labels"]) != n:
-                raise BenchmarkError(f"{self.name}/{split}: query {row['query_id']}: list lengths")
+        where = ", ".join(str(root / p) for p in self.split_files[split]) or str(root)
+        rows = check_rows(self.read(split, root), f"{self.name}/{split} ({where})")
         import datasets
 
         columns = {c: [row[c] for row in rows] for c in COLUMNS}
@@ -121,6 +134,63 @@ class Benchmark:
     def read(self, split: str, root: Path) -> Iterable[dict]:
         """Yield one dict per query (keys COLUMNS) from the original files in ``root``."""
         raise NotImplementedError(f"{type(self).__name__}.read")
+
+
+def _check_row(row: dict, where: str) -> bool:
+    """Check one query row; return whether it has a relevant candidate."""
+    for column in ("query_id", "query"):
+        if not isinstance(row.get(column), str):
+            raise BenchmarkError(f"{where}: {column} {row.get(column)!r} is not a string")
+    lists = [row.get(c) for c in ("candidate_ids", "candidates", "labels")]
+    if not all(isinstance(values, list | tuple) for values in lists):
+        raise BenchmarkError(f"{where}: candidate_ids, candidates and labels must be lists")
+    lengths = [len(values) for values in lists]
+    if len(set(lengths)) != 1:
+        raise BenchmarkError(
+            f"{where}: {lengths[0]} candidate_ids, {lengths[1]} candidates and {lengths[2]} "
+            "labels (the lists must have equal length)"
+        )
+    if not lengths[0]:
+        raise BenchmarkError(f"{where}: no candidates")
+    for index, (candidate_id, candidate, label) in enumerate(zip(*lists, strict=True)):
+        if not isinstance(candidate_id, str) or not isinstance(candidate, str):
+            raise BenchmarkError(
+                f"{where}: candidate {index} ({candidate_id!r}) is {candidate!r}, not a string"
+            )
+        if type(label) is not int or label not in (0, 1):
+            raise BenchmarkError(
+                f"{where}: candidate {index} ({candidate_id}): label {label!r} is not 0 or 1"
+            )
+    return 1 in lists[2]
+
+
+def check_rows(rows: Iterable[dict], where: str) -> list[dict]:
+    """Validate query rows of one split, as every loader must deliver them.
+
+    Args:
+        rows: dicts with the keys COLUMNS (a list, or a ``datasets.Dataset``).
+        where: the benchmark, split and file(s), for messages.
+
+    Returns:
+        The rows, as a list.
+
+    Raises:
+        BenchmarkError: an empty split; a record with a non-string id, query or candidate
+            (``None`` included), lists of unequal length, or a label that is not the int 0
+            or 1 (strings, NaN, floats); a split where no query has a relevant candidate.
+            The message names ``where`` and the record.
+    """
+    rows = list(rows)
+    if not rows:
+        raise BenchmarkError(f"{where}: empty split (no queries)")
+    relevant = 0
+    for number, row in enumerate(rows, start=1):
+        relevant += _check_row(row, f"{where}: record {number} (query {row.get('query_id')!r})")
+    if not relevant:
+        raise BenchmarkError(
+            f"{where}: no query of {len(rows)} has a relevant candidate (every label is 0)"
+        )
+    return rows
 
 
 def features():

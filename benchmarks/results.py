@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 from pathlib import Path
 
@@ -48,13 +49,40 @@ def read_results(folder: str | os.PathLike) -> list[dict]:
     return records
 
 
+def _non_finite(value, where: str = "") -> list[str]:
+    """Dotted keys of the NaN and infinite floats in a record."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return [where or "value"]
+    if isinstance(value, dict):
+        items = value.items()
+    elif isinstance(value, list | tuple):
+        items = enumerate(value)
+    else:
+        return []
+    found = []
+    for key, item in items:
+        found += _non_finite(item, f"{where}.{key}" if where else str(key))
+    return found
+
+
 def append_result(folder: str | os.PathLike, record: dict) -> Path:
-    """Append ``record`` to ``folder/results.jsonl`` atomically; return the file."""
+    """Append ``record`` to ``folder/results.jsonl`` atomically; return the file.
+
+    Raises:
+        BenchmarkError: the record holds NaN or an infinity (named by key); nothing is written.
+    """
     folder = Path(folder)
     path = folder / RESULTS_FILE
+    try:
+        line = json.dumps(record, ensure_ascii=False, sort_keys=True, allow_nan=False)
+    except ValueError:
+        raise BenchmarkError(
+            f"{path}: not written: the record of {record.get('model')!r} on "
+            f"{record.get('benchmark')!r} has non-finite values ({', '.join(_non_finite(record))})"
+        ) from None
     with _locked(folder):
         old = path.read_text(encoding="utf-8") if path.exists() else ""
         if old and not old.endswith("\n"):
             old += "\n"
-        atomic_write_text(path, old + json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n")
+        atomic_write_text(path, old + line + "\n")
     return path

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import multiprocessing
 import os
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import as_completed
 from pathlib import Path
 
 from stackexchange.catalog import short_name, unknown_forum
 from stackexchange.errors import DumpError
 from stackexchange.io import remove_stale_temporaries
 from stackexchange.parse import DEFAULT_MAX_POSITIVES, check_output, is_complete, parse_forum
+from stackexchange.pool import process_pool
 from stackexchange.source import POSTS, forum_host
 
 
@@ -93,8 +93,7 @@ def parse_dump(
             except DumpError as error:
                 errors.append(str(error))
     elif todo:
-        context = multiprocessing.get_context("forkserver")  # not fork: see posts.stream_posts
-        with ProcessPoolExecutor(min(workers, len(todo)), mp_context=context) as pool:
+        with process_pool(min(workers, len(todo))) as pool:
             futures = {
                 # forums already use every worker: no chunk workers inside them
                 pool.submit(parse_forum, path, out, forum=host, workers=1, **kwargs): host

@@ -72,6 +72,14 @@ def check_replaceable(
     )
 
 
+def _naming(error: BaseException, path: Path) -> BaseException:
+    """An OSError that names no file (``No space left on device`` from a write) made to name
+    ``path``; any other exception unchanged."""
+    if isinstance(error, OSError) and error.filename is None and error.errno is not None:
+        return OSError(error.errno, error.strerror or str(error), str(path))
+    return error
+
+
 @contextlib.contextmanager
 def atomic_directory(final: str | os.PathLike, *, overwrite: bool = False) -> Iterator[Path]:
     """Yield a temporary folder beside ``final`` and rename it to ``final`` on success.
@@ -101,9 +109,12 @@ def atomic_directory(final: str | os.PathLike, *, overwrite: bool = False) -> It
     tmp.mkdir()
     try:
         yield tmp
-    except BaseException:
+    except BaseException as error:
         shutil.rmtree(tmp, ignore_errors=True)
-        raise
+        named = _naming(error, final)
+        if named is error:
+            raise
+        raise named from error
     if os.path.lexists(final):
         # The old folder is kept aside until the new one is in place; a crash between the
         # two renames leaves it under its .old- name, and the next clean-up restores it.
@@ -141,7 +152,12 @@ def _restore_interrupted(final: Path) -> None:
 
 
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file and an atomic rename."""
+    """Write ``data`` to ``path`` through a temporary file and an atomic rename.
+
+    Raises:
+        OSError: the write failed; an error that names no file (a full disk) is raised
+            again naming ``path``.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.parent / f".{path.name}{TEMP_MARK}{os.getpid()}-{uuid.uuid4().hex[:8]}"
@@ -151,9 +167,12 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as error:
         tmp.unlink(missing_ok=True)
-        raise
+        named = _naming(error, path)
+        if named is error:
+            raise
+        raise named from error
 
 
 def atomic_write_text(path: str | os.PathLike, text: str) -> None:

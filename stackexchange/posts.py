@@ -15,9 +15,7 @@ An accepted answer names its question in ``ParentId``, so no chunk needs another
 from __future__ import annotations
 
 import collections
-import multiprocessing
 import re
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,6 +25,7 @@ from lxml import etree
 
 from stackexchange import chunks as chunking
 from stackexchange.errors import DumpError
+from stackexchange.pool import process_pool
 from stackexchange.splits import split_of
 from stackexchange.text import html_to_text, parse_tags
 
@@ -63,15 +62,22 @@ class PostCounts:
     dropped: collections.Counter = field(default_factory=collections.Counter)
 
 
+INT64 = (-(2**63), 2**63 - 1)
+
+
 def _int(value: str | None, name: str, row_id: str | None, attribute: str) -> int | None:
+    """An integer attribute (None when absent); not an integer, or out of the 64-bit range
+    the tables store, is a DumpError naming the row."""
     if value is None:
         return None
     try:
-        return int(value)
+        number = int(value)
     except ValueError:
-        raise DumpError(
-            f"{name}: row Id={row_id}: {attribute}={value!r} is not an integer"
-        ) from None
+        number = None
+    if number is None or not INT64[0] <= number <= INT64[1]:
+        shown = value if len(value) <= 40 else f"{value[:20]}...{value[-10:]} ({len(value)} chars)"
+        raise DumpError(f"{name}: row Id={row_id}: {attribute}={shown!r} is not a 64-bit integer")
+    return number
 
 
 def _rows(source, name: str):
@@ -299,21 +305,20 @@ def stream_posts(
         (counts, question files, accepted-answer files), the files in Posts.xml order.
 
     Raises:
-        DumpError: malformed or truncated XML (naming the file and line), an empty forum.
+        DumpError: malformed or truncated XML (naming the file and line), an empty forum, a
+            forum without a titled question.
     """
     keys = split_keys(links)
     chunks = chunking.plan_chunks(posts, name)
-    if not chunks:  # no row at all: a whole-file parse gives the exact error, or none
-        for _ in _rows(str(posts), name):
-            pass
-        raise DumpError(f"{name}: no questions (PostTypeId=1) in this file: an empty forum")
+    if not chunks:
+        # no "<row " in the first MiB (another encoding, "<row\t", a long comment, or no
+        # rows at all): the XML parser reads the whole file in this process
+        return _stream_whole(posts, name, keys, work, progress)
     question_files = [work / f"questions-{i:05d}.arrow" for i in range(len(chunks))]
     answer_files = [work / f"answers-{i:05d}.arrow" for i in range(len(chunks))]
     pool = None
     if workers > 1 and len(chunks) > 1:
-        # forkserver, not fork: this process may already run pyarrow's threads
-        context = multiprocessing.get_context("forkserver")
-        pool = ProcessPoolExecutor(min(workers, len(chunks)), mp_context=context)
+        pool = process_pool(min(workers, len(chunks)))
     run = pool.map if pool is not None else map
     try:
         found = list(run(chunking.scan_accepted, [posts] * len(chunks), *zip(*chunks)))
@@ -332,6 +337,33 @@ def stream_posts(
     finally:
         if pool is not None:
             pool.shutdown(cancel_futures=True)
+    _check_counts(counts, name)
+    return counts, question_files, answer_files
+
+
+def _stream_whole(posts: Path, name: str, keys: dict[int, int], work: Path, progress=None):
+    """``stream_posts`` for a file the byte-level chunking cannot cut: two XML passes (the
+    accepted answer ids, then the rows), one process."""
+    accepted = []
+    for row in _rows(str(posts), name):
+        value = _int(row.get("AcceptedAnswerId"), name, row.get("Id"), "AcceptedAnswerId")
+        if value is not None:
+            accepted.append(value)
+    question_file, answer_file = work / "questions-00000.arrow", work / "answers-00000.arrow"
+    accepted_ids = np.array(accepted, dtype=np.int64)
+    counts = parse_chunk(posts, name, None, accepted_ids, keys, question_file, answer_file)
+    if progress is not None:
+        progress.update(posts.stat().st_size)
+    _check_counts(counts, name)
+    return counts, [question_file], [answer_file]
+
+
+def _check_counts(counts: PostCounts, name: str) -> None:
+    """No question, or no question with a title, is an error: nothing could be paired."""
     if counts.questions == 0:
         raise DumpError(f"{name}: no questions (PostTypeId=1) in this file: an empty forum")
-    return counts, question_files, answer_files
+    if counts.dropped["question_without_id_or_title"] == counts.questions:
+        raise DumpError(
+            f"{name}: none of the {counts.questions} questions (PostTypeId=1) has an Id and a "
+            "Title: nothing to pair"
+        )

@@ -93,3 +93,23 @@ class DatasetWriter:
 def write_dataset_dict_json(folder: Path, splits) -> None:
     """The ``dataset_dict.json`` that makes ``folder``'s split sub-folders one DatasetDict."""
     (Path(folder) / "dataset_dict.json").write_text(json.dumps({"splits": list(splits)}))
+
+
+def read_dataset(folder: str | Path, error: type[ValueError] = ValueError):
+    """``datasets.load_from_disk(folder)``, with a missing, truncated or corrupt folder
+    reported as ``error`` naming the folder (pyarrow's "Expected to be able to read N bytes"
+    names no file).
+
+    Args:
+        folder: a ``save_to_disk`` folder (a Dataset or a DatasetDict).
+        error: the ValueError subclass to raise (each package has its own).
+    """
+    import datasets
+
+    try:
+        return datasets.load_from_disk(str(folder))
+    except FileNotFoundError:
+        raise error(f"{folder}: missing (run adapter-zoo parse)") from None
+    except (OSError, ValueError) as cause:
+        detail = str(cause).splitlines()[0] if str(cause) else type(cause).__name__
+        raise error(f"{folder}: unreadable dataset, truncated or corrupt ({detail})") from None

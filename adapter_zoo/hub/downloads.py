@@ -13,6 +13,7 @@ from adapter_zoo.hub.connection import (
     hub_api,
     hub_cache,
     hub_endpoint,
+    hub_local_only,
     hub_offline,
 )
 
@@ -36,8 +37,9 @@ def describe(repo_id: str, revision: str | None) -> str:
 def download(repo_id: str, revision: str | None = None) -> Path:
     """The snapshot folder of ``repo_id`` at ``revision``: downloaded, or the cached copy.
 
-    Offline (``HF_HUB_OFFLINE=1``) or with the Hub unreachable, ``huggingface_hub`` serves the
-    snapshot already in the cache; a revision never downloaded is a ZooError saying so.
+    Offline (``HF_HUB_OFFLINE=1``) or with the Hub unreachable (one quick probe, no
+    retries), the snapshot already in the cache is served; a revision never downloaded is a
+    ZooError saying so.
     """
     from huggingface_hub import snapshot_download
     from huggingface_hub.errors import (
@@ -57,7 +59,7 @@ def download(repo_id: str, revision: str | None = None) -> Path:
             revision=revision,
             cache_dir=hub_cache(),
             endpoint=endpoint,
-            local_files_only=hub_offline(),
+            local_files_only=hub_local_only(),
             # Every Hub repository has one; it is not part of the zoo entry (verify_entry
             # refuses files the card does not list).
             ignore_patterns=[".gitattributes"],

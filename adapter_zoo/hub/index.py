@@ -18,7 +18,13 @@ import os
 from pathlib import Path
 
 from adapter_zoo.errors import ZooError
-from adapter_zoo.hub.connection import hub_api, hub_cache, hub_endpoint, hub_offline
+from adapter_zoo.hub.connection import (
+    hub_api,
+    hub_cache,
+    hub_endpoint,
+    hub_local_only,
+    hub_offline,
+)
 
 INDEX_REPO = "adapter-zoo/index"
 INDEX_FILE = "index.json"
@@ -63,7 +69,7 @@ def list_remote() -> list[dict]:
             INDEX_FILE,
             cache_dir=hub_cache(),
             endpoint=hub_endpoint(),
-            local_files_only=hub_offline(),
+            local_files_only=hub_local_only(),
         )
     except RepositoryNotFoundError:
         raise ZooError(

@@ -52,8 +52,9 @@ def push(
         >>> sha = push("beer", "me/beer-adapter", tag="v1")  # doctest: +SKIP
     """
     from huggingface_hub import CommitOperationAdd, CommitOperationDelete
+    from requests import RequestException
 
-    from adapter_zoo.hub.connection import hub_api
+    from adapter_zoo.hub.connection import hub_api, hub_endpoint, require_hub
     from adapter_zoo.hub.index import index_entry, update_index
     from adapter_zoo.hub.model_card import render_model_card
     from adapter_zoo.zoo.store import CARD_FILE, README_FILE, verify_entry
@@ -66,22 +67,29 @@ def push(
     operations = [CommitOperationAdd(path, str(folder / path)) for path in uploads]
     operations.append(CommitOperationAdd(README_FILE, readme))
 
+    require_hub(f"push {folder} to {repo_id}")
     api = hub_api()
-    api.create_repo(repo_id, private=private, exist_ok=True)
-    if revision is not None:
-        api.create_branch(repo_id, branch=revision, exist_ok=True)
-    keep = {op.path_in_repo for op in operations} | {GITATTRIBUTES}
-    stale = [p for p in api.list_repo_files(repo_id, revision=revision) if p not in keep]
-    operations += [CommitOperationDelete(path) for path in stale]
-    info = api.create_commit(
-        repo_id,
-        operations=operations,
-        commit_message=commit_message or f"adapter-zoo: push {card['name']}",
-        revision=revision,
-    )
-    if tag is not None:
-        api.create_tag(repo_id, tag=tag, revision=info.oid)
-    if index:
-        size = sum((folder / path).stat().st_size for path in uploads) + len(readme)
-        update_index(index_entry(card, repo_id, info.oid, size))
+    try:
+        api.create_repo(repo_id, private=private, exist_ok=True)
+        if revision is not None:
+            api.create_branch(repo_id, branch=revision, exist_ok=True)
+        keep = {op.path_in_repo for op in operations} | {GITATTRIBUTES}
+        stale = [p for p in api.list_repo_files(repo_id, revision=revision) if p not in keep]
+        operations += [CommitOperationDelete(path) for path in stale]
+        info = api.create_commit(
+            repo_id,
+            operations=operations,
+            commit_message=commit_message or f"adapter-zoo: push {card['name']}",
+            revision=revision,
+        )
+        if tag is not None:
+            api.create_tag(repo_id, tag=tag, revision=info.oid)
+        if index:
+            size = sum((folder / path).stat().st_size for path in uploads) + len(readme)
+            update_index(index_entry(card, repo_id, info.oid, size))
+    except RequestException as error:  # the connection dropped after the probe
+        reason = str(error).splitlines()[0] if str(error) else type(error).__name__
+        raise ZooError(
+            f"push {folder} to {repo_id}: the Hub at {hub_endpoint()} failed ({reason})"
+        ) from None
     return info.oid

@@ -38,12 +38,12 @@ def _sample(texts: list[str], limit: int, seed: int) -> list[str]:
 
 def forum_questions(forum_dir: Path, *, split: str | None = "train") -> list[str]:
     """Question titles of one parsed forum (``DIR/<host>/questions``), of ``split`` if given."""
-    import datasets
+    from stackexchange.store import read_dataset
 
     folder = Path(forum_dir) / "questions"
     if not folder.is_dir():
         raise ZooError(f"{forum_dir}: no questions/ folder (not a parsed forum)")
-    questions = datasets.load_from_disk(str(folder))
+    questions = read_dataset(folder, ZooError)
     if split is not None and "split" in questions.column_names:
         questions = questions.filter(lambda row: row["split"] == split)
     return list(questions["title"])

@@ -80,16 +80,30 @@ def save_checkpoint(name: str, progress: dict, tensors: dict) -> Path:
     return folder
 
 
+def _corrupt(path: Path, error: BaseException) -> ZooError:
+    detail = str(error).splitlines()[0] if str(error) else type(error).__name__
+    return ZooError(
+        f"{path}: corrupt or truncated checkpoint ({detail}); "
+        "run adapter-zoo train again with --restart to start over"
+    )
+
+
 def load_checkpoint(name: str, config_dict: dict) -> tuple[dict, dict] | None:
-    """(progress, tensors) of a checkpoint made with the same config, else None."""
+    """(progress, tensors) of a checkpoint made with the same config, else None.
+
+    Raises:
+        ZooError: a checkpoint file that cannot be read (truncated, corrupt), naming it.
+    """
     import torch
 
     folder = checkpoint_dir(name)
     try:
         progress = json.loads((folder / STATE_FILE).read_text(encoding="utf-8"))
-    except (FileNotFoundError, json.JSONDecodeError):
+    except FileNotFoundError:
         return None
-    if progress.get("config") != config_dict:
+    except (OSError, ValueError) as error:  # JSONDecodeError, UnicodeDecodeError
+        raise _corrupt(folder / STATE_FILE, error) from None
+    if not isinstance(progress, dict) or progress.get("config") != config_dict:
         print(f"adapter-zoo train: ignoring checkpoint {folder} made with another config")
         return None
     # weights_only: tensors and plain containers only; a planted pickle cannot run code.
@@ -100,6 +114,8 @@ def load_checkpoint(name: str, config_dict: dict) -> tuple[dict, dict] | None:
             f"{folder / TENSORS_FILE}: not a checkpoint written by adapter-zoo, refused "
             f"({str(error).splitlines()[0][:200]})"
         ) from None
+    except Exception as error:  # torch reports a damaged file with many exception types
+        raise _corrupt(folder / TENSORS_FILE, error) from None
     return progress, tensors
 
 

@@ -72,6 +72,11 @@ def register(subparsers) -> None:
     p.add_argument("--patience", type=int, default=None, help="early stopping on dev MAP")
     p.add_argument("--seed", type=int, default=42)
     p.add_argument("--overwrite", action="store_true", help="replace an existing zoo entry")
+    p.add_argument(
+        "--restart",
+        action="store_true",
+        help="discard this run's checkpoint (e.g. a corrupt one) and start from step 0",
+    )
     p.set_defaults(func=run_train)
 
 
@@ -103,6 +108,7 @@ def run_train(args) -> int:
         patience=args.patience,
         seed=args.seed,
         overwrite=args.overwrite,
+        restart=args.restart,
     )
     path = train(config)
     if int(os.environ.get("RANK", "0")) == 0:  # one line, also under accelerate launch

@@ -65,10 +65,12 @@ class TrainingConfig:
             (None: tanda stops after 2, other modes never stop early).
         eval_steps: bi-encoders: dev evaluation (and checkpoint) every this many steps
             (None: six per run); the entry keeps the best state, the base's included.
-        restart: discard the run's checkpoint and start over.
         dev_queries / dev_candidates: dev MAP is measured on up to ``dev_queries`` dev
             queries per forum, each against its positive and ``dev_candidates - 1``
             sampled negatives.
+        overwrite: replace an existing zoo entry ``name``.
+        restart: discard the run's checkpoint (``.checkpoints/<name>``) and start at step 0
+            instead of resuming; like ``overwrite``, not part of the recorded config.
 
     Example:
         >>> TrainingConfig(mode="adapter", data="parsed", forums=("beer",), name="beer")

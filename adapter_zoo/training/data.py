@@ -91,7 +91,7 @@ def read_split(folder: Path, split: str):
     Read split by split because datasets 5 saves an empty split without any shard and
     then cannot load the whole DatasetDict back.
     """
-    import datasets
+    from stackexchange.store import read_dataset
 
     try:
         names = json.loads((folder / "dataset_dict.json").read_text())["splits"]
@@ -103,7 +103,7 @@ def read_split(folder: Path, split: str):
         raise ZooError(f"{folder}: no split {split!r} (has {', '.join(names)})")
     if not any((folder / split).glob("*.arrow")):
         return None
-    return datasets.Dataset.load_from_disk(str(folder / split))
+    return read_dataset(folder / split, ZooError)
 
 
 def question_texts(forum: Path, ids: list[int]) -> list[str]:
@@ -112,14 +112,10 @@ def question_texts(forum: Path, ids: list[int]) -> list[str]:
     The questions table is read in batches and only the asked-for rows are kept, so memory
     follows the pairs trained on, not the forum's size.
     """
-    import datasets
-
+    from stackexchange.store import read_dataset
     from stackexchange.text import question_text
 
-    try:
-        questions = datasets.load_from_disk(str(forum / "questions"))
-    except FileNotFoundError:
-        raise ZooError(f"{forum / 'questions'}: missing (run adapter-zoo parse)") from None
+    questions = read_dataset(forum / "questions", ZooError)
     wanted, found = set(ids), {}
     for batch in questions.select_columns(["id", "title", "body"]).iter(batch_size=10_000):
         for i, title, body in zip(batch["id"], batch["title"], batch["body"]):

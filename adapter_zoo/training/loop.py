@@ -140,6 +140,8 @@ def train(config: TrainingConfig) -> Path:
         "log": [],
         "stopped": False,
     }
+    if config.restart:
+        ckpt.remove_checkpoint(config.name)
     resumed = ckpt.load_checkpoint(config.name, config_dict)
     tensors = {}
     if resumed is not None:
@@ -162,8 +164,11 @@ def train(config: TrainingConfig) -> Path:
             continue
         per_epoch = _batches_per_epoch(phase.tables, config, processes)
         total = phase.epochs * per_epoch
+        # the schedule depends on the steps left when the phase began, not when it resumed
+        if phase_index != progress["phase"] or "phase_start_step" not in progress:
+            progress["phase_start_step"] = progress["step"]
         if config.max_steps is not None:
-            total = min(total, max(config.max_steps - progress["step"], 0))
+            total = min(total, max(config.max_steps - progress["phase_start_step"], 0))
         optimizer = torch.optim.AdamW(trainable, lr=phase.lr, weight_decay=config.weight_decay)
         # The papers warm up over the first epoch; a run cut short by --max-steps warms up
         # over its first 10% instead, or it would spend most of its steps at a tiny lr.

@@ -43,7 +43,10 @@ def read_list_scores(path: Path) -> list[list[float]]:
     by them reproduces the paper's BM25 row, so the evaluation protocol can be checked."""
     scores = []
     for number, fields in enumerate(read_tsv(path, min_fields=4), start=1):
-        values = [float(v) for v in fields[3].split()]
+        try:
+            values = [float(v) for v in fields[3].split()]
+        except ValueError as error:
+            raise BenchmarkError(f"{path}:{number}: BM25 scores: {error}") from None
         if len(values) != len(fields[2].split()):
             raise BenchmarkError(
                 f"{path}:{number}: {len(values)} BM25 scores for "

@@ -12,7 +12,7 @@ import dataclasses
 from collections.abc import Mapping
 from pathlib import Path
 
-from benchmarks.datasets._io import group_pairs, keep, open_text, read_tsv
+from benchmarks.datasets._io import group_pairs, keep, lines, read_tsv
 from benchmarks.registry import Benchmark, SourceFile, register
 
 _CASCADE = (
@@ -64,14 +64,15 @@ class ASNQ(Benchmark):
         source = root / self.split_files[split][0]
         wanted = None
         if split.startswith("cascade-"):
-            with open_text(root / self.split_files[split][1]) as handle:
-                wanted = {line.strip() for line in handle if line.strip()}
+            wanted = {
+                line.strip() for _, line in lines(root / self.split_files[split][1]) if line.strip()
+            }
         pairs = (
             (f[0], f[0], f"{f[0]}#{i}", f[1], int(f[2] == str(POSITIVE_LABEL)))
             for i, f in enumerate(read_tsv(source, min_fields=3))
             if wanted is None or f[0] in wanted
         )
-        return keep(group_pairs(pairs, self.name), "raw")
+        return keep(group_pairs(pairs, source), "raw")
 
 
 register(ASNQ())

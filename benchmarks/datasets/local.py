@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 from benchmarks.errors import BenchmarkError
-from benchmarks.registry import COLUMNS, Benchmark
+from benchmarks.registry import COLUMNS, Benchmark, check_rows
 
 DESCRIPTOR = "benchmark.json"
 
@@ -43,16 +43,23 @@ class LocalBenchmark(Benchmark):
                 bm25_scope=spec.get("bm25_scope", "query"),
                 path=str(folder.resolve()),
             )
+        except BenchmarkError as error:
+            raise BenchmarkError(f"{descriptor}: {error}") from None
         except (KeyError, TypeError, ValueError) as error:
             raise BenchmarkError(f"{descriptor}: bad descriptor ({error!r})") from None
 
     def load(self, split: str = "test", data_dir=None):
-        import datasets
+        from stackexchange.store import read_dataset
 
         if split not in self.split_files:
             raise BenchmarkError(f"{self.name}: unknown split {split!r}; one of {self.splits}")
-        dataset = datasets.load_from_disk(str(Path(self.path) / split))
+        folder = Path(self.path) / split
+        where = f"{self.name}/{split} ({folder})"
+        if folder.is_dir() and not any(folder.glob("*.arrow")):  # how datasets saves 0 rows
+            raise BenchmarkError(f"{where}: empty split (no queries)")
+        dataset = read_dataset(folder, BenchmarkError)
         missing = [c for c in COLUMNS if c not in dataset.column_names]
         if missing:
-            raise BenchmarkError(f"{self.path}/{split}: missing columns {missing}")
+            raise BenchmarkError(f"{folder}: missing columns {missing}")
+        check_rows(dataset, where)
         return dataset

@@ -14,7 +14,7 @@ import dataclasses
 import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
-from benchmarks.datasets._io import group_pairs, read_tsv
+from benchmarks.datasets._io import group_pairs, parse_int, read_tsv
 from benchmarks.errors import BenchmarkError
 from benchmarks.registry import Benchmark, Reference, SourceFile, register
 
@@ -41,7 +41,8 @@ def read_relevancy(path: Path) -> dict[tuple[str, str], tuple[int, bool]]:
     for number, fields in enumerate(read_tsv(path, min_fields=5), start=1):
         if fields[4] not in ("true", "false"):
             raise BenchmarkError(f"{path}:{number}: label {fields[4]!r} is not true/false")
-        gold[(fields[0], fields[1])] = (int(fields[2]), fields[4] == "true")
+        rank = parse_int(fields[2], f"{path}:{number}", "rank")
+        gold[(fields[0], fields[1])] = (rank, fields[4] == "true")
     return gold
 
 
@@ -62,7 +63,8 @@ def read_xml(path: Path) -> list[tuple]:
         for rel in org.iter("RelQuestion"):
             label = rel.get("RELQ_RELEVANCE2ORGQ")
             candidate = f"{_text(rel, 'RelQSubject')} {_text(rel, 'RelQBody')}".strip()
-            rank = int(rel.get("RELQ_RANKING_ORDER", "0"))
+            where = f"{path}: RelQuestion {rel.get('RELQ_ID')}"
+            rank = parse_int(rel.get("RELQ_RANKING_ORDER", "0"), where, "RELQ_RANKING_ORDER")
             pairs.append(
                 (org.get("ORGQ_ID"), query, rel.get("RELQ_ID"), candidate, label in RELEVANT, rank)
             )
@@ -98,7 +100,7 @@ class SemEvalB(Benchmark):
                     rank, relevant = gold[(org_id, rel_id)]
                 pairs.append((rank, (org_id, query, rel_id, candidate, int(relevant))))
         rows = group_pairs(
-            [pair for _, pair in sorted(pairs, key=lambda p: (p[1][0], p[0]))], self.name
+            [pair for _, pair in sorted(pairs, key=lambda p: (p[1][0], p[0]))], root / paths[0]
         )
         return rows
 

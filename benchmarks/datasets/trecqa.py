@@ -18,7 +18,7 @@ import json
 from collections.abc import Mapping
 from pathlib import Path
 
-from benchmarks.datasets._io import group_pairs, keep, open_text
+from benchmarks.datasets._io import group_pairs, keep, lines, parse_int
 from benchmarks.errors import BenchmarkError
 from benchmarks.registry import Benchmark, Reference, SourceFile, register
 
@@ -33,8 +33,7 @@ _TOKS = ("a.toks", "b.toks", "sim.txt", "id.txt")
 
 
 def _lines(path: Path) -> list[str]:
-    with open_text(path) as handle:
-        return [line.rstrip("\r\n") for line in handle if line.strip()]
+    return [line.rstrip("\r\n") for _, line in lines(path) if line.strip()]
 
 
 def read_toks_folder(folder: Path) -> list[tuple]:
@@ -44,7 +43,7 @@ def read_toks_folder(folder: Path) -> list[tuple]:
         counts = dict(zip(_TOKS, map(len, (questions, answers, labels, ids))))
         raise BenchmarkError(f"{folder}: files have different line counts {counts}")
     return [
-        (qid, q, f"{qid}-{i}", a, int(float(label)))
+        (qid, q, f"{qid}-{i}", a, parse_int(label, f"{folder / 'sim.txt'}:{i + 1}", "label"))
         for i, (q, a, label, qid) in enumerate(zip(questions, answers, labels, ids))
     ]
 
@@ -52,21 +51,20 @@ def read_toks_folder(folder: Path) -> list[tuple]:
 def read_jsonl(path: Path) -> list[tuple]:
     """Pairs from a jsonl file with one question–answer pair per line."""
     pairs = []
-    with open_text(path) as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-                question = record["question"]
-                answer = next(record[k] for k in ("answer", "sentence", "candidate") if k in record)
-                label = int(record["label"])
-            except (ValueError, KeyError, StopIteration) as error:
-                raise BenchmarkError(f"{path}:{number}: bad TREC-QA record ({error!r})") from None
-            qid = str(
-                next((record[k] for k in ("qid", "question_id", "key") if k in record), question)
-            )
-            pairs.append((qid, question, f"{qid}-{number}", answer, label))
+    for number, line in lines(path):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+            question = record["question"]
+            answer = next(record[k] for k in ("answer", "sentence", "candidate") if k in record)
+            label = record["label"]
+        except (ValueError, KeyError, TypeError, StopIteration) as error:
+            raise BenchmarkError(f"{path}:{number}: bad TREC-QA record ({error!r})") from None
+        if isinstance(label, str | float | bool):
+            raise BenchmarkError(f"{path}:{number}: label {label!r} is not 0 or 1")
+        qid = str(next((record[k] for k in ("qid", "question_id", "key") if k in record), question))
+        pairs.append((qid, question, f"{qid}-{number}", answer, label))
     return pairs
 
 
@@ -105,7 +103,7 @@ class TrecQA(Benchmark):
                 f"{root / (_FOLDERS[split] + '.jsonl')}; put the TrecQA files from "
                 f"{self.homepage} there or pass --data-dir"
             )
-        rows = group_pairs(pairs, self.name)
+        rows = group_pairs(pairs, folder if (folder / "a.toks").exists() else root)
         return keep(rows, "no-all-negative" if split == "train" else "raw")
 
 

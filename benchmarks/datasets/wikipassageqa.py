@@ -39,16 +39,23 @@ class WikiPassageQA(Benchmark):
     no_positive: str = "drop"
 
     def read(self, split: str, root: Path) -> list[dict]:
-        with open(root / PASSAGES, encoding="utf-8") as handle:
-            documents = json.load(handle)
+        try:
+            with open(root / PASSAGES, encoding="utf-8") as handle:
+                documents = json.load(handle)
+        except (ValueError, UnicodeDecodeError) as error:
+            raise BenchmarkError(f"{root / PASSAGES}: not a JSON object ({error})") from None
+        if not isinstance(documents, dict):
+            raise BenchmarkError(f"{root / PASSAGES}: not a JSON object of documents")
         rows = []
         for fields in read_tsv(root / f"{split}.tsv", min_fields=5, header=True):
             qid, question, doc_id, _, relevant = fields[:5]
             if doc_id not in documents:
                 raise BenchmarkError(
-                    f"{split}.tsv: question {qid}: document {doc_id} not in {PASSAGES}"
+                    f"{root / split}.tsv: question {qid}: document {doc_id} not in {PASSAGES}"
                 )
             passages = documents[doc_id]
+            if not isinstance(passages, dict):
+                raise BenchmarkError(f"{root / PASSAGES}: document {doc_id} is not an object")
             positive = {p.strip() for p in relevant.split(",")}
             ids = list(passages)
             rows.append(

@@ -61,7 +61,7 @@ class WikiQA(Benchmark):
     def read(self, split: str, root: Path) -> list[dict]:
         path = root / f"WikiQA-{split}.tsv.gz"
         pairs = ((f[0], f[1], f[4], f[5], f[6]) for f in read_tsv(path, min_fields=7, header=True))
-        return keep(group_pairs(pairs, self.name), self.filters[split])
+        return keep(group_pairs(pairs, path), self.filters[split])
 
 
 _TANDA = "Garg, Vu & Moschitti. TANDA. AAAI 2020, Table 3"

@@ -444,3 +444,63 @@ def test_question_answer_pairs_pose_title_and_body(parsed_beer):
     for title, query in list(zip(ta.queries, qa.queries))[:50]:
         question = by_title[title]
         assert query == f"{question['title']} {question['body']}".strip()
+
+
+def _crash_after_first_checkpoint(monkeypatch):
+    original = training_loop.ckpt.save_checkpoint
+
+    def save_then_crash(*args, **kwargs):
+        original(*args, **kwargs)
+        raise KeyboardInterrupt("power cut after epoch 1")
+
+    monkeypatch.setattr(training_loop.ckpt, "save_checkpoint", save_then_crash)
+    return original
+
+
+def test_resume_with_max_steps_ends_with_the_same_model(
+    parsed_fixture, tiny_bert_path, tmp_path, monkeypatch
+):
+    # 3 epochs of 2 steps (the lr schedule spans all 5 steps), cut short at step 5
+    cfg = config(parsed_fixture, tiny_bert_path, "adapter", "beer", epochs=3, max_steps=5,
+                 batch_size=64)  # fmt: skip
+    monkeypatch.setenv("ADAPTER_ZOO_HOME", str(tmp_path / "straight"))
+    straight = train(cfg)
+    log = json.loads((straight / "card.json").read_text())["training"]["log"]
+    assert [r["step"] for r in log] == [2, 4, 5]
+
+    monkeypatch.setenv("ADAPTER_ZOO_HOME", str(tmp_path / "crashed"))
+    original = _crash_after_first_checkpoint(monkeypatch)
+    with pytest.raises(KeyboardInterrupt):
+        train(cfg)
+    monkeypatch.setattr(training_loop.ckpt, "save_checkpoint", original)
+    resumed = train(cfg)
+
+    assert _weights(resumed) == _weights(straight) and _weights(straight)
+    strip = [{k: v for k, v in r.items() if k != "seconds"} for r in log]
+    again = json.loads((resumed / "card.json").read_text())["training"]["log"]
+    assert [{k: v for k, v in r.items() if k != "seconds"} for r in again] == strip
+
+
+def test_corrupt_checkpoint_is_one_line_and_restart_starts_over(
+    parsed_fixture, tiny_bert_path, tmp_path, monkeypatch, capsys
+):
+    argv = cli_train_argv(parsed_fixture, tiny_bert_path)
+    argv[argv.index("--epochs") + 1] = "2"
+    monkeypatch.setenv("ADAPTER_ZOO_HOME", str(tmp_path / "crashed"))
+    _crash_after_first_checkpoint(monkeypatch)
+    assert main(argv) == 130  # interrupted after epoch 1's checkpoint
+    monkeypatch.undo()
+    monkeypatch.setenv("ADAPTER_ZOO_HOME", str(tmp_path / "crashed"))
+    tensors = zoo_home() / ".checkpoints" / "beer" / "trainer.pt"
+    tensors.write_bytes(tensors.read_bytes()[: tensors.stat().st_size // 2])
+    capsys.readouterr()
+    for _ in range(2):  # every rerun says the same, and names the way out
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"adapter-zoo train: error: {tensors}: corrupt or truncated ")
+        assert err.endswith("; run adapter-zoo train again with --restart to start over\n")
+        assert err.count("\n") == 1
+    assert main([*argv, "--restart"]) == 0
+    log = json.loads((zoo_home() / "beer" / "card.json").read_text())["training"]["log"]
+    assert [r["epoch"] for r in log] == [1, 2] and _weights(zoo_home() / "beer")
+    assert not tensors.exists()

@@ -199,3 +199,20 @@ def test_finetune_full_then_tanda_from_the_transfer_entry(tiny_forum, tiny_bert_
     card = adapter_zoo.load(benchmarks.get(bench).name + f"-tanda-{transfer}-s0").card
     assert card["base_model"].endswith(f"{transfer}/model")  # adapted from the transfer weights
     assert card["training"]["lr"] == 2e-6
+
+
+def test_results_writer_refuses_nan_and_keeps_the_file(tmp_path):
+    from benchmarks.results import append_result
+
+    good = {"benchmark": "wikiqa", "model": "bm25", "metrics": {"map": 0.5}}
+    append_result(tmp_path, good)
+    before = (tmp_path / "results.jsonl").read_bytes()
+    bad = {"benchmark": "wikiqa", "model": "m", "metrics": {"map": float("nan"), "mrr": 0.1},
+           "fusion_weights": [0.5, float("inf")]}  # fmt: skip
+    with pytest.raises(BenchmarkError) as error:
+        append_result(tmp_path, bad)
+    assert str(error.value) == (
+        f"{tmp_path / 'results.jsonl'}: not written: the record of 'm' on 'wikiqa' has "
+        "non-finite values (metrics.map, fusion_weights.1)"
+    )
+    assert (tmp_path / "results.jsonl").read_bytes() == before

@@ -176,3 +176,177 @@ def test_missing_files_offline_names_them(tmp_path):
 def test_default_data_dir_from_environment(monkeypatch, fixtures):
     monkeypatch.setenv("ADAPTER_ZOO_DATA", str(fixtures))
     assert len(benchmarks.get("wikiqa-raw").load("test")) == 3
+
+
+def _local(tmp_path, rows, **descriptor):
+    """A ``local:`` benchmark folder with one test split holding ``rows`` (any types)."""
+    import json
+
+    import datasets
+
+    folder = tmp_path / "bench"
+    spec = {"name": "tiny", "task": "answer_selection", "main_metric": "map", "splits": ["test"]}
+    folder.mkdir()
+    (folder / "benchmark.json").write_text(json.dumps({**spec, **descriptor}))
+    columns = {c: [row[c] for row in rows] for c in COLUMNS} if rows else None
+    dataset = (
+        datasets.Dataset.from_dict(columns)
+        if rows
+        else datasets.Dataset.from_dict({c: [] for c in COLUMNS})
+    )
+    dataset.save_to_disk(str(folder / "test"))
+    return folder
+
+
+def _row(query_id="q1", candidates=("a", "b", "c"), labels=(1, 0, 0)):
+    return {
+        "query_id": query_id,
+        "query": f"query {query_id}",
+        "candidate_ids": [f"{query_id}-{i}" for i in range(len(candidates))],
+        "candidates": list(candidates),
+        "labels": list(labels),
+    }
+
+
+def test_local_benchmark_with_fewer_labels_than_candidates_names_the_record(tmp_path):
+    folder = _local(tmp_path, [_row("q1"), _row("q2", candidates="abcdefghij", labels=(1, 0, 0))])
+    with pytest.raises(BenchmarkError) as error:
+        benchmarks.get(f"local:{folder}").load("test")
+    assert str(error.value) == (
+        f"tiny/test ({folder / 'test'}): record 2 (query 'q2'): 10 candidate_ids, "
+        "10 candidates and 3 labels (the lists must have equal length)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("labels", "candidates", "detail"),
+    [
+        (["1", "0"], ["a", "b"], "candidate 0 (q1-0): label '1' is not 0 or 1"),
+        ([1.0, float("nan")], ["a", "b"], "candidate 0 (q1-0): label 1.0 is not 0 or 1"),
+        ([1, 2], ["a", "b"], "candidate 1 (q1-1): label 2 is not 0 or 1"),
+        ([1, 0], ["a", None], "candidate 1 ('q1-1') is None, not a string"),
+    ],
+    ids=["string-labels", "nan-label", "label-2", "none-candidate"],
+)
+def test_local_benchmark_bad_label_or_candidate_names_the_record(
+    tmp_path, labels, candidates, detail
+):
+    folder = _local(tmp_path, [_row("q1", candidates=candidates, labels=labels)])
+    with pytest.raises(BenchmarkError) as error:
+        benchmarks.get(f"local:{folder}").load("test")
+    assert str(error.value) == f"tiny/test ({folder / 'test'}): record 1 (query 'q1'): {detail}"
+
+
+def test_local_benchmark_empty_split_is_an_error(tmp_path):
+    folder = _local(tmp_path, [])
+    with pytest.raises(BenchmarkError) as error:
+        benchmarks.get(f"local:{folder}").load("test")
+    assert str(error.value) == f"tiny/test ({folder / 'test'}): empty split (no queries)"
+
+
+def test_local_benchmark_with_all_labels_zero_records_no_result(tmp_path):
+    folder = _local(tmp_path, [_row("q1", labels=(0, 0, 0)), _row("q2", labels=(0, 0, 0))])
+    with pytest.raises(BenchmarkError) as error:
+        benchmarks.evaluate("bm25", f"local:{folder}", results=tmp_path / "results")
+    assert str(error.value) == (
+        f"tiny/test ({folder / 'test'}): no query of 2 has a relevant candidate (every label is 0)"
+    )
+    assert not (tmp_path / "results" / "results.jsonl").exists()
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "known"),
+    [
+        ("main_metric", "accuracy", "map, mrr, p@1, ndcg@10"),
+        ("bm25_scope", "document", "query, corpus"),
+        ("no_positive", "skip", "drop, zero"),
+    ],
+)
+def test_local_benchmark_unknown_option_in_descriptor(tmp_path, field, value, known):
+    folder = _local(tmp_path, [_row()], **{field: value})
+    with pytest.raises(BenchmarkError) as error:
+        benchmarks.get(f"local:{folder}")
+    assert str(error.value) == (
+        f"{folder / 'benchmark.json'}: benchmark 'tiny': unknown {field} {value!r}; one of {known}"
+    )
+
+
+def test_evaluate_cli_exits_2_with_one_line_for_a_bad_local_record(tmp_path, capsys):
+    from adapter_zoo.cli import main
+
+    folder = _local(tmp_path, [_row("q1", candidates="abcdefghij", labels=(1, 0, 0))])
+    capsys.readouterr()  # the progress bars of the fixture
+    code = main(["evaluate", "--model", "bm25", "--benchmark", f"local:{folder}"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err == (
+        f"adapter-zoo evaluate: error: tiny/test ({folder / 'test'}): record 1 (query 'q1'): "
+        "10 candidate_ids, 10 candidates and 3 labels (the lists must have equal length)\n"
+    )
+
+
+def test_truncated_local_split_names_the_folder(tmp_path):
+    folder = _local(tmp_path, [_row(f"q{i}") for i in range(2000)])
+    (shard,) = (folder / "test").glob("*.arrow")
+    shard.write_bytes(shard.read_bytes()[: shard.stat().st_size // 2])
+    with pytest.raises(BenchmarkError) as error:
+        benchmarks.get(f"local:{folder}").load("test")
+    message = str(error.value)
+    assert message.startswith(f"{folder / 'test'}: unreadable dataset, truncated or corrupt (")
+    assert "Expected to be able to read" in message
+
+
+def test_truncated_tsv_gz_names_the_file_and_line(fixtures, tmp_path):
+    import shutil
+
+    shutil.copytree(fixtures / "wikiqa", tmp_path / "wikiqa")
+    path = tmp_path / "wikiqa" / "WikiQA-test.tsv.gz"
+    path.write_bytes(path.read_bytes()[:-12])  # the gzip trailer and the end of the stream
+    with pytest.raises(BenchmarkError) as error:
+        benchmarks.get("wikiqa").load("test", data_dir=tmp_path)
+    assert str(error.value).startswith(f"{path}: unreadable after line ")
+    assert "truncated or corrupt file (Compressed file ended before" in str(error.value)
+    path.write_bytes(b"not gzip at all\n")
+    with pytest.raises(BenchmarkError) as error:
+        benchmarks.get("wikiqa").load("test", data_dir=tmp_path)
+    assert str(error.value) == (
+        f"{path}: unreadable after line 0: truncated or corrupt file (Not a gzipped file (b'no'))"
+    )
+
+
+def test_non_integer_label_in_original_files_names_file_and_line(fixtures, tmp_path):
+    import shutil
+
+    shutil.copytree(fixtures / "trecqa", tmp_path / "trecqa")
+    sim = tmp_path / "trecqa" / "clean-test" / "sim.txt"
+    lines = sim.read_text().splitlines()
+    lines[1] = "yes"
+    sim.write_text("\n".join(lines) + "\n")
+    with pytest.raises(BenchmarkError) as error:
+        benchmarks.get("trecqa").load("test", data_dir=tmp_path)
+    assert str(error.value) == f"{sim}:2: label 'yes' is not an integer"
+
+
+def test_missing_wikiqa_download_failure_names_file_url_and_data_dir(tmp_path, monkeypatch):
+    import urllib.error
+    import urllib.request
+
+    from benchmarks.datasets.wikiqa import FILES
+
+    for flag in ("ADAPTER_ZOO_OFFLINE", "HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE"):
+        monkeypatch.delenv(flag, raising=False)
+    calls = []
+
+    def no_network(url, timeout=None):
+        calls.append(url)
+        raise urllib.error.URLError(OSError(-2, "Name or service not known"))
+
+    monkeypatch.setattr(urllib.request, "urlopen", no_network)
+    with pytest.raises(BenchmarkError) as error:
+        benchmarks.get("wikiqa").load("test", data_dir=tmp_path)
+    url = FILES[2].url
+    assert calls == [url]
+    assert str(error.value) == (
+        f"{tmp_path / 'wikiqa' / 'WikiQA-test.tsv.gz'}: missing, and downloading it from {url} "
+        "failed ([Errno -2] Name or service not known); put the file there or pass --data-dir"
+    )

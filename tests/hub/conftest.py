@@ -347,3 +347,16 @@ def kit():
     return types.SimpleNamespace(
         git=git, git_commit=git_commit, git_files=git_files, entry_files=entry_files
     )
+
+
+@pytest.fixture
+def dead_hub(tmp_path, monkeypatch):
+    """Online, but nothing listens at the Hub endpoint (port 9 on loopback); empty cache."""
+    from huggingface_hub import constants
+
+    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hf-cache"))
+    monkeypatch.setenv("ADAPTER_ZOO_INDEX", "zoo/index")
+    return "http://127.0.0.1:9"

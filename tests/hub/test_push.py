@@ -282,3 +282,43 @@ def test_pushed_bi_encoder_entry_pulls_and_opens_with_the_card_lines(
     np.testing.assert_allclose(
         namespace["embeddings"], adapter_zoo.load(str(folder)).encode(texts), rtol=0, atol=1e-6
     )
+
+
+def test_push_to_an_unreachable_hub_fails_fast_with_the_projects_error(dead_hub, entries):
+    import time
+
+    started = time.monotonic()
+    with pytest.raises(ZooError) as error:
+        push(entries["beer"], "me/beer")
+    assert time.monotonic() - started < 5
+    message = str(error.value)
+    assert message.startswith(
+        f"push {entries['beer']} to me/beer: the Hub at {dead_hub} cannot be reached ("
+    )
+    assert "Connection refused" in message and "\n" not in message
+
+
+def test_push_offline_is_the_projects_error(entries):
+    with pytest.raises(ZooError) as error:
+        push(entries["beer"], "me/beer")
+    assert str(error.value) == (
+        f"push {entries['beer']} to me/beer: the Hub is switched off (HF_HUB_OFFLINE); "
+        "unset it to go online"
+    )
+
+
+def test_index_on_an_unreachable_hub_fails_fast_without_retries(dead_hub, caplog):
+    import logging
+    import time
+
+    from huggingface_hub import constants
+
+    started = time.monotonic()
+    with caplog.at_level(logging.WARNING), pytest.raises(ZooError) as error:
+        list_remote()
+    assert time.monotonic() - started < 5
+    assert str(error.value) == (
+        f"zoo index zoo/index/index.json: not in the Hugging Face cache ({constants.HF_HUB_CACHE}) "
+        f"and the Hub cannot be reached; connect to {dead_hub} to read it once"
+    )
+    assert not [r for r in caplog.records if "Retrying" in r.getMessage()]

@@ -159,3 +159,76 @@ def test_failed_overwrite_keeps_the_old_forum(
         stackexchange.parse_forum(folder, out, overwrite=True)
     assert [p.name for p in out.iterdir()] == ["bicycles.meta.stackexchange.com"]
     assert stackexchange.read_stats(out / "bicycles.meta.stackexchange.com")["questions"] == 453
+
+
+def test_score_too_large_for_64_bits_names_the_row(bicycles_meta_dir, tmp_path, copy_forum):
+    text = (bicycles_meta_dir / "Posts.xml").read_text(encoding="utf-8-sig")
+    first = text.index('<row Id="')
+    row_id = text[first + 9 : text.index('"', first + 9)]
+    score_at = text.index(' Score="', first) + len(' Score="')
+    score_end = text.index('"', score_at)
+    huge = "9" * 30
+    text = text[:score_at] + huge + text[score_end:]
+    folder = copy_forum(bicycles_meta_dir, tmp_path / "x.stackexchange.com", text)
+    with pytest.raises(DumpError) as error:
+        stackexchange.parse_forum(folder, tmp_path / "out")
+    assert str(error.value) == (
+        f"x.stackexchange.com:Posts.xml: row Id={row_id}: Score='{huge}' is not a 64-bit integer"
+    )
+    assert _nothing_left(tmp_path / "out")
+
+
+def test_score_too_large_in_one_forum_lets_the_other_forums_parse(
+    bicycles_meta_dir, tmp_path, copy_forum
+):
+    from stackexchange.dump import parse_dump
+
+    text = (bicycles_meta_dir / "Posts.xml").read_text(encoding="utf-8-sig")
+    score_at = text.index(' Score="') + len(' Score="')
+    bad = text[:score_at] + "9" * 25 + text[text.index('"', score_at) :]
+    dump = tmp_path / "dump"
+    copy_forum(bicycles_meta_dir, dump / "bad.stackexchange.com", bad)
+    copy_forum(bicycles_meta_dir, dump / "good.stackexchange.com")
+    with pytest.raises(DumpError) as error:
+        parse_dump(dump, tmp_path / "out", workers=2)
+    message = str(error.value)
+    assert message.startswith("1 of 2 forums failed; first: bad.stackexchange.com:Posts.xml: row ")
+    assert message.endswith(f": Score='{'9' * 25}' is not a 64-bit integer")
+    assert stackexchange.read_stats(tmp_path / "out" / "good.stackexchange.com")["questions"] == 453
+
+
+def test_forum_whose_questions_all_lack_titles_is_an_error(bicycles_meta_dir, tmp_path, copy_forum):
+    import re
+
+    text = (bicycles_meta_dir / "Posts.xml").read_text(encoding="utf-8-sig")
+    untitled = re.sub(r' Title="[^"]*"', "", text)
+    assert untitled != text
+    folder = copy_forum(bicycles_meta_dir, tmp_path / "x.stackexchange.com", untitled)
+    with pytest.raises(DumpError) as error:
+        stackexchange.parse_forum(folder, tmp_path / "out")
+    assert str(error.value) == (
+        "x.stackexchange.com:Posts.xml: none of the 453 questions (PostTypeId=1) has an Id "
+        "and a Title: nothing to pair"
+    )
+    assert _nothing_left(tmp_path / "out")
+
+
+def test_full_disk_error_names_the_file_and_leaves_nothing(tmp_path, monkeypatch):
+    import errno
+    import os
+
+    from stackexchange import io
+
+    def full(fd):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(io.os, "fsync", full)
+    target = tmp_path / "stats.json"
+    with pytest.raises(OSError) as error:
+        io.atomic_write_json(target, {"a": 1})
+    assert str(error.value) == f"[Errno 28] No space left on device: '{target}'"
+    assert list(tmp_path.iterdir()) == []
+    with pytest.raises(OSError) as error, io.atomic_directory(tmp_path / "forum"):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+    assert str(error.value) == f"[Errno 28] No space left on device: '{tmp_path / 'forum'}'"
+    assert list(tmp_path.iterdir()) == []

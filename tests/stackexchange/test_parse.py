@@ -255,3 +255,72 @@ def test_written_features_match_datasets_own(beer_parsed):
     assert info["features"] == datasets.Features.from_arrow_schema(QUESTIONS_SCHEMA).to_dict()
     loaded = datasets.load_from_disk(str(beer_parsed / "title_body"))["test"]
     assert loaded.features == datasets.Features.from_arrow_schema(PAIR_SCHEMA)
+
+
+def _pairs(forum_dir):
+    return stackexchange.read_stats(forum_dir)["pairs"]
+
+
+@pytest.mark.parametrize("variant", ["utf-16", "row-tab", "long-comment"])
+def test_valid_posts_xml_the_chunker_cannot_cut_parses_like_the_original(
+    bicycles_meta_dir, bicycles_meta_parsed, tmp_path, copy_forum, variant
+):
+    text = (bicycles_meta_dir / "Posts.xml").read_text(encoding="utf-8-sig")
+    folder = copy_forum(bicycles_meta_dir, tmp_path / "bicycles.meta.stackexchange.com")
+    if variant == "utf-16":
+        text = text.replace('encoding="utf-8"', 'encoding="utf-16"', 1)
+        (folder / "Posts.xml").write_text(text, encoding="utf-16")
+    elif variant == "row-tab":
+        (folder / "Posts.xml").write_text(text.replace("<row ", "<row\t"), encoding="utf-8")
+    else:
+        comment = "<!-- " + "x" * (1 << 21) + " -->\n"
+        at = text.index("<posts>") + len("<posts>\n")
+        (folder / "Posts.xml").write_text(text[:at] + comment + text[at:], encoding="utf-8")
+    parsed = stackexchange.parse_forum(folder, tmp_path / "out")
+    expected = stackexchange.read_stats(bicycles_meta_parsed)
+    stats = stackexchange.read_stats(parsed)
+    assert stats["questions"] == expected["questions"] == 453
+    assert stats["answers"] == expected["answers"]
+    assert _pairs(parsed) == _pairs(bicycles_meta_parsed)
+    assert stats["splits"] == expected["splits"]
+
+
+_POOL_SCRIPT = """
+import time
+from stackexchange.pool import process_pool
+
+pool = process_pool(2)
+futures = [pool.submit(time.sleep, 120) for _ in range(2)]
+while len(pool._processes) < 2:
+    time.sleep(0.05)
+print(" ".join(map(str, pool._processes)), flush=True)
+time.sleep(120)
+"""
+
+
+def _running(pid: int) -> bool:
+    from pathlib import Path
+
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return False
+    return "\nState:\tZ" not in status  # a zombie has already exited
+
+
+def test_parse_workers_die_after_kill_9_of_the_main_process():
+    """The pools of parse_dump and stream_posts (stackexchange.pool) outlive no kill -9."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    main = subprocess.Popen([sys.executable, "-c", _POOL_SCRIPT], stdout=subprocess.PIPE, text=True)
+    workers = [int(pid) for pid in main.stdout.readline().split()]
+    assert len(workers) == 2 and all(_running(pid) for pid in workers)
+    main.send_signal(signal.SIGKILL)
+    main.wait()
+    deadline = time.monotonic() + 10
+    while any(_running(pid) for pid in workers) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(_running(pid) for pid in workers)
