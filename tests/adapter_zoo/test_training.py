@@ -294,7 +294,8 @@ def test_fusion_rejects_adapter_of_another_base_model(parsed_fixture, tiny_bert_
     train(config(parsed_fixture, tiny_bert_path, "adapter", "beer"))
     train(config(parsed_fixture, tiny_bert_path, "adapter", "cooking", forums=("cooking",)))
     with pytest.raises(ZooError) as error:
-        train(config(parsed_fixture, "minilm-l6", "fusion", "mix", adapters=("beer", "cooking")))
+        train(config(parsed_fixture, "minilm-l6", "fusion", "mix", adapters=("beer", "cooking"),
+                     encoder="cross"))  # fmt: skip
     assert str(error.value) == (
         f"{zoo_home() / 'beer'}: adapter 'beer' was trained for base "
         f"model '{tiny_bert_path}', not 'minilm-l6'"
