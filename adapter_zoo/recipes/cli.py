@@ -8,7 +8,7 @@ import argparse
 def register(subparsers: argparse._SubParsersAction) -> None:
     run = subparsers.add_parser(
         "run",
-        help="run a recipe (a paper experiment) from recipes/",
+        help="run a recipe (a paper experiment) shipped with the package",
         description="Run every command of a recipe file. --smoke runs it on the shipped "
         "forums with a tiny random BERT in seconds (CI does this for every recipe).",
     )

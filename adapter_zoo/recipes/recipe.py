@@ -58,7 +58,7 @@ class Recipe:
 
     Attributes:
         path: the TOML file.
-        name: short name (``adapter-zoo run NAME`` finds ``recipes/NAME.toml``).
+        name: short name (``adapter-zoo run NAME`` finds ``adapter_zoo/recipes/toml/NAME.toml``).
         paper: the paper, table or figure it reproduces.
         description: what is trained and evaluated.
         hardware: what the full run needs and how long it takes.
