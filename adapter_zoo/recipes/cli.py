@@ -12,7 +12,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Run every command of a recipe file. --smoke runs it on the shipped "
         "forums with a tiny random BERT in seconds (CI does this for every recipe).",
     )
-    run.add_argument("recipe", help="a recipe name (multicqa_mt) or a .toml path")
+    run.add_argument(
+        "recipe",
+        help="a recipe name (multicqa_mt_all; adapter-zoo recipes lists them) or a .toml path",
+    )
     run.add_argument("--smoke", action="store_true", help="tiny model, shipped data, 2 steps")
     run.add_argument("--work", help="output folder (default outputs/<recipe>)")
     run.add_argument("--dry-run", action="store_true", help="print the commands only")

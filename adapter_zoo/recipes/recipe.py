@@ -8,9 +8,9 @@ the package) and ``{tiny_base}`` (a tiny random BERT built offline, for smoke ru
 
 Example:
     >>> from adapter_zoo.recipes import load_recipe, recipe_dir
-    >>> recipe = load_recipe(recipe_dir() / "multicqa_mt.toml")  # doctest: +SKIP
-    >>> recipe.name  # doctest: +SKIP
-    'multicqa-mt'
+    >>> recipe = load_recipe(recipe_dir() / "multicqa_mt_all.toml")
+    >>> recipe.name
+    'multicqa-mt-all'
 """
 
 from __future__ import annotations

@@ -30,7 +30,7 @@ def shipped_data() -> Path:
 
 
 def find_recipe(name_or_path: str) -> Path:
-    """Resolve a recipe name (``multicqa_mt``) or a path to a ``.toml`` file to a file."""
+    """Resolve a recipe name (``multicqa_mt_all``) or a path to a ``.toml`` file to a file."""
     path = Path(name_or_path)
     if path.suffix == ".toml" or path.exists():
         return path
