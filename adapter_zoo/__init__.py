@@ -22,7 +22,8 @@ _EXPORTS = {
     "BiEncoder": "adapter_zoo.biencoder",
     "resolve_base_model": "adapter_zoo.ranker",
     "load": "adapter_zoo.zoo",
-    "list": "adapter_zoo.zoo",
+    "list_entries": "adapter_zoo.zoo",
+    "list": "adapter_zoo.zoo",  # an alias of list_entries
     "zoo_home": "adapter_zoo.zoo",
     "TrainingConfig": "adapter_zoo.training",
     "train": "adapter_zoo.training",

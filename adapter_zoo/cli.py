@@ -11,6 +11,8 @@ import argparse
 import importlib
 import sys
 
+from stackexchange.errors import AdapterZooError
+
 COMMAND_MODULES = (
     "stackexchange.cli",  # parse, forums
     "adapter_zoo.training.cli",  # train
@@ -50,9 +52,10 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"adapter-zoo {args.command}: interrupted", file=sys.stderr)
         return 130
-    except (ValueError, OSError) as error:
-        # Bad input (a corrupt archive, an unknown forum, a missing file) is reported
-        # in one line; anything else is a bug and keeps its traceback.
+    except (AdapterZooError, OSError) as error:
+        # Bad input (a corrupt archive, an unknown forum, a missing file: the project's own
+        # errors and OSError) is reported in one line; anything else, a ValueError from a
+        # library included, is a bug and keeps its traceback.
         message = str(error).splitlines()[0] if str(error) else type(error).__name__
         print(f"adapter-zoo {args.command}: error: {message}", file=sys.stderr)
         return 2

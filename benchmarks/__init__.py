@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from benchmarks.builder import build_from_forum
 from benchmarks.errors import BenchmarkError
-from benchmarks.evaluate import evaluate, sweep
+from benchmarks.evaluate import evaluate, evaluate_each
 from benchmarks.finetune import to_parse_folder
 from benchmarks.leaderboard import write_leaderboard
 from benchmarks.registry import Benchmark, Reference, SourceFile, get, names
@@ -24,10 +24,10 @@ __all__ = [
     "SourceFile",
     "build_from_forum",
     "evaluate",
+    "evaluate_each",
     "get",
     "names",
     "read_results",
-    "sweep",
     "to_parse_folder",
     "write_leaderboard",
 ]

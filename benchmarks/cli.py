@@ -77,7 +77,7 @@ def register(subparsers) -> None:
 
 
 def run_evaluate(args) -> int:
-    from benchmarks.evaluate import evaluate, sweep
+    from benchmarks.evaluate import evaluate, evaluate_each
 
     options = dict(
         split=args.split,
@@ -92,7 +92,7 @@ def run_evaluate(args) -> int:
         overwrite=args.overwrite,
     )
     if len(args.adapter) > 1:
-        records = sweep(args.model, args.benchmark, args.adapter, **options)
+        records = evaluate_each(args.model, args.benchmark, args.adapter, **options)
     else:
         records = [evaluate(args.model, args.benchmark, adapters=args.adapter, **options)]
     for record in records:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from stackexchange.errors import AdapterZooError
 
-class BenchmarkError(ValueError):
+
+class BenchmarkError(AdapterZooError):
     """Bad or missing benchmark input; the message names the file or record and what was wrong."""

@@ -159,7 +159,9 @@ def evaluate(
     bench = get(benchmark)
     adapters = list(adapters or [])
     if len(adapters) > 1:
-        raise BenchmarkError(f"evaluate takes one adapter, got {len(adapters)}; use sweep()")
+        raise BenchmarkError(
+            f"evaluate takes one adapter, got {len(adapters)}; use evaluate_each()"
+        )
     if adapters and _is_baseline(model):
         raise BenchmarkError(f"model {model!r} is a baseline; adapters need a base model")
     if transfer is not None and finetune != "tanda":
@@ -232,8 +234,12 @@ def evaluate(
     return record
 
 
-def sweep(model, benchmark, adapters, **kwargs) -> list[dict]:
-    """Evaluate each zoo adapter in ``adapters`` on top of ``model``; one record each."""
+def evaluate_each(model, benchmark, adapters, **kwargs) -> list[dict]:
+    """Evaluate each zoo adapter in ``adapters`` on top of ``model``; one record each.
+
+    One ``evaluate`` run per adapter (unlike ``adapter_zoo.sweep.sweep``, which scores
+    many adapters in one shared pass).
+    """
     if not adapters:
-        raise BenchmarkError("sweep needs at least one adapter")
+        raise BenchmarkError("evaluate_each needs at least one adapter")
     return [evaluate(model, benchmark, adapters=[name], **kwargs) for name in adapters]

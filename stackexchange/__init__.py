@@ -7,11 +7,12 @@ Example:
 
 from stackexchange.catalog import Forum, catalog, forum_set
 from stackexchange.dump import parse_dump
-from stackexchange.errors import DumpError
+from stackexchange.errors import AdapterZooError, DumpError
 from stackexchange.parse import is_complete, parse_forum, read_stats
 from stackexchange.text import html_to_text, parse_tags, question_text
 
 __all__ = [
+    "AdapterZooError",
     "DumpError",
     "Forum",
     "catalog",

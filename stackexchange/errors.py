@@ -1,9 +1,18 @@
-"""The one error type of the package: bad input data."""
+"""Errors for bad input: the root of the project's own errors, and the parser's one type."""
 
 from __future__ import annotations
 
 
-class DumpError(ValueError):
+class AdapterZooError(ValueError):
+    """The root of the project's own errors for bad input (a file, a record, a name, an option).
+
+    ``DumpError``, ``adapter_zoo.ZooError`` (and ``RecipeError``) and
+    ``benchmarks.BenchmarkError`` subclass it. The CLI prints these, and ``OSError``, as one
+    line and exits with 2; any other exception is a bug and keeps its traceback.
+    """
+
+
+class DumpError(AdapterZooError):
     """A StackExchange dump file or forum name that cannot be used.
 
     The message names the file (and line or record where known) and what was wrong, in one

@@ -15,6 +15,7 @@ import torch
 from torch.nn.utils.rnn import pad_sequence
 
 from adapter_zoo.cascade.schedule import keep_schedule
+from adapter_zoo.errors import ZooError
 from adapter_zoo.ranker.ranker import pair_segments
 
 
@@ -82,7 +83,7 @@ def run_cascade(
 
     alpha = ranker.config.alpha if alpha is None else alpha
     if not 0.0 <= alpha < 1.0:
-        raise ValueError(f"cascade: alpha must be in [0, 1), got {alpha}")
+        raise ZooError(f"cascade: alpha must be in [0, 1), got {alpha}")
     items = [(q, list(c)) for q, c in queries_with_candidates]
     n_exits = len(ranker.exits)
     out = CascadeOutput(

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from adapter_zoo.errors import ZooError
 from adapter_zoo.ranker.ranker import rank_candidates
 
 
@@ -32,7 +33,7 @@ def score_with(member, pairs, *, batch_size: int | None = None, progress: bool =
         kwargs["progress"] = progress
     scores = np.asarray(member.score(list(pairs), **kwargs), dtype=np.float64).reshape(-1)
     if len(scores) != len(pairs):
-        raise ValueError(f"{member!r} gave {len(scores)} scores for {len(pairs)} pairs")
+        raise ZooError(f"{member!r} gave {len(scores)} scores for {len(pairs)} pairs")
     return scores
 
 

@@ -8,11 +8,14 @@ import argparse
 def register(subparsers: argparse._SubParsersAction) -> None:
     run = subparsers.add_parser(
         "run",
-        help="run a recipe (a paper experiment) from recipes/",
+        help="run a recipe (a paper experiment) shipped with the package",
         description="Run every command of a recipe file. --smoke runs it on the shipped "
         "forums with a tiny random BERT in seconds (CI does this for every recipe).",
     )
-    run.add_argument("recipe", help="a recipe name (multicqa_mt) or a .toml path")
+    run.add_argument(
+        "recipe",
+        help="a recipe name (multicqa_mt_all; adapter-zoo recipes lists them) or a .toml path",
+    )
     run.add_argument("--smoke", action="store_true", help="tiny model, shipped data, 2 steps")
     run.add_argument("--work", help="output folder (default outputs/<recipe>)")
     run.add_argument("--dry-run", action="store_true", help="print the commands only")

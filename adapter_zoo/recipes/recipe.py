@@ -8,9 +8,9 @@ the package) and ``{tiny_base}`` (a tiny random BERT built offline, for smoke ru
 
 Example:
     >>> from adapter_zoo.recipes import load_recipe, recipe_dir
-    >>> recipe = load_recipe(recipe_dir() / "multicqa_mt.toml")  # doctest: +SKIP
-    >>> recipe.name  # doctest: +SKIP
-    'multicqa-mt'
+    >>> recipe = load_recipe(recipe_dir() / "multicqa_mt_all.toml")
+    >>> recipe.name
+    'multicqa-mt-all'
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ class Recipe:
 
     Attributes:
         path: the TOML file.
-        name: short name (``adapter-zoo run NAME`` finds ``recipes/NAME.toml``).
+        name: short name (``adapter-zoo run NAME`` finds ``adapter_zoo/recipes/toml/NAME.toml``).
         paper: the paper, table or figure it reproduces.
         description: what is trained and evaluated.
         hardware: what the full run needs and how long it takes.

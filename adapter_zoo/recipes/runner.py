@@ -20,8 +20,8 @@ EXECUTORS = ("local", "ray")
 
 
 def recipe_dir() -> Path:
-    """The repository's ``recipes/`` folder (one TOML file per paper experiment)."""
-    return Path(__file__).resolve().parents[2] / "recipes"
+    """The recipes shipped as package data: one TOML file per paper experiment."""
+    return Path(__file__).resolve().parent / "toml"
 
 
 def shipped_data() -> Path:
@@ -30,7 +30,7 @@ def shipped_data() -> Path:
 
 
 def find_recipe(name_or_path: str) -> Path:
-    """Resolve ``multicqa_mt`` or ``recipes/multicqa_mt.toml`` to a file."""
+    """Resolve a recipe name (``multicqa_mt_all``) or a path to a ``.toml`` file to a file."""
     path = Path(name_or_path)
     if path.suffix == ".toml" or path.exists():
         return path

@@ -3,7 +3,7 @@
 Example:
     >>> import adapter_zoo
     >>> ranker = adapter_zoo.load("beer")  # doctest: +SKIP
-    >>> [card["name"] for card in adapter_zoo.list()]  # doctest: +SKIP
+    >>> [card["name"] for card in adapter_zoo.list_entries()]  # doctest: +SKIP
     ['beer']
 """
 
@@ -18,8 +18,8 @@ from adapter_zoo.zoo.store import (
     zoo_home,
 )
 
-# ``list`` is the public name (``adapter_zoo.list()``); defined last so that the
-# builtin stays usable above.
+# ``list`` stays as an alias of ``list_entries`` (``adapter_zoo.list()``); defined last
+# so that the builtin stays usable above.
 list = list_entries  # noqa: A001
 
 __all__ = [

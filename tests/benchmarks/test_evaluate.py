@@ -115,8 +115,8 @@ def test_finetune_adapter_then_leaderboard(tiny_forum, tiny_bert_path, tmp_path)
     entry = benchmarks.get(name).name + f"-adapter-{tiny_bert_path.name}-s0"
     zoo = benchmarks.evaluate(entry, name, results=results)  # the trained entry stays in the zoo
     assert zoo["metrics"] == tuned["metrics"]
-    # the same adapter on top of its base model, through --adapter (a sweep of two)
-    swept = benchmarks.sweep(str(tiny_bert_path), name, [entry, entry])
+    # the same adapter on top of its base model, through --adapter (evaluate_each: one run per adapter)
+    swept = benchmarks.evaluate_each(str(tiny_bert_path), name, [entry, entry])
     assert [r["adapters"] for r in swept] == [[entry], [entry]]
     assert all(r["metrics"] == tuned["metrics"] for r in swept)
     with pytest.raises(ValueError, match="was made for base model"):
