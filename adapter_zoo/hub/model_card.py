@@ -58,7 +58,8 @@ def render_model_card(card: dict, repo_id: str) -> str:
     ]
     data = ModelCardData(
         library_name=LIBRARY_NAME,
-        base_model=hub_base_model(card["base_model"]),
+        # a composition has no base of its own: its members name theirs
+        base_model=None if card.get("kind") == "composite" else hub_base_model(card["base_model"]),
         tags=[
             "adapters",
             "adapter-transformers",
@@ -80,10 +81,7 @@ def render_model_card(card: dict, repo_id: str) -> str:
         "",
         f"# {card['name']}",
         "",
-        f"A `{card.get('kind', 'adapter')}` {ENCODER_WORDS[card.get('encoder', 'cross')]} "
-        "ranker from the adapter zoo, "
-        f"on base model `{card['base_model']}`"
-        + (f", trained on {', '.join(forums)}." if forums else "."),
+        _description(card, forums),
         "",
         "## How to load",
         "",
@@ -102,6 +100,20 @@ def render_model_card(card: dict, repo_id: str) -> str:
     if card.get("training"):
         lines += ["## Training", "", "```json", json.dumps(card["training"], indent=2), "```", ""]
     return "\n".join(lines)
+
+
+def _description(card: dict, forums: list[str]) -> str:
+    if card.get("kind") == "composite":
+        return (
+            f"A composite ranker from the adapter zoo, `{card.get('spec')}`: its members are "
+            "loaded by name (local zoo, then the zoo index), so push them too"
+            + (f"; weights chosen on the dev split of {', '.join(forums)}." if forums else ".")
+        )
+    return (
+        f"A `{card.get('kind', 'adapter')}` {ENCODER_WORDS[card.get('encoder', 'cross')]} "
+        f"ranker from the adapter zoo, on base model `{card['base_model']}`"
+        + (f", trained on {', '.join(forums)}." if forums else ".")
+    )
 
 
 def _library_snippet(card: dict, repo_id: str) -> list[str]:

@@ -322,3 +322,16 @@ def test_index_on_an_unreachable_hub_fails_fast_without_retries(dead_hub, caplog
         f"and the Hub cannot be reached; connect to {dead_hub} to read it once"
     )
     assert not [r for r in caplog.records if "Retrying" in r.getMessage()]
+
+
+def test_model_card_of_a_composite_names_its_members_and_no_base():
+    from adapter_zoo.hub import render_model_card
+
+    card = {"name": "beer-fusion", "kind": "composite", "encoder": "composite",
+            "base_model": "composite", "spec": "fusion:beer+bm25*0.1",
+            "forums": ["beer.stackexchange.com"], "files": {}}  # fmt: skip
+    text = render_model_card(card, "me/beer-fusion")
+    meta = yaml.safe_load(text.split("---\n")[1])
+    assert "base_model" not in meta  # no fake base id
+    assert "`fusion:beer+bm25*0.1`: its members are loaded by name" in text
+    assert "weights chosen on the dev split of beer.stackexchange.com." in text
