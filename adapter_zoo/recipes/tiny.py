@@ -6,6 +6,9 @@ import json
 from pathlib import Path
 
 
+TINY_SENTENCE_LENGTH = 32
+
+
 def build_tiny_bert(path: str | Path, *, seed: int = 0, sentence_encoder: bool = False) -> Path:
     """Save a 2-layer, hidden-32 random BERT with MiniLM's tokenizer at ``path`` (once).
 
@@ -48,4 +51,7 @@ def build_tiny_bert(path: str | Path, *, seed: int = 0, sentence_encoder: bool =
             pooling["word_embedding_dimension"] = config.hidden_size
             (tmp / "1_Pooling" / "config.json").write_text(json.dumps(pooling, indent=2))
             (tmp / "modules.json").write_text((source / "modules.json").read_text())
+            # its own length, as MiniLM's 256: short enough for fast tests
+            settings = {"max_seq_length": TINY_SENTENCE_LENGTH, "do_lower_case": False}
+            (tmp / "sentence_bert_config.json").write_text(json.dumps(settings, indent=2))
     return path

@@ -21,7 +21,7 @@ from adapter_zoo.training.objective import dev_metrics
 BEER = "beer.stackexchange.com"
 BICYCLES = "bicycles.meta.stackexchange.com"
 # A high rate and a wide bottleneck, so that 4 steps move the tiny random model on dev.
-FAST = {"batch_size": 8, "max_length": 32, "max_steps": 4, "eval_steps": 2, "seed": 0,
+FAST = {"batch_size": 8, "max_length": 16, "max_steps": 4, "eval_steps": 2, "seed": 0,
         "lr": 1e-2, "reduction_factor": 2}  # fmt: skip
 
 
@@ -75,6 +75,8 @@ def test_adapter_entry_is_selected_on_dev_and_reloads_bit_identically(
     dev = forum_dev_lists(parsed_forums, [BEER])
     assert len(dev) == card["training"]["dev_lists"] and all(len(c) == 20 for _, c in dev)
     encoder = adapter_zoo.load("beer-bi")
+    # trained on 16-token texts, the entry ranks (and was selected) at its base's own length
+    assert card["training"]["max_length"] == 16
     assert isinstance(encoder, adapter_zoo.BiEncoder) and encoder.max_length == 32
     # the saved state is the selected one: its dev MAP is the card's, recomputed
     assert dev_metrics(encoder, dev)["dev_map"] == card["scores"]["dev_map"]
