@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-
 TINY_SENTENCE_LENGTH = 32
 
 
