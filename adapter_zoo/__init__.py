@@ -21,6 +21,7 @@ _EXPORTS = {
     "Ranker": "adapter_zoo.ranker",
     "BiEncoder": "adapter_zoo.biencoder",
     "resolve_base_model": "adapter_zoo.ranker",
+    "register_heads": "adapter_zoo.ranker.heads",
     "load": "adapter_zoo.zoo",
     "list_entries": "adapter_zoo.zoo",
     "list": "adapter_zoo.zoo",  # an alias of list_entries

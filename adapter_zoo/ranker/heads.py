@@ -12,7 +12,9 @@ with the CLS head) to above it (0.73, BM25 0.64).
 No library ships such a head, so it is written here as an adapters custom head: it is saved
 and loaded with the adapter (``head_config.json`` names ``pair_cosine``), takes part in
 ``Parallel`` and ``Fuse`` setups, and reads which token belongs to which text from the
-``pair_segments`` tensor that :func:`adapter_zoo.ranker.encode_pairs` adds to every batch.
+``pair_segments`` tensor that :func:`adapter_zoo.ranker.encode_pairs` adds to every batch. A
+plain tokenizer batch works too once :func:`register_heads` has run: it derives the segments
+from the token types or separators (see :mod:`adapter_zoo.ranker.segments`).
 """
 
 from __future__ import annotations
@@ -24,10 +26,9 @@ from torch import nn
 from transformers.modeling_outputs import SequenceClassifierOutput
 
 from adapter_zoo.errors import ZooError
+from adapter_zoo.ranker.segments import CANDIDATE, QUERY, SEGMENTS_KEY, add_pair_segments
 
 PAIR_COSINE = "pair_cosine"
-SEGMENTS_KEY = "pair_segments"
-QUERY, CANDIDATE = 1, 2  # values in pair_segments; 0 marks special tokens and padding
 # The initial scale is sentence-transformers' MultipleNegativesRankingLoss scale; the bias
 # puts the decision boundary at cosine 0.5, so pointwise BCE starts sensible too.
 INITIAL_SCALE = 20.0
@@ -73,7 +74,8 @@ class PairCosineHead(PredictionHead):
         if segments is None:
             raise ZooError(
                 f"the {PAIR_COSINE} head needs the {SEGMENTS_KEY!r} tensor of "
-                "adapter_zoo.ranker.encode_pairs with the model inputs"
+                "adapter_zoo.ranker.encode_pairs, or input_ids with token_type_ids (or a "
+                "separator token) to find the two texts"
             )
         (segments,) = adjust_tensors_for_parallel(hidden, segments.to(hidden.device))
         logits = pair_cosine_logits(hidden, segments, self.scale, self.bias).unsqueeze(-1)
@@ -85,6 +87,26 @@ class PairCosineHead(PredictionHead):
 
 
 def register_heads(model) -> None:
-    """Make ``model`` (an adapters model with flexible heads) know the pair-cosine head, so
-    it can add one and load saved ones."""
+    """Teach an adapters model adapter-zoo's pair-cosine head, so it can add and load one.
+
+    Registers the ``pair_cosine`` custom head type (saved heads name it in
+    ``head_config.json``) and a forward pre-hook that, for a model with such a head, derives
+    ``pair_segments`` from a plain tokenizer batch (token types or separators) when the
+    inputs lack it. Call it before ``load_adapter`` of an entry made on a sentence-encoder
+    base such as all-MiniLM-L6-v2; it is harmless for other models and when called twice.
+
+    Args:
+        model: an ``adapters`` model with flexible heads (``AutoAdapterModel``).
+
+    Example:
+        >>> import adapters
+        >>> from adapter_zoo import register_heads
+        >>> model = adapters.AutoAdapterModel.from_pretrained(base)  # doctest: +SKIP
+        >>> register_heads(model)  # doctest: +SKIP
+        >>> model.load_adapter(entry, set_active=True, use_safetensors=True)  # doctest: +SKIP
+        >>> batch = tokenizer(queries, answers, padding=True, return_tensors="pt")  # doctest: +SKIP
+        >>> scores = model(**batch).logits[:, 0]  # = the Ranker's scores  # doctest: +SKIP
+    """
     model.register_custom_head(PAIR_COSINE, PairCosineHead)
+    if add_pair_segments not in model._forward_pre_hooks.values():
+        model.register_forward_pre_hook(add_pair_segments, with_kwargs=True)

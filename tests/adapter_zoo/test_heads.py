@@ -14,6 +14,7 @@ from adapter_zoo.ranker import Ranker
 from adapter_zoo.ranker.heads import PAIR_COSINE, SEGMENTS_KEY
 from adapter_zoo.ranker.model import add_ranking_head, build_model, mean_pooling_base
 from adapter_zoo.ranker.ranker import encode_pairs
+from adapter_zoo.ranker.segments import add_pair_segments, segments_from_inputs
 from adapter_zoo.training import TrainingConfig, train
 
 PAIRS = [
@@ -71,14 +72,75 @@ def test_pair_cosine_is_scaled_cosine_of_segment_means(tiny_sentence_bert_path):
     np.testing.assert_allclose(scores, expected, atol=1e-5, rtol=0)
 
 
-def test_pair_cosine_head_needs_pair_segments(tiny_sentence_bert_path):
+def test_segments_of_a_plain_batch_equal_encode_pairs(tiny_sentence_bert_path):
+    _, tokenizer = build_model(str(tiny_sentence_bert_path))
+    pairs = PAIRS + [("a very long question " * 9, "a short answer")]  # truncated query
+    expected = encode_pairs(tokenizer, *zip(*pairs), 24)
+    plain = tokenizer(
+        *map(list, zip(*pairs)), padding=True, truncation=True, max_length=24, return_tensors="pt"
+    )
+    by_types = segments_from_inputs(
+        plain["input_ids"], plain["attention_mask"], plain["token_type_ids"]
+    )
+    by_separators = segments_from_inputs(
+        plain["input_ids"], plain["attention_mask"], None, sep_token_id=tokenizer.sep_token_id
+    )
+    assert torch.equal(by_types, expected[SEGMENTS_KEY])
+    assert torch.equal(by_separators, expected[SEGMENTS_KEY])
+    assert segments_from_inputs(plain["input_ids"], plain["attention_mask"], None) is None
+
+
+def test_registered_plain_adapters_model_scores_a_tokenizer_batch_as_the_ranker(
+    parsed_fixture, tiny_sentence_bert_path
+):
+    """adapters + transformers only, once adapter_zoo.register_heads() has run: the pair-cosine
+    head finds the two texts in the plain tokenizer batch and scores as the Ranker."""
+    import adapters
+    from transformers import AutoTokenizer
+
+    path = train(
+        TrainingConfig(
+            mode="adapter",
+            data=str(parsed_fixture),
+            forums=("beer",),
+            name="beer",
+            base_model=str(tiny_sentence_bert_path),
+            epochs=1,
+            batch_size=8,
+            max_length=32,
+            max_steps=2,
+            lr=1e-3,
+            encoder="cross",
+        )  # fmt: skip
+    )
+    model = adapters.AutoAdapterModel.from_pretrained(str(tiny_sentence_bert_path))
+    adapter_zoo.register_heads(model)
+    adapter_zoo.register_heads(model)  # twice is harmless: one hook
+    model.load_adapter(str(path), set_active=True, use_safetensors=True)
+    tokenizer = AutoTokenizer.from_pretrained(str(tiny_sentence_bert_path))
+    batch = tokenizer(
+        [q for q, _ in PAIRS], [c for _, c in PAIRS],
+        padding=True, truncation=True, max_length=32, return_tensors="pt",
+    )  # fmt: skip
+    with torch.no_grad():
+        scores = model.eval()(**batch).logits[:, 0].numpy()
+    assert model.heads["beer"].config["head_type"] == PAIR_COSINE
+    np.testing.assert_array_equal(scores, adapter_zoo.load("beer").score(PAIRS))
+    assert list(model._forward_pre_hooks.values()).count(add_pair_segments) == 1
+
+
+def test_pair_cosine_head_says_what_it_needs_when_the_texts_cannot_be_found(
+    tiny_sentence_bert_path,
+):
     ranker = Ranker.from_base(str(tiny_sentence_bert_path), max_length=32)
     batch = ranker.tokenizer(["a stout"], ["dark beer"], return_tensors="pt")
+    del batch["token_type_ids"]  # BERT's config names no separator token
     with pytest.raises(ZooError) as error:
         ranker.model(**batch)
     assert str(error.value) == (
         "the pair_cosine head needs the 'pair_segments' tensor of "
-        "adapter_zoo.ranker.encode_pairs with the model inputs"
+        "adapter_zoo.ranker.encode_pairs, or input_ids with token_type_ids (or a separator "
+        "token) to find the two texts"
     )
 
 
