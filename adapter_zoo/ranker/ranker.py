@@ -60,14 +60,29 @@ def length_order(tokenizer, pairs: Sequence[tuple[str, str]], max_length: int) -
 
 
 def rank_candidates(
-    scorer, query: str, candidates: Sequence[str], *, top_k: int | None = None
-) -> list[tuple[str, float]]:
-    """``candidates`` sorted best first as (candidate, score) by ``scorer.score`` (anything
-    with ``score(pairs)``); ties keep input order; the first ``top_k`` when given."""
+    scorer,
+    query: str,
+    candidates: Sequence[str],
+    *,
+    top_k: int | None = None,
+    return_documents: bool | None = None,
+) -> list[tuple[str, float]] | list[dict]:
+    """``candidates`` sorted best first by ``scorer.score`` (anything with ``score(pairs)``);
+    ties keep input order; the first ``top_k`` when given.
+
+    By default each is a (candidate, score) tuple. With ``return_documents`` given (True or
+    False) each is a sentence-transformers ``CrossEncoder.rank`` dict instead:
+    ``{"corpus_id": index in candidates, "score": score}``, plus ``"text"`` when True.
+    """
     scores = np.asarray(scorer.score([(query, c) for c in candidates]))
-    order = np.argsort(-scores, kind="stable")
-    ranked = [(candidates[i], float(scores[i])) for i in order]
-    return ranked if top_k is None else ranked[:top_k]
+    order = np.argsort(-scores, kind="stable")[:top_k]
+    if return_documents is None:
+        return [(candidates[i], float(scores[i])) for i in order]
+    ranked = [{"corpus_id": int(i), "score": float(scores[i])} for i in order]
+    if return_documents:
+        for row in ranked:
+            row["text"] = candidates[row["corpus_id"]]
+    return ranked
 
 
 def pick_device(device=None):
@@ -154,11 +169,51 @@ class Ranker:
                 scores[index] = logits[:, 0].float().cpu().numpy()
         return scores
 
+    def predict(
+        self,
+        pairs: Sequence[tuple[str, str]] | tuple[str, str],
+        *,
+        batch_size: int = 64,
+        show_progress_bar: bool = False,
+    ) -> np.ndarray | np.float32:
+        """:meth:`score` under sentence-transformers' ``CrossEncoder.predict`` name: float32
+        logits as a numpy array, or one numpy scalar for a single (query, candidate) pair.
+
+        Example:
+            >>> ranker.predict([("What is a stout?", "A dark beer.")])  # doctest: +SKIP
+            array([0.03], dtype=float32)
+        """
+        single = len(pairs) == 2 and all(isinstance(text, str) for text in pairs)
+        scores = self.score(
+            [pairs] if single else pairs, batch_size=batch_size, progress=show_progress_bar
+        )
+        return scores[0] if single else scores
+
     def rank(
-        self, query: str, candidates: Sequence[str], *, top_k: int | None = None
-    ) -> list[tuple[str, float]]:
-        """``candidates`` sorted best first as (candidate, score); ties keep input order."""
-        return rank_candidates(self, query, candidates, top_k=top_k)
+        self,
+        query: str,
+        candidates: Sequence[str],
+        *,
+        top_k: int | None = None,
+        return_documents: bool | None = None,
+    ) -> list[tuple[str, float]] | list[dict]:
+        """``candidates`` sorted best first; ties keep input order.
+
+        Args:
+            query: the question.
+            candidates: the texts to rank.
+            top_k: keep only the best ``top_k``.
+            return_documents: None (default): (candidate, score) tuples. True or False:
+                sentence-transformers ``CrossEncoder.rank`` dicts, ``{"corpus_id": i,
+                "score": s}`` (``i`` the index in ``candidates``), with ``"text"`` when True.
+
+        Example:
+            >>> ranker.rank("Stout?", ["Hops", "Dark ale"], return_documents=True)  # doctest: +SKIP
+            [{'corpus_id': 1, 'score': 2.1, 'text': 'Dark ale'}, {'corpus_id': 0, ...}]
+        """
+        return rank_candidates(
+            self, query, candidates, top_k=top_k, return_documents=return_documents
+        )
 
     def __repr__(self) -> str:
         name = self.card.get("name") if self.card else None

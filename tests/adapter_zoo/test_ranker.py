@@ -60,3 +60,28 @@ def test_max_length_truncates_the_candidate(tiny_bert_path):
     short = Ranker.from_base(str(tiny_bert_path), max_length=8, device="cpu")
     encoded = short.encode(["why is my stout flat"], [PAIRS[0][1]])
     assert encoded["input_ids"].shape[1] == 8
+
+
+def test_predict_is_score_as_cross_encoder_predict_returns_it(ranker):
+    scores = ranker.score(PAIRS)
+    predicted = ranker.predict(PAIRS)
+    assert isinstance(predicted, np.ndarray) and predicted.dtype == np.float32
+    np.testing.assert_array_equal(predicted, scores)
+    single = ranker.predict(PAIRS[1])  # one pair: one numpy scalar, as CrossEncoder.predict
+    assert isinstance(single, np.float32) and single == ranker.score([PAIRS[1]])[0]
+
+
+def test_rank_returns_sentence_transformers_dicts_when_asked(ranker):
+    candidates = [c for _, c in PAIRS] + [PAIRS[0][1]]
+    scores = ranker.score([("why is my stout flat", c) for c in candidates])
+    order = sorted(range(len(candidates)), key=lambda i: (-scores[i], i))
+    with_text = ranker.rank("why is my stout flat", candidates, return_documents=True)
+    assert with_text == [
+        {"corpus_id": i, "score": float(scores[i]), "text": candidates[i]} for i in order
+    ]
+    without = ranker.rank("why is my stout flat", candidates, return_documents=False, top_k=2)
+    assert without == [{"corpus_id": i, "score": float(scores[i])} for i in order[:2]]
+    # the default stays (candidate, score) tuples, as every caller reads it
+    assert ranker.rank("why is my stout flat", candidates) == [
+        (candidates[i], float(scores[i])) for i in order
+    ]
