@@ -50,13 +50,19 @@ def _write_files(ranker, folder: Path) -> None:
 
 
 def _readme(card: dict) -> str:
+    from adapter_zoo.zoo.cards import attribution, front_matter, licence_metadata
+
     cascade = card["cascade"]
+    licence = licence_metadata(card)
+    header = "\n".join(front_matter(**licence, tags=["adapter-zoo"]) + [""]) if licence else ""
+    credit = attribution(card)
     return (
-        f"# {card['name']} (cascade ranker)\n\n"
+        f"{header}# {card['name']} (cascade ranker)\n\n"
         f"Base model: `{card['base_model']}`; exits at layers {cascade['exits']}; "
         f"default drop ratio alpha = {cascade['alpha']}; "
         f"{'adapter ' + cascade['adapter'] if cascade['adapter'] else 'full fine-tuning'}.\n\n"
-        f"Load with `adapter_zoo.cascade.CascadeRanker.load({card['name']!r})`.\n"
+        + (f"{credit}\n\n" if credit else "")
+        + f"Load with `adapter_zoo.cascade.CascadeRanker.load({card['name']!r})`.\n"
     )
 
 

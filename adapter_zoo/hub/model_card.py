@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-import numbers
+from pathlib import Path
 
 LIBRARY_NAME = "adapter-transformers"  # the Hub's library tag for the adapters library
 # Short base-model names of the zoo -> their Hub ids (for the card's ``base_model``).
@@ -13,6 +13,7 @@ BASE_MODEL_HUB_IDS = {
 }
 
 
+PAIR_COSINE = "pair_cosine"  # adapter_zoo.ranker.heads.PAIR_COSINE (not imported: torch)
 ENCODER_WORDS = {"cross": "cross-encoder", "bi": "bi-encoder (sentence embeddings, cosine)"}
 
 
@@ -26,37 +27,40 @@ def hub_base_model(base_model: str) -> str | None:
     return name
 
 
-def render_model_card(card: dict, repo_id: str) -> str:
+def entry_head_type(folder) -> str | None:
+    """The ``head_type`` in an adapter entry's ``head_config.json``; None when it has none."""
+    try:
+        config = json.loads((Path(folder) / "head_config.json").read_text(encoding="utf-8"))
+        return str(config["config"]["head_type"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def render_model_card(card: dict, repo_id: str, *, head_type: str | None = None) -> str:
     """README.md text for ``card`` pushed to ``repo_id``: YAML metadata, then how to load it.
+
+    Weights trained on Stack Exchange forums carry ``license: cc-by-sa-4.0``, ``language:
+    en`` and an attribution line; the forums are tags, not dataset ids; the card's scores
+    are shown as dev scores, not as benchmark results (see :mod:`adapter_zoo.zoo.cards`).
+
+    Args:
+        card: the entry's card.
+        repo_id: the Hub repository it is pushed to.
+        head_type: the ``head_type`` of the entry's ``head_config.json`` (None: unknown):
+            the adapters-only lines register adapter-zoo's heads unless it is another type.
 
     Example:
         >>> text = render_model_card({"name": "beer", "kind": "adapter", "base_model":
         ...     "minilm-l6", "forums": ["beer.stackexchange.com"], "scores": {"dev_mrr@10": 0.5},
         ...     "files": {}}, "me/beer")
-        >>> "library_name: adapter-transformers" in text
+        >>> "library_name: adapter-transformers" in text and "license: cc-by-sa-4.0" in text
         True
     """
-    from huggingface_hub import EvalResult, ModelCardData
+    from adapter_zoo.zoo.cards import attribution, dev_scores_section, front_matter
+    from adapter_zoo.zoo.cards import licence_metadata as licence
 
     forums = list(card.get("forums") or [])
-    scores = {
-        key: float(value)
-        for key, value in (card.get("scores") or {}).items()
-        if isinstance(value, numbers.Real) and not isinstance(value, bool)
-    }
-    eval_results = [
-        EvalResult(
-            task_type="text-ranking",
-            dataset_type=forums[0] if len(forums) == 1 else "adapter-zoo",
-            dataset_name=", ".join(forums) or card["name"],
-            dataset_split=key.split("_", 1)[0] if "_" in key else None,
-            metric_type=key.split("_", 1)[-1],
-            metric_name=key,
-            metric_value=value,
-        )
-        for key, value in sorted(scores.items())
-    ]
-    data = ModelCardData(
+    lines = front_matter(
         library_name=LIBRARY_NAME,
         # a composition has no base of its own: its members name theirs
         base_model=None if card.get("kind") == "composite" else hub_base_model(card["base_model"]),
@@ -68,21 +72,13 @@ def render_model_card(card: dict, repo_id: str) -> str:
             str(card.get("kind", "adapter")),
             *forums,
         ],
-        datasets=forums or None,
-        metrics=sorted({key.split("_", 1)[-1] for key in scores}) or None,
-        model_name=card["name"] if eval_results else None,
-        eval_results=eval_results or None,
         pipeline_tag="text-ranking",
+        **licence(card),
     )
-    lines = [
-        "---",
-        data.to_yaml(),
-        "---",
-        "",
-        f"# {card['name']}",
-        "",
-        _description(card, forums),
-        "",
+    credit = attribution(card)
+    lines += [f"# {card['name']}", "", _description(card, forums), ""]
+    lines += [credit, ""] if credit else []
+    lines += [
         "## How to load",
         "",
         "```python",
@@ -93,10 +89,8 @@ def render_model_card(card: dict, repo_id: str) -> str:
         "```",
         "",
     ]
-    lines += _library_snippet(card, repo_id)
-    if scores:
-        lines += ["## Scores", "", "| metric | value |", "|---|---|"]
-        lines += [f"| {key} | {value:.4f} |" for key, value in sorted(scores.items())] + [""]
+    lines += _library_snippet(card, repo_id, head_type)
+    lines += dev_scores_section(card)
     if card.get("training"):
         lines += ["## Training", "", "```json", json.dumps(card["training"], indent=2), "```", ""]
     return "\n".join(lines)
@@ -116,7 +110,7 @@ def _description(card: dict, forums: list[str]) -> str:
     )
 
 
-def _library_snippet(card: dict, repo_id: str) -> list[str]:
+def _library_snippet(card: dict, repo_id: str, head_type: str | None) -> list[str]:
     """How to open the entry without adapter-zoo: sentence-transformers + adapters for a
     bi-encoder, the adapters library for a cross-encoder adapter."""
     encoder = hub_base_model(card["base_model"]) or card["base_model"]
@@ -147,22 +141,50 @@ def _library_snippet(card: dict, repo_id: str) -> list[str]:
             "```",
             "",
         ]
-    if card.get("kind", "adapter") != "adapter" or layout != "adapter":
+    if layout != "adapter" or card.get("kind") in ("composite", "cascade"):
         return []
     return [
-        "or with the adapters library directly (the files are its own `save_adapter` "
-        "layout, in safetensors; sentence-encoder bases such as MiniLM use adapter-zoo's "
-        "`pair_cosine` custom head, which must be registered before loading):",
+        "or with the adapters library and transformers directly: the files are adapters' own "
+        "`save_adapter` layout in safetensors, which adapters 1.x reads only with "
+        "`use_safetensors=True` (without it `load_adapter` looks for `pytorch_adapter.bin` and "
+        "fails). These lines score exactly as `adapter_zoo.load(...).score(pairs)`:",
         "",
         "```python",
-        "import adapters",
-        "from huggingface_hub import snapshot_download",
-        "from adapter_zoo.ranker.heads import register_heads",
-        "",
-        f'model = adapters.AutoAdapterModel.from_pretrained("{encoder}")',
-        "register_heads(model)",
-        f'folder = snapshot_download("{repo_id}")',
-        "name = model.load_adapter(folder, set_active=True, use_safetensors=True)",
+        *_adapters_lines(card, repo_id, head_type, encoder),
         "```",
         "",
+    ]
+
+
+def _adapters_lines(card: dict, repo_id: str, head_type: str | None, encoder: str) -> list[str]:
+    """Python lines that open a cross-encoder adapter entry with adapters + transformers and
+    score two pairs; adapter-zoo's ``register_heads`` only for its pair-cosine head."""
+    zoo_head = head_type in (None, PAIR_COSINE)
+    return [
+        "import adapters",
+        "import torch",
+        "from huggingface_hub import snapshot_download",
+        "from transformers import AutoTokenizer",
+        *(["", "from adapter_zoo import register_heads"] if zoo_head else []),
+        "",
+        f'model = adapters.AutoAdapterModel.from_pretrained("{encoder}")',
+        *(
+            ["register_heads(model)  # adapter-zoo's pair_cosine head (sentence-encoder bases)"]
+            if zoo_head
+            else []
+        ),
+        f'folder = snapshot_download("{repo_id}")',
+        "name = model.load_adapter(folder, set_active=True, use_safetensors=True)",
+        f'tokenizer = AutoTokenizer.from_pretrained("{encoder}")',
+        'pairs = [("your question", "candidate 1"), ("your question", "candidate 2")]',
+        "batch = tokenizer(",
+        "    [q for q, _ in pairs],",
+        "    [c for _, c in pairs],",
+        "    padding=True,",
+        "    truncation=True,",
+        f"    max_length={int(card.get('max_length', 300))},",
+        '    return_tensors="pt",',
+        ")",
+        "with torch.no_grad():",
+        "    scores = model.eval()(**batch).logits[:, 0]  # higher is more relevant",
     ]

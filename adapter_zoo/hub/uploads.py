@@ -56,13 +56,13 @@ def push(
 
     from adapter_zoo.hub.connection import hub_api, hub_endpoint, require_hub
     from adapter_zoo.hub.index import index_entry, update_index
-    from adapter_zoo.hub.model_card import render_model_card
+    from adapter_zoo.hub.model_card import entry_head_type, render_model_card
     from adapter_zoo.zoo.store import CARD_FILE, README_FILE, verify_entry
 
     check_repo_id(repo_id)
     folder = local_entry(name_or_path)
     card = verify_entry(folder)  # never publish a corrupted entry
-    readme = render_model_card(card, repo_id).encode("utf-8")
+    readme = render_model_card(card, repo_id, head_type=entry_head_type(folder)).encode("utf-8")
     uploads = sorted(card["files"]) + [CARD_FILE]
     operations = [CommitOperationAdd(path, str(folder / path)) for path in uploads]
     operations.append(CommitOperationAdd(README_FILE, readme))

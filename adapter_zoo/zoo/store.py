@@ -72,13 +72,28 @@ def _hash_files(folder: Path) -> dict[str, str]:
 
 
 def render_readme(card: dict) -> str:
-    """The human-readable card (README.md) for a zoo entry."""
-    lines = [f"# {card['name']}", "", f"A `{card.get('kind')}` ranker of the adapter zoo.", ""]
-    for key in ("base_model", "forums", "pairs", "seed", "scores"):
+    """The human-readable card (README.md) for a zoo entry.
+
+    A YAML header with the licence (``cc-by-sa-4.0`` and ``language: en`` for weights
+    trained on Stack Exchange forums, see :mod:`adapter_zoo.zoo.cards`), the card's main
+    fields, the attribution line, how to load it, and its dev scores labelled as such.
+    """
+    from adapter_zoo.zoo.cards import (
+        attribution,
+        dev_scores_section,
+        front_matter,
+        licence_metadata,
+    )
+
+    licence = licence_metadata(card)
+    lines = front_matter(**licence, tags=["adapter-zoo"]) if licence else []
+    lines += [f"# {card['name']}", "", f"A `{card.get('kind')}` ranker of the adapter zoo.", ""]
+    for key in ("base_model", "forums", "pairs", "seed"):
         if card.get(key) is not None:
             lines.append(f"- **{key}**: `{json.dumps(card[key], ensure_ascii=False)}`")
+    credit = attribution(card)
+    lines += ["", *([credit, ""] if credit else [])]
     lines += [
-        "",
         "Load it with:",
         "",
         "```python",
@@ -89,6 +104,7 @@ def render_readme(card: dict) -> str:
         "```",
         "",
     ]
+    lines += dev_scores_section(card)
     if card.get("training"):
         lines += ["## Training", "", "```json", json.dumps(card["training"], indent=2), "```", ""]
     return "\n".join(lines)

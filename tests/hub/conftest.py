@@ -345,7 +345,11 @@ def entry_files(folder: Path) -> dict[str, bytes]:
 def kit():
     """Helpers for the test modules (conftest is not importable under --import-mode=importlib)."""
     return types.SimpleNamespace(
-        git=git, git_commit=git_commit, git_files=git_files, entry_files=entry_files
+        git=git,
+        git_commit=git_commit,
+        git_files=git_files,
+        entry_files=entry_files,
+        make_adapter_entry=make_adapter_entry,
     )
 
 

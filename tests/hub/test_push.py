@@ -51,31 +51,14 @@ def test_model_card_metadata(upload_standin, entries):
     meta = yaml.safe_load(front)
     assert meta["library_name"] == "adapter-transformers"
     assert "base_model" not in meta  # a local folder: the Hub could not link it
-    assert meta["datasets"] == ["beer.stackexchange.com"]
+    assert (meta["license"], meta["language"]) == ("cc-by-sa-4.0", "en")
     assert {"adapters", "adapter-zoo", "beer.stackexchange.com"} <= set(meta["tags"])
-    assert meta["metrics"] == ["mrr@10", "p@1"]
-    [result] = meta["model-index"][0]["results"]
-    assert {(m["type"], m["value"]) for m in result["metrics"]} == {("mrr@10", 0.51), ("p@1", 0.25)}
+    # forums are no Hub dataset ids, and dev scores are no benchmark results
+    assert not {"datasets", "metrics", "model-index"} & set(meta)
     assert 'adapter_zoo.load("me/beer-card")' in body
-    assert "| dev_mrr@10 | 0.5100 |" in body
-
-
-def test_model_card_adapters_snippet_loads_the_entry(entries, tiny_bert_path):
-    """The card's adapters-only snippet, run on the entry's files (the Hub id and the base
-    swapped for local folders), loads the adapter and its head."""
-    import re
-
-    from adapter_zoo.hub import render_model_card
-
-    card = json.loads((entries["beer"] / "card.json").read_text())
-    body = render_model_card(card, "me/beer")
-    snippet = re.findall(r"```python\n(.*?)```", body, re.S)[-1]
-    assert "use_safetensors=True" in snippet
-    snippet = snippet.replace(f'"{card["base_model"]}"', repr(str(tiny_bert_path)))
-    namespace = {}
-    exec(snippet.replace('snapshot_download("me/beer")', repr(str(entries["beer"]))), namespace)
-    model = namespace["model"]
-    assert namespace["name"] in model.adapters_config and namespace["name"] in model.heads
+    assert "## Dev scores" in body and "| dev_mrr@10 | 0.5100 |" in body
+    # push read the head type: a classification head needs no adapter-zoo code to open
+    assert "register_heads" not in body and "use_safetensors=True" in body
 
 
 def test_model_card_base_model_is_a_hub_id():
