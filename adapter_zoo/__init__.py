@@ -26,6 +26,7 @@ _EXPORTS = {
     "list_entries": "adapter_zoo.zoo",
     "list": "adapter_zoo.zoo",  # an alias of list_entries
     "zoo_home": "adapter_zoo.zoo",
+    "export_cross_encoder": "adapter_zoo.zoo.export",
     "TrainingConfig": "adapter_zoo.training",
     "train": "adapter_zoo.training",
     "push": "adapter_zoo.hub",

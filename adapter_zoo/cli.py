@@ -16,7 +16,7 @@ from stackexchange.errors import AdapterZooError
 COMMAND_MODULES = (
     "stackexchange.cli",  # parse, forums
     "adapter_zoo.training.cli",  # train
-    "adapter_zoo.zoo.cli",  # list
+    "adapter_zoo.zoo.cli",  # list, export
     "adapter_zoo.compose.cli",  # compose
     "adapter_zoo.hub.cli",  # push, pull
     "benchmarks.cli",  # evaluate, leaderboard, build-benchmark

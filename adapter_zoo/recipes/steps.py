@@ -251,6 +251,13 @@ def _leaderboard_io(args) -> tuple[list[Path], list[Output]]:
     ]
 
 
+def _export_io(args) -> tuple[list[Path], list[Output]]:
+    from adapter_zoo.zoo.export import EXPORT_FILE
+
+    out = _path(args.out)
+    return _model_inputs(args.name), [Output(out, functools.partial(_exists, out / EXPORT_FILE))]
+
+
 COMMAND_IO = {
     "parse": _parse_io,
     "build-benchmark": _build_io,
@@ -260,6 +267,7 @@ COMMAND_IO = {
     "cascade-eval": _scoring_io,
     "sweep": _scoring_io,
     "leaderboard": _leaderboard_io,
+    "export": _export_io,
 }
 
 

@@ -1,4 +1,5 @@
-"""``adapter-zoo list``: the entries of the local zoo (and the Hub index with --remote)."""
+"""``adapter-zoo list``: the entries of the local zoo (and the Hub index with --remote);
+``adapter-zoo export NAME --out DIR``: a full cross-encoder entry as a CrossEncoder folder."""
 
 from __future__ import annotations
 
@@ -8,6 +9,19 @@ def register(subparsers) -> None:
     parser.add_argument("--remote", action="store_true", help="also list the Hub index")
     parser.add_argument("--json", action="store_true", help="print the cards as JSON")
     parser.set_defaults(func=run_list)
+
+    export = subparsers.add_parser(
+        "export",
+        help="write a full cross-encoder entry as a sentence-transformers CrossEncoder folder",
+        description="Write the full cross-encoder entry NAME (a BERT base with its CLS "
+        "classification head) as a sentence-transformers CrossEncoder folder whose predict() "
+        "gives the entry's scores. Adapter, fusion, bi-encoder, composite and cascade entries "
+        "and pair-cosine heads are refused.",
+    )
+    export.add_argument("name", metavar="NAME", help="zoo name, entry folder or Hub name")
+    export.add_argument("--out", required=True, metavar="DIR", help="the folder to write")
+    export.add_argument("--overwrite", action="store_true", help="replace DIR whatever it holds")
+    export.set_defaults(func=run_export)
 
 
 def run_list(args) -> int:
@@ -29,4 +43,12 @@ def run_list(args) -> int:
             f"{card['name']:<24} {card.get('kind', '?'):<10} "
             f"{str(card.get('base_model')):<20} {card.get('source', ''):<6} {forums}"
         )
+    return 0
+
+
+def run_export(args) -> int:
+    from adapter_zoo.zoo.export import export_cross_encoder
+
+    out = export_cross_encoder(args.name, args.out, overwrite=args.overwrite)
+    print(f"wrote {out} (sentence_transformers.CrossEncoder({str(out)!r}))")
     return 0

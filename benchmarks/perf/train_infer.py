@@ -151,35 +151,14 @@ def time_st_training(minilm: str, batches, max_length: int, work: Path) -> float
 
 
 def export_to_cross_encoder(model, tokenizer, head: str, folder: Path, max_length: int):
-    """Our full model as a BertForSequenceClassification: head dense -> pooler, out -> classifier."""
-    import torch
+    """Our full model as a CrossEncoder, through the library's export
+    (``adapter_zoo.zoo.export.write_cross_encoder``: head dense -> pooler, out -> classifier)."""
     from sentence_transformers.cross_encoder import CrossEncoder
-    from transformers import BertConfig, BertForSequenceClassification
 
-    config = BertConfig(**{**model.config.to_dict(), "num_labels": 1})
-    target = BertForSequenceClassification(config)
-    wanted = set(target.state_dict())  # adapters adds e.g. prompt_tuning's embedding alias
-    state = {k: v for k, v in model.state_dict().items() if k in wanted}
-    state.update(
-        {
-            "bert.pooler.dense.weight": model.state_dict()[f"heads.{head}.1.weight"],
-            "bert.pooler.dense.bias": model.state_dict()[f"heads.{head}.1.bias"],
-            "classifier.weight": model.state_dict()[f"heads.{head}.4.weight"],
-            "classifier.bias": model.state_dict()[f"heads.{head}.4.bias"],
-        }
-    )
-    missing, unexpected = target.load_state_dict(state, strict=False)
-    assert not missing and not unexpected, (missing, unexpected)
-    target.save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    return CrossEncoder(
-        str(folder),
-        num_labels=1,
-        max_length=max_length,
-        device="cpu",
-        activation_fn=torch.nn.Identity(),
-        trust_remote_code=False,
-    )
+    from adapter_zoo.zoo.export import write_cross_encoder
+
+    write_cross_encoder(model, tokenizer, head, folder, max_length=max_length)
+    return CrossEncoder(str(folder), device="cpu", trust_remote_code=False)
 
 
 def interleaved_best_rates(functions: dict, pairs: int, repeats: int) -> tuple[dict, dict]:

@@ -115,3 +115,24 @@ def test_the_local_executor_never_imports_ray(tmp_path):
         "assert 'ray' not in sys.modules, 'ray was imported'\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_an_export_waits_for_the_entry_it_reads(tmp_path):
+    from adapter_zoo.zoo import zoo_home
+
+    jobs = build_jobs(
+        [
+            ("train", ["train", "--data", "/d", "--forums", "beer", "--name", "ft",
+                       "--mode", "full"], {}),
+            ("export", ["export", "ft", "--out", str(tmp_path / "ce")], {}),
+            ("other", ["export", "other", "--out", str(tmp_path / "ce2")], {}),
+        ],
+        smoke=False,
+    )  # fmt: skip
+    assert [job.after for job in jobs] == [set(), {0}, set()]
+    assert jobs[1].inputs == [zoo_home() / "ft"]
+    assert [out.path for out in jobs[1].outputs] == [tmp_path / "ce"]
+    assert not jobs[1].outputs_complete()
+    (tmp_path / "ce").mkdir()
+    (tmp_path / "ce" / "adapter_zoo_export.json").write_text("{}")
+    assert jobs[1].outputs_complete()
