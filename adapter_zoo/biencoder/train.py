@@ -60,18 +60,28 @@ def _setup(config, hosts):
     """The SentenceTransformer of ``config.mode`` with its trainable parts, and setup names."""
     from adapters import SeqBnConfig
 
-    from adapter_zoo.training.models import fusion_adapters, module_name
+    from adapter_zoo.training.models import (
+        check_drop_lower,
+        freeze_lower_layers,
+        fusion_adapters,
+        module_name,
+    )
 
     if config.layout == "full":
-        return build_sentence_model(config.base_model, with_adapters=False, device="cpu"), {}
+        model = build_sentence_model(config.base_model, with_adapters=False, device="cpu")
+        freeze_lower_layers(transformer_of(model), config.drop_lower)
+        return model, {}
     model = build_sentence_model(config.base_model, device="cpu")
     transformer = transformer_of(model)
+    check_drop_lower(config.drop_lower, transformer.config.num_hidden_layers, config.base_model)
     if config.layout == "adapter":
         name = module_name(config.name)
         transformer.add_adapter(
             name,
             config=SeqBnConfig(
-                reduction_factor=config.reduction_factor, init_weights="mam_adapter"
+                reduction_factor=config.reduction_factor,
+                init_weights="mam_adapter",
+                leave_out=list(range(config.drop_lower)),
             ),
         )
         transformer.train_adapter(name)
@@ -297,6 +307,7 @@ def train_bi_encoder(config) -> Path:
     """
     from adapter_zoo.training.checkpoint import checkpoint_dir
     from adapter_zoo.training.data import load_pairs, resolve_forums, with_neighbours
+    from adapter_zoo.training.models import resolve_drop_lower
     from adapter_zoo.zoo.store import entry_path, save_entry
     from stackexchange.io import atomic_write_json
 
@@ -313,6 +324,7 @@ def train_bi_encoder(config) -> Path:
         raise ZooError(
             f"mode 'adapter' trains one forum's adapter, got {len(hosts)} forums; use multitask"
         )
+    config = resolve_drop_lower(config)  # checked on the base; a fusion's from its adapters
 
     def datasets_for(data, names):
         sets, counts = {}, {}

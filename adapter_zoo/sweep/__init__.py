@@ -10,12 +10,19 @@ Example:
 from __future__ import annotations
 
 from adapter_zoo.sweep.evaluate import base_model_of, sweep_benchmark
-from adapter_zoo.sweep.sweep import independent_scores, load_parallel_model, resolve_adapter, sweep
+from adapter_zoo.sweep.sweep import (
+    independent_scores,
+    load_parallel_model,
+    parallel_groups,
+    resolve_adapter,
+    sweep,
+)
 
 __all__ = [
     "base_model_of",
     "independent_scores",
     "load_parallel_model",
+    "parallel_groups",
     "resolve_adapter",
     "sweep",
     "sweep_benchmark",

@@ -1,9 +1,18 @@
 """The zoo sweep: N adapters with their heads in one ``Parallel`` forward.
 
 The adapters library's ``Parallel`` composition runs the input once through everything
-below the first adapter (embeddings and, for a bottleneck adapter after the feed-forward
-block, the whole first layer), then replicates the batch once per adapter; each adapter's
-own head reads its slice. Tokenization and batching are also done once instead of N times.
+below the first adapter, then replicates the batch once per adapter; each adapter's own head
+reads its slice. A layer without any of the adapters (``get_active_setup`` finds none of
+them there) runs on the unreplicated batch: ``compose_parallel`` repeats the hidden states at
+the first adapter block. So the embeddings and, for a bottleneck adapter after the
+feed-forward block, the whole first layer run once; with AdapterDrop entries (``train
+--drop-lower K``, ``leave_out=[0..K-1]``) the lowest K + 1 layers run once for all N.
+
+Adapters that sit in different places (another ``leave_out``, or attention adapters as in
+MultiCQA's imports) cannot share one ``Parallel`` pass: a layer where only some of them have
+a module breaks adapters 1.3's composition (a KeyError or a missing tensor). The sweep groups
+the adapters by where their modules are and runs one ``Parallel`` pass per group, over the
+same tokenized batches. Tokenization and batching are done once instead of N times.
 """
 
 from __future__ import annotations
@@ -57,14 +66,47 @@ def load_adapter_folder(
     )
 
 
+def adapter_places(model, name: str) -> tuple[str, ...]:
+    """The modules of ``model`` that hold a block of adapter ``name`` (its layers and
+    locations): adapters with equal places can share a ``Parallel`` pass."""
+    from adapters.methods.adapter_layer_base import ComposableAdapterLayerBase
+
+    return tuple(
+        module_name
+        for module_name, module in model.named_modules()
+        if isinstance(module, ComposableAdapterLayerBase) and name in module.adapter_modules
+    )
+
+
+def parallel_groups(model, names: Sequence[str]) -> list[list[str]]:
+    """``names`` grouped by :func:`adapter_places`, in first-seen order; one pass each."""
+    groups: dict[tuple, list[str]] = {}
+    for name in names:
+        groups.setdefault(adapter_places(model, name), []).append(name)
+    return list(groups.values())
+
+
+def activate(model, group: Sequence[str]) -> None:
+    """Make ``group`` the active setup: one adapter and its head, or a ``Parallel`` of them."""
+    from adapters.composition import Parallel
+
+    if len(group) == 1:
+        model.set_active_adapters(group[0])
+        model.active_head = group[0]
+    else:
+        model.set_active_adapters(Parallel(*group))
+        model.active_head = Parallel(*group)
+
+
 def load_parallel_model(base_model: str, adapters: Sequence, *, device=None):
     """An adapters model with every adapter and head loaded and a ``Parallel`` setup active.
+
+    Adapters that sit in different layers cannot share one ``Parallel`` setup; then the one
+    of the first :func:`parallel_groups` group is active (``sweep`` runs each group).
 
     Returns:
         ``(model, tokenizer, names)`` where ``names[i]`` is the name adapter ``i`` got.
     """
-    from adapters.composition import Parallel
-
     from adapter_zoo.ranker.model import build_model
     from adapter_zoo.ranker.ranker import pick_device
 
@@ -78,12 +120,7 @@ def load_parallel_model(base_model: str, adapters: Sequence, *, device=None):
         if name not in model.heads:
             raise ZooError(f"sweep: {adapter}: no prediction head was loaded")
         names.append(name)
-    if len(names) == 1:
-        model.set_active_adapters(names[0])
-        model.active_head = names[0]
-    else:
-        model.set_active_adapters(Parallel(*names))
-        model.active_head = Parallel(*names)
+    activate(model, parallel_groups(model, names)[0])
     return model.to(pick_device(device)).eval(), tokenizer, names
 
 
@@ -98,6 +135,9 @@ def sweep(
     progress: bool = False,
 ) -> dict:
     """Score ``pairs`` with every adapter in one shared pass over ``base_model``.
+
+    Adapters that leave out the same layers share one ``Parallel`` pass; adapters that sit in
+    different layers are grouped and each group gets its own pass over the same batches.
 
     Args:
         base_model: the base all adapters were trained on (short name, Hub id or path).
@@ -118,20 +158,28 @@ def sweep(
 
     pairs = [(str(q), str(c)) for q, c in pairs]
     model, tokenizer, names = load_parallel_model(base_model, adapter_names_or_paths, device=device)
+    groups = parallel_groups(model, names)
     scores = np.zeros((len(names), len(pairs)), dtype=np.float32)
     order = length_order(tokenizer, pairs, max_length) if pairs else []
     device = next(model.parameters()).device
-    with torch.inference_mode():
-        starts = range(0, len(order), batch_size)
-        for start in tqdm(starts, disable=not progress, desc=f"sweep x{len(names)}"):
-            index = order[start : start + batch_size]
-            batch = encode_pairs(
-                tokenizer, [pairs[i][0] for i in index], [pairs[i][1] for i in index], max_length
-            )
-            output = model(**{k: v.to(device) for k, v in batch.items()})
-            heads = output.head_outputs if len(names) > 1 else [output]
-            for row, head_output in enumerate(heads):
-                scores[row, index] = head_output.logits[:, 0].float().cpu().numpy()
+    batches = []  # tokenized once, whatever the number of groups
+    for start in range(0, len(order), batch_size):
+        index = order[start : start + batch_size]
+        batch = encode_pairs(
+            tokenizer, [pairs[i][0] for i in index], [pairs[i][1] for i in index], max_length
+        )
+        batches.append((index, batch))
+    bar = tqdm(total=len(batches) * len(groups), disable=not progress, desc=f"sweep x{len(names)}")
+    with torch.inference_mode(), bar:
+        for group in groups:
+            activate(model, group)
+            rows = [names.index(name) for name in group]
+            for index, batch in batches:
+                output = model(**{k: v.to(device) for k, v in batch.items()})
+                heads = output.head_outputs if len(group) > 1 else [output]
+                for row, head_output in zip(rows, heads):
+                    scores[row, index] = head_output.logits[:, 0].float().cpu().numpy()
+                bar.update()
     return {str(adapter): scores[i] for i, adapter in enumerate(adapter_names_or_paths)}
 
 

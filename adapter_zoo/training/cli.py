@@ -61,6 +61,15 @@ def register(subparsers) -> None:
     )
     p.add_argument("--extended", action="store_true", help="add title-answer and duplicate pairs")
     p.add_argument("--adapters", nargs="+", default=[], help="zoo adapters to fuse (fusion)")
+    p.add_argument(
+        "--drop-lower",
+        type=int,
+        default=0,
+        metavar="K",
+        help="AdapterDrop: no adapter in the lowest K layers (faster training and sweeps; "
+        "full/tanda: those layers and the embeddings are frozen; fusion: taken from the "
+        "fused adapters). Default 0",
+    )
     p.add_argument("--transfer-data", default=None, help="tanda: transfer parse output folder")
     p.add_argument(
         "--transfer-forums",
@@ -102,6 +111,7 @@ def run_train(args) -> int:
         eval_steps=args.eval_steps,
         extended=args.extended,
         adapters=tuple(args.adapters),
+        drop_lower=args.drop_lower,
         transfer_data=args.transfer_data,
         transfer_forums=tuple(args.transfer_forums),
         transfer_lr=args.transfer_lr,

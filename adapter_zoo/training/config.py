@@ -68,6 +68,12 @@ class TrainingConfig:
         dev_queries / dev_candidates: dev MAP is measured on up to ``dev_queries`` dev
             queries per forum, each against its positive and ``dev_candidates - 1``
             sampled negatives.
+        drop_lower: AdapterDrop (Rücklé et al., 2021): the lowest ``drop_lower`` transformer
+            layers get no adapter (the adapters library's ``leave_out``), so training runs no
+            backward pass through them and a ``Parallel`` sweep computes them once for all
+            its adapters. ``full``/``tanda``: the embeddings and the lowest ``drop_lower``
+            layers are frozen instead. ``fusion`` takes the fused adapters' layers (a
+            non-zero value must agree with them). At most the base's layer count minus 1.
         overwrite: replace an existing zoo entry ``name``.
         restart: discard the run's checkpoint (``.checkpoints/<name>``) and start at step 0
             instead of resuming; like ``overwrite``, not part of the recorded config.
@@ -98,6 +104,7 @@ class TrainingConfig:
     seed: int = 42
     weight_decay: float = 0.01
     reduction_factor: int = 16
+    drop_lower: int = 0
     adapters: tuple[str, ...] = ()
     fusion_config: str = "static"
     transfer_data: str | None = None
@@ -138,6 +145,10 @@ class TrainingConfig:
         for key in ("batch_size", "max_length", "epochs", "negatives", "dev_candidates"):
             if getattr(self, key) < 1:
                 raise ZooError(f"{key} must be at least 1, got {getattr(self, key)}")
+        if isinstance(self.drop_lower, bool) or not isinstance(self.drop_lower, int):
+            raise ZooError(f"drop_lower must be a whole number of layers, got {self.drop_lower!r}")
+        if self.drop_lower < 0:
+            raise ZooError(f"drop_lower must be 0 or more, got {self.drop_lower}")
         if self.max_steps is not None and self.max_steps < 1:
             raise ZooError(f"max_steps must be at least 1, got {self.max_steps}")
         if self.mode == "fusion" and len(self.adapters) < 2:

@@ -23,7 +23,12 @@ from adapter_zoo.training.data import (
     resolve_forums,
     with_neighbours,
 )
-from adapter_zoo.training.models import fusion_weights, setup_model, write_entry_weights
+from adapter_zoo.training.models import (
+    fusion_weights,
+    resolve_drop_lower,
+    setup_model,
+    write_entry_weights,
+)
 from adapter_zoo.training.objective import dev_metrics, ranking_loss
 from adapter_zoo.zoo.layouts import base_config
 
@@ -119,6 +124,7 @@ def train(config: TrainingConfig) -> Path:
             f"mode 'adapter' trains one forum's adapter, got {len(hosts)} forums "
             f"({', '.join(hosts)}); use --mode multitask"
         )
+    config = resolve_drop_lower(config)  # checked on the base; a fusion's from its adapters
     train_tables = _tables(config.data, hosts, config.kinds, "train", config.hard_negatives)
     dev_tables = _tables(config.data, hosts, config.kinds[:1], "dev")
     dev = dev_lists(
@@ -214,6 +220,8 @@ def train(config: TrainingConfig) -> Path:
                 if config.max_steps is not None and progress["step"] >= config.max_steps:
                     break
                 loss = ranking_loss(model, tokenizer, batch, config, accelerator.device)
+                # with drop_lower, no graph exists below the first adapter (or the first
+                # unfrozen layer): backward skips those layers (see training.models)
                 accelerator.backward(loss)
                 accelerator.clip_grad_norm_(trainable, 1.0)
                 optimizer.step()

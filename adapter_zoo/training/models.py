@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -39,6 +40,118 @@ def fusion_adapters(config) -> list[tuple[str, Path, dict]]:
     return chosen
 
 
+def check_drop_lower(drop_lower: int, layers: int | None, base_model: str) -> None:
+    """Refuse a ``drop_lower`` that leaves no layer to train (0 <= K < the base's layers)."""
+    if layers is not None and not 0 <= drop_lower < layers:
+        raise ZooError(
+            f"--drop-lower {drop_lower}: base model {base_model!r} has {layers} layers; "
+            f"choose 0 to {layers - 1}"
+        )
+
+
+def adapter_leave_out(folder: Path) -> list[int]:
+    """The layers an adapter folder leaves out (``leave_out`` in its adapter_config.json)."""
+    config_file = Path(folder) / "adapter_config.json"
+    try:
+        config = json.loads(config_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise ZooError(f"{config_file}: unreadable adapter config ({error})") from None
+    inner = config.get("config") if isinstance(config, dict) else None
+    return sorted(int(i) for i in (inner or {}).get("leave_out") or [])
+
+
+def lowest_run(layers: list[int]) -> int:
+    """How many of the lowest layers (0, 1, ...) ``layers`` holds without a gap."""
+    count = 0
+    while count in layers:
+        count += 1
+    return count
+
+
+def resolve_drop_lower(config):
+    """``config`` with ``drop_lower`` checked against its base; a fusion's comes from the
+    fused adapters, which must all leave out the same layers.
+
+    Raises:
+        ZooError: a ``drop_lower`` at or above the base's layer count, fused adapters that
+            leave out different layers, or a non-zero ``drop_lower`` that disagrees with them.
+    """
+    import dataclasses
+
+    drop_lower = config.drop_lower
+    if config.mode == "fusion":
+        found = {card.get("name", module): adapter_leave_out(path)
+                 for module, path, card in fusion_adapters(config)}  # fmt: skip
+        distinct = {tuple(v) for v in found.values()}
+        if len(distinct) > 1:
+            listed = ", ".join(f"{name} {layers}" for name, layers in found.items())
+            raise ZooError(
+                f"fusion: the fused adapters leave out different layers ({listed}); "
+                "fuse adapters trained with the same --drop-lower"
+            )
+        leave_out = list(next(iter(distinct)))
+        if drop_lower and list(range(drop_lower)) != leave_out:
+            raise ZooError(
+                f"--drop-lower {drop_lower} disagrees with the fused adapters, which leave out "
+                f"layers {leave_out}; fusion takes its layers from them (omit --drop-lower)"
+            )
+        drop_lower = lowest_run(leave_out)
+    elif drop_lower:
+        check_drop_lower(drop_lower, base_layer_count(config.base_model), config.base_model)
+    if drop_lower == config.drop_lower:
+        return config
+    return dataclasses.replace(config, drop_lower=drop_lower)
+
+
+def base_layer_count(base_model: str) -> int | None:
+    """``num_hidden_layers`` of a base model's config (read without loading its weights)."""
+    from transformers import AutoConfig
+
+    from adapter_zoo.ranker.model import resolve_base_model
+
+    try:
+        config = AutoConfig.from_pretrained(resolve_base_model(base_model), trust_remote_code=False)
+    except (OSError, ValueError):  # loading the model itself reports it in its own words
+        return None
+    return getattr(config, "num_hidden_layers", None)
+
+
+def transformer_layers(model):
+    """The ``nn.ModuleList`` of a transformer's layers (BERT's ``encoder.layer``, ...)."""
+    import torch
+
+    base = getattr(model, "base_model", model)
+    count = getattr(base.config, "num_hidden_layers", None)
+    for module in base.modules():
+        if isinstance(module, torch.nn.ModuleList) and len(module) == count:
+            return module
+    raise ZooError(f"{base.config.name_or_path}: cannot find its {count} transformer layers")
+
+
+def freeze_lower_layers(model, drop_lower: int) -> None:
+    """Freeze the embeddings and the lowest ``drop_lower`` layers of a fully fine-tuned model
+    (``full``/``tanda`` with ``drop_lower``): what AdapterDrop leaves without adapters."""
+    if not drop_lower:
+        return
+    base = getattr(model, "base_model", model)
+    check_drop_lower(drop_lower, base.config.num_hidden_layers, base.config.name_or_path)
+    embeddings = getattr(base, "embeddings", None)
+    if embeddings is None:
+        embeddings = base.get_input_embeddings()
+    for module in [embeddings, *transformer_layers(base)[:drop_lower]]:
+        for param in module.parameters():
+            param.requires_grad_(False)
+
+
+# Why lower layers without adapters cost no backward pass (AdapterDrop's training saving):
+# every weight below the first adapter is frozen (train_adapter / train_adapter_fusion freeze
+# the encoder; freeze_lower_layers does it for full mode) and input ids carry no gradient, so
+# no tensor computed there requires grad; autograd records no graph for them and
+# ``loss.backward()`` stops at the first adapter's input. Layer ``drop_lower`` runs its
+# attention and feed-forward block graph-free too: its adapter sits after them. Nothing needs
+# doing here; tests/adapter_zoo/test_training.py checks that those outputs have no grad_fn.
+
+
 def setup_model(config):
     """Build the model of ``config.mode`` with its trainable parts (seeded by the caller).
 
@@ -46,15 +159,23 @@ def setup_model(config):
         (model, tokenizer, setup) where ``setup`` holds the names the writer needs.
     """
     model, tokenizer = build_model(config.base_model)
+    check_drop_lower(config.drop_lower, model.config.num_hidden_layers, config.base_model)
     name = module_name(config.name)
     if config.layout == "full":
+        freeze_lower_layers(model, config.drop_lower)
         add_ranking_head(model, name)
         model.train()
         return model, tokenizer, {"head": name}
     if config.layout == "adapter":
         from adapters import SeqBnConfig
 
-        model.add_adapter(name, config=SeqBnConfig(reduction_factor=config.reduction_factor))
+        model.add_adapter(
+            name,
+            config=SeqBnConfig(
+                reduction_factor=config.reduction_factor,
+                leave_out=list(range(config.drop_lower)),
+            ),
+        )
         add_ranking_head(model, name)
         model.train_adapter(name)  # freezes the encoder; the adapter and its head train
         model.active_head = name

@@ -61,9 +61,10 @@ def _train_infer_rows(data: dict) -> list[str]:
     ratio_train = data["training_ratio_adapter_vs_full"]
     ratio_infer = data["inference_ratio_ranker_vs_cross_encoder"]
     equal = "scores equal" if data["scores_equal_within_1e-5"] else "**scores differ**"
+    drop = data["setup"].get("adapter_drop_lower")
     return [
         _row(
-            "`train_infer` training",
+            "`train_infer` training" + (f" (drop lower {drop})" if drop is not None else ""),
             "adapter training pairs/s (MiniLM)",
             f"{train['adapter']:.1f}",
             f"full fine-tuning {train['full']:.1f}; CrossEncoder.fit {train['sentence-transformers']:.1f}",
@@ -112,9 +113,10 @@ def _cascade_rows(data: dict) -> list[str]:
 
 def _sweep_rows(data: dict) -> list[str]:
     identical = data["max_abs_score_difference"] == 0.0
+    drop = data.get("drop_lower")
     return [
         _row(
-            "`sweep`",
+            "`sweep`" + (f" (drop lower {drop})" if drop is not None else ""),
             f"N = {data['adapters']} adapters on {data['data']}, pairs/s"
             + ("" if identical else " (**scores differ**)"),
             f"{data['shared_pairs_per_s']:.1f}",
@@ -211,7 +213,7 @@ def table() -> str:
         name = data.get("benchmark", path.stem)
         if name == "parse_throughput":
             lines += _parse_rows(path.stem, data)
-        elif path.stem == "train_infer":
+        elif path.stem.startswith("train_infer"):
             lines += _train_infer_rows(data)
         elif name == "cascade":
             lines += _cascade_rows(data)

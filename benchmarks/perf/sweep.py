@@ -13,7 +13,12 @@ The adapters are random (made non-identity) because the zoo's trained adapters a
 available offline here; neither the timing nor the equality check depends on the weights.
 Times include model loading. Scores must be identical (max |difference| is reported).
 
-Run: ``python benchmarks/perf/sweep.py [--adapters 8] [--queries 80]``
+``--drop-lower K`` gives every adapter AdapterDrop's ``leave_out=[0..K-1]`` (what
+``adapter-zoo train --drop-lower K`` writes): the shared pass then runs the lowest K + 1
+layers once for all N adapters, the independent passes are unchanged in kind.
+
+Run: ``python benchmarks/perf/sweep.py [--adapters 8] [--queries 80] [--drop-lower K]
+[--out results/sweep_k2.json]``
 """
 
 from __future__ import annotations
@@ -33,9 +38,13 @@ SHARED = Path(os.environ.get("ADAPTER_ZOO_SHARED", ROOT.parent / "shared")) / "d
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
-def make_adapters(base: str, folder: Path, count: int, seed: int = 0) -> list[str]:
-    """``count`` random SeqBn adapters with one-logit heads, saved as adapter folders."""
+def make_adapters(
+    base: str, folder: Path, count: int, seed: int = 0, drop_lower: int = 0
+) -> list[str]:
+    """``count`` random SeqBn adapters with one-logit heads, saved as adapter folders;
+    ``drop_lower``: none in the lowest layers (``train --drop-lower``)."""
     import torch
+    from adapters import SeqBnConfig
 
     from adapter_zoo.ranker.model import add_ranking_head, build_model
 
@@ -43,7 +52,7 @@ def make_adapters(base: str, folder: Path, count: int, seed: int = 0) -> list[st
     model, _ = build_model(base)
     for i in range(count):
         torch.manual_seed(seed + i)
-        model.add_adapter(f"a{i}", config="seq_bn")
+        model.add_adapter(f"a{i}", config=SeqBnConfig(leave_out=list(range(drop_lower))))
         add_ranking_head(model, f"a{i}")
         with torch.no_grad():  # away from the identity, so the adapters really differ
             for name, param in model.named_parameters():
@@ -60,6 +69,13 @@ def main(argv=None) -> int:
     parser.add_argument("--adapters", type=int, default=8)
     parser.add_argument("--queries", type=int, default=80, help="WikiQA test questions scored")
     parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument(
+        "--drop-lower",
+        type=int,
+        default=0,
+        metavar="K",
+        help="AdapterDrop: no adapter in the lowest K layers of every entry (default 0)",
+    )
     parser.add_argument("--out", type=Path, default=RESULTS / "sweep.json")
     args = parser.parse_args(argv)
 
@@ -73,7 +89,7 @@ def main(argv=None) -> int:
     test = test.select(range(min(args.queries, len(test))))
     pairs = [(q, c) for q, cands in zip(test["query"], test["candidates"]) for c in cands]
     with tempfile.TemporaryDirectory() as work:
-        adapters = make_adapters("minilm-l6", Path(work), args.adapters)
+        adapters = make_adapters("minilm-l6", Path(work), args.adapters, drop_lower=args.drop_lower)
         started = time.perf_counter()
         separate = independent_scores("minilm-l6", adapters, pairs, args.batch_size, device="cpu")
         independent_s = time.perf_counter() - started
@@ -89,6 +105,7 @@ def main(argv=None) -> int:
         "queries": len(test),
         "pairs": len(pairs),
         "adapters": args.adapters,
+        "drop_lower": args.drop_lower,
         "batch_size": args.batch_size,
         "independent_s": independent_s,
         "shared_s": shared_s,
@@ -99,7 +116,10 @@ def main(argv=None) -> int:
         "min_difference_between_adapters": spread,
         "target_speedup": 1.5,
     }
-    print(f"{args.adapters} adapters x {len(pairs)} pairs (WikiQA test, {len(test)} questions)")
+    print(
+        f"{args.adapters} adapters x {len(pairs)} pairs (WikiQA test, {len(test)} questions), "
+        f"drop lower {args.drop_lower}"
+    )
     print(f"{'method':<12} {'seconds':>8} {'pairs/s':>8} {'ratio':>6}")
     print(
         f"{'independent':<12} {independent_s:8.1f} {record['independent_pairs_per_s']:8.1f} 1.00x"

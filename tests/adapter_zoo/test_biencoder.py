@@ -251,3 +251,60 @@ def test_sweep_scores_bi_encoders_and_the_zero_shot_base_like_evaluate(
     assert [r["model"] for r in records] == models
     for record, model in zip(records, models):
         assert record["metrics"] == benchmarks.evaluate(model, bench)["metrics"]
+
+
+def test_drop_lower_bi_adapter_leaves_out_the_lowest_layers_and_reloads_bit_identically(
+    parsed_forums, tiny_sentence_bert_path, monkeypatch
+):
+    from adapter_zoo.biencoder import train as bi_train
+
+    captured = {}
+    write = bi_train.write_bi_adapter
+
+    def capture(model, adapter_name, folder):
+        captured["model"] = model
+        write(model, adapter_name, folder)
+
+    monkeypatch.setattr(bi_train, "write_bi_adapter", capture)
+    path = train(bi_config(parsed_forums, tiny_sentence_bert_path, "adapter", "bi-drop",
+                           drop_lower=1))  # fmt: skip
+    card = json.loads((path / "card.json").read_text())
+    assert card["training"]["drop_lower"] == 1 and card["training"]["best_step"] > 0
+    config = json.loads((path / "adapter_config.json").read_text())
+    assert config["config"]["leave_out"] == [0]
+    encoder = adapter_zoo.load("bi-drop")
+    layers = encoder.model[0].auto_model.encoder.layer
+    assert [len(layer.output.adapters) for layer in layers] == [0, 1]
+    texts = ["Which glass for a stout?", "A tulip glass keeps the head.", "Fix a flat tyre"]
+    trained = adapter_zoo.BiEncoder(captured["model"], base_model=str(tiny_sentence_bert_path),
+                                    max_length=encoder.max_length)  # fmt: skip
+    np.testing.assert_array_equal(encoder.encode(texts), trained.encode(texts))
+
+
+def test_drop_lower_bi_full_freezes_and_bi_fusion_follows_its_adapters(
+    parsed_forums, tiny_sentence_bert_path
+):
+    import torch
+    from sentence_transformers import SentenceTransformer
+
+    base = tiny_sentence_bert_path
+    path = train(bi_config(parsed_forums, base, "full", "bi-full-drop", drop_lower=1))
+    assert json.loads((path / "card.json").read_text())["training"]["drop_lower"] == 1
+    before = SentenceTransformer(str(base), device="cpu")[0].auto_model.state_dict()
+    after = adapter_zoo.load("bi-full-drop").model[0].auto_model.state_dict()
+    frozen = [k for k in before if k.startswith(("embeddings.", "encoder.layer.0."))]
+    trained = [k for k in before if k.startswith("encoder.layer.1.")]
+    assert frozen and all(torch.equal(before[k], after[k]) for k in frozen)
+    assert not all(torch.equal(before[k], after[k]) for k in trained)
+
+    short = {"drop_lower": 1, "max_steps": 2}
+    train(bi_config(parsed_forums, base, "adapter", "d-beer", **short))
+    train(bi_config(parsed_forums, base, "adapter", "d-bikes", ("bicycles.meta",), **short))
+    path = train(bi_config(parsed_forums, base, "fusion", "d-both", adapters=("d-beer", "d-bikes"),
+                           max_steps=2))  # fmt: skip
+    assert json.loads((path / "card.json").read_text())["training"]["drop_lower"] == 1
+    dev = forum_dev_lists(parsed_forums, [BEER])
+    card = json.loads((path / "card.json").read_text())
+    assert dev_metrics(adapter_zoo.load("d-both"), dev)["dev_map"] == card["scores"]["dev_map"]
+    with pytest.raises(ZooError, match=r"--drop-lower 2: base model '.*' has 2 layers"):
+        train(bi_config(parsed_forums, base, "adapter", "too-deep", drop_lower=2))

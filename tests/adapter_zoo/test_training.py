@@ -505,3 +505,164 @@ def test_corrupt_checkpoint_is_one_line_and_restart_starts_over(
     log = json.loads((zoo_home() / "beer" / "card.json").read_text())["training"]["log"]
     assert [r["epoch"] for r in log] == [1, 2] and _weights(zoo_home() / "beer")
     assert not tensors.exists()
+
+
+# AdapterDrop (train --drop-lower K): no adapter in the lowest K layers.
+DROP_PAIRS = [("why is my stout flat", "dead yeast"), ("what are hops", "flowers"), ("a", "b c")]
+
+
+def _adapter_layers(path: Path) -> set[int]:
+    import re
+
+    from safetensors import safe_open
+
+    with safe_open(str(path / "adapter.safetensors"), framework="pt") as tensors:
+        keys = list(tensors.keys())  # noqa: SIM118 (no dict)
+    return {int(re.search(r"\.layer\.(\d+)\.", k).group(1)) for k in keys}
+
+
+def _capture_written_model(monkeypatch) -> dict:
+    """The model ``train`` writes, kept for comparing with what loads back."""
+    captured = {}
+    write = training_loop.write_entry_weights
+
+    def capture(model, tokenizer, config, setup, folder):
+        captured.update(model=model, tokenizer=tokenizer)
+        write(model, tokenizer, config, setup, folder)
+
+    monkeypatch.setattr(training_loop, "write_entry_weights", capture)
+    return captured
+
+
+def test_drop_lower_adapter_leaves_out_the_lowest_layers_and_reloads_bit_identically(
+    parsed_fixture, tiny_bert_path, monkeypatch
+):
+    from adapter_zoo.ranker import Ranker
+
+    captured = _capture_written_model(monkeypatch)
+    path = train(config(parsed_fixture, tiny_bert_path, "adapter", "beer-drop", drop_lower=1))
+    card = json.loads((path / "card.json").read_text())
+    assert card["training"]["drop_lower"] == 1
+    adapter_config = json.loads((path / "adapter_config.json").read_text())
+    assert adapter_config["config"]["leave_out"] == [0]
+    assert _adapter_layers(path) == {1}  # weights for layer 1 only
+    trained = Ranker(captured["model"], captured["tokenizer"], base_model=str(tiny_bert_path),
+                     max_length=32, device="cpu")  # fmt: skip
+    loaded = adapter_zoo.load("beer-drop", device="cpu")
+    assert [len(layer.output.adapters) for layer in loaded.model.base_model.encoder.layer] == [0, 1]
+    np.testing.assert_array_equal(loaded.score(DROP_PAIRS), trained.score(DROP_PAIRS))
+    # without --drop-lower nothing changes: adapters in every layer
+    plain = train(config(parsed_fixture, tiny_bert_path, "adapter", "beer"))
+    assert _adapter_layers(plain) == {0, 1}
+    assert json.loads((plain / "card.json").read_text())["training"]["drop_lower"] == 0
+
+
+def test_drop_lower_full_fine_tuning_freezes_the_embeddings_and_lowest_layers(
+    parsed_fixture, tiny_bert_path
+):
+    from adapter_zoo.ranker.model import build_model
+
+    path = train(config(parsed_fixture, tiny_bert_path, "full", "full-drop", drop_lower=1))
+    assert json.loads((path / "card.json").read_text())["training"]["drop_lower"] == 1
+    base = build_model(str(tiny_bert_path))[0].base_model.state_dict()
+    tuned = adapter_zoo.load("full-drop").model.base_model.state_dict()
+    frozen = [k for k in base if k.startswith(("embeddings.", "encoder.layer.0."))]
+    trained = [k for k in base if k.startswith("encoder.layer.1.")]
+    assert frozen and trained
+    assert all(torch_equal(base[k], tuned[k]) for k in frozen)
+    assert not all(torch_equal(base[k], tuned[k]) for k in trained)
+
+
+def torch_equal(a, b) -> bool:
+    import torch
+
+    return torch.equal(a, b)
+
+
+@pytest.mark.parametrize("mode", ["adapter", "full"])
+def test_layers_below_the_first_adapter_get_no_backward_pass(parsed_fixture, tiny_bert_path, mode):
+    """Autograd records no graph where nothing requires grad: with --drop-lower 1, layer 0
+    and layer 1's attention and feed-forward block (its adapter comes after them) are
+    computed without one, so ``backward`` never runs through them."""
+    import torch
+
+    from adapter_zoo.training.models import setup_model
+    from adapter_zoo.training.objective import ranking_loss
+
+    batch = [("stout?", "dark beer", 1.0), ("hops?", "a", 0.0)]
+    for drop_lower in (0, 1):
+        cfg = config(parsed_fixture, tiny_bert_path, mode, "beer", drop_lower=drop_lower)
+        torch.manual_seed(0)
+        model, tokenizer, _ = setup_model(cfg)
+        model.train()
+        layers = model.base_model.encoder.layer
+        graph = {}
+
+        def record(graph, name):
+            def hook(module, args, output):
+                output = output[0] if isinstance(output, tuple) else output
+                graph[name] = output.grad_fn is not None
+
+            return hook
+
+        layers[0].register_forward_hook(record(graph, "layer 0"))
+        layers[1].intermediate.register_forward_hook(record(graph, "layer 1 feed-forward"))
+        ranking_loss(model, tokenizer, batch, cfg, "cpu").backward()
+        if drop_lower == 0:
+            # adapters in layer 0 (or every weight trains): the graph starts there
+            assert graph["layer 0"] and (mode == "adapter" or graph["layer 1 feed-forward"])
+        else:
+            assert not graph["layer 0"]
+            assert graph["layer 1 feed-forward"] == (mode == "full")
+            assert all(p.grad is None for p in layers[0].parameters())
+            assert all(p.grad is None for p in model.base_model.embeddings.parameters())
+        trained = [p for p in layers[1].parameters() if p.requires_grad]
+        assert trained and all(p.grad is not None for p in trained)
+
+
+def test_fusion_takes_drop_lower_from_its_adapters(parsed_fixture, tiny_bert_path, capsys):
+    data, base = parsed_fixture, tiny_bert_path
+    train(config(data, base, "adapter", "beer", drop_lower=1))
+    train(config(data, base, "adapter", "cooking", forums=("cooking",), drop_lower=1))
+    train(config(data, base, "adapter", "bikes", forums=("bicycles",)))
+    train(config(data, base, "adapter", "cooking0", forums=("cooking",)))
+    path = train(config(data, base, "fusion", "mix", forums=("beer", "cooking"),
+                        adapters=("beer", "cooking")))  # fmt: skip
+    card = json.loads((path / "card.json").read_text())
+    assert card["training"]["drop_lower"] == 1
+    assert sorted(card["fusion_weights"]) == ["1"]  # fusion runs where the adapters are
+    assert adapter_zoo.load("mix").score(DROP_PAIRS).shape == (3,)
+    with pytest.raises(ZooError) as error:
+        train(config(data, base, "fusion", "mixed", forums=("beer", "bicycles"),
+                     adapters=("beer", "bikes")))  # fmt: skip
+    assert str(error.value) == (
+        "fusion: the fused adapters leave out different layers (beer [0], bikes []); "
+        "fuse adapters trained with the same --drop-lower"
+    )
+    argv = ["train", "--mode", "fusion", "--data", str(data), "--forums", "beer", "bicycles",
+            "--adapters", "bikes", "cooking0", "--name", "x", "--base", str(base),
+            "--drop-lower", "1"]  # fmt: skip
+    capsys.readouterr()
+    assert main(argv) == 2
+    assert capsys.readouterr().err == (
+        "adapter-zoo train: error: --drop-lower 1 disagrees with the fused adapters, which "
+        "leave out layers []; fusion takes its layers from them (omit --drop-lower)\n"
+    )
+    assert not (zoo_home() / "mixed").exists() and not (zoo_home() / "x").exists()
+
+
+def test_drop_lower_must_leave_a_layer(parsed_fixture, tiny_bert_path, capsys):
+    with pytest.raises(ZooError) as error:
+        config(parsed_fixture, tiny_bert_path, "adapter", "beer", drop_lower=-1)
+    assert str(error.value) == "drop_lower must be 0 or more, got -1"
+    argv = [*cli_train_argv(parsed_fixture, tiny_bert_path), "--drop-lower", "2"]
+    capsys.readouterr()
+    assert main(argv) == 2
+    assert capsys.readouterr().err == (
+        f"adapter-zoo train: error: --drop-lower 2: base model '{tiny_bert_path}' has 2 "
+        "layers; choose 0 to 1\n"
+    )
+    assert not (zoo_home() / "beer").exists()
+    argv[argv.index("--mode") + 1] = "full"
+    assert main(argv) == 2
+    assert "has 2 layers; choose 0 to 1" in capsys.readouterr().err

@@ -19,14 +19,19 @@ PAIRS = [
 ]
 
 
-def make_adapters(base: str, folder, count: int, *, with_head: bool = True) -> list[str]:
+def make_adapters(
+    base: str, folder, count: int, *, with_head: bool = True, drop_lower: int = 0, first: int = 0
+) -> list[str]:
     """Random SeqBn adapters with one-logit heads, saved as adapter folders: every other one
-    in safetensors, as training writes zoo entries, so a sweep mixes both formats."""
+    in safetensors, as training writes zoo entries, so a sweep mixes both formats.
+    ``drop_lower``: no adapter in the lowest layers, as ``train --drop-lower``."""
+    from adapters import SeqBnConfig
+
     paths = []
-    for i in range(count):
+    for i in range(first, first + count):
         torch.manual_seed(100 + i)
         model, _ = build_model(base)
-        model.add_adapter(f"a{i}", config="seq_bn")
+        model.add_adapter(f"a{i}", config=SeqBnConfig(leave_out=list(range(drop_lower))))
         add_ranking_head(model, f"a{i}")
         with torch.no_grad():  # make every adapter clearly different from the identity
             for name, param in model.named_parameters():
@@ -123,3 +128,87 @@ def test_sweep_command_records_match_independent_scores(
         expected = evaluate_rankings(per_query, rows["labels"])
         assert record["max_length"] == 12
         assert record["metrics"]["map"] == pytest.approx(expected["map"], abs=1e-6)
+
+
+class LayerInputs:
+    """Records the batch size each transformer layer of the sweep's model sees, per call."""
+
+    def __init__(self, monkeypatch):
+        import importlib
+
+        sweep_module = importlib.import_module("adapter_zoo.sweep.sweep")  # not the function
+        self.sizes: dict[int, list[int]] = {}
+        load = sweep_module.load_parallel_model
+
+        def load_and_hook(*args, **kwargs):
+            model, tokenizer, names = load(*args, **kwargs)
+            for index, layer in enumerate(model.base_model.encoder.layer):
+                layer.register_forward_pre_hook(self._hook(index), with_kwargs=True)
+            return model, tokenizer, names
+
+        monkeypatch.setattr(sweep_module, "load_parallel_model", load_and_hook)
+
+    def _hook(self, index):
+        def record(module, args, kwargs):
+            hidden = args[0] if args else kwargs["hidden_states"]
+            self.sizes.setdefault(index, []).append(hidden.shape[0])
+
+        return record
+
+
+# 5 pairs in batches of 2: 3 forward passes of 2, 2 and 1 pairs per group
+BATCHES = [2, 2, 1]
+
+
+@pytest.mark.parametrize("base", ["tiny_bert_path", "tiny_sentence_bert_path"])
+def test_sweep_of_drop_lower_entries_equals_separate_passes(base, request, tmp_path, monkeypatch):
+    base = str(request.getfixturevalue(base))  # CLS heads, then pair-cosine heads
+    adapters = make_adapters(base, tmp_path, 3, drop_lower=1)
+    inputs = LayerInputs(monkeypatch)
+    shared = sweep(base, adapters, PAIRS, batch_size=2, device="cpu")
+    separate = independent_scores(base, adapters, PAIRS, batch_size=2)
+    for path in adapters:
+        np.testing.assert_allclose(shared[path], separate[path], atol=1e-6, rtol=0)
+    assert np.abs(shared[adapters[0]] - shared[adapters[1]]).max() > 1e-3
+    # one Parallel pass: layer 0 (no adapter) and layer 1 (its adapter comes after its
+    # feed-forward block) each run once per batch on the unreplicated batch, not once per
+    # adapter; the batch is replicated 3 times only inside layer 1's adapter block
+    assert inputs.sizes == {0: BATCHES, 1: BATCHES}
+
+
+def test_without_drop_lower_the_second_layer_runs_once_per_adapter(
+    tiny_bert_path, tiny_adapters, monkeypatch
+):
+    inputs = LayerInputs(monkeypatch)
+    sweep(str(tiny_bert_path), tiny_adapters, PAIRS, batch_size=2, device="cpu")
+    assert inputs.sizes == {0: BATCHES, 1: [3 * b for b in BATCHES]}
+
+
+def test_entries_with_different_lower_layers_are_swept_in_one_pass_per_group(
+    tiny_bert_path, tmp_path, monkeypatch
+):
+    from adapters.composition import Parallel
+
+    from adapter_zoo.sweep import load_parallel_model, parallel_groups
+
+    base = str(tiny_bert_path)
+    dropped = make_adapters(base, tmp_path, 2, drop_lower=1)
+    full = make_adapters(base, tmp_path, 2, first=2)
+    adapters = [dropped[0], full[0], dropped[1], full[1]]
+    model, tokenizer, names = load_parallel_model(base, adapters, device="cpu")
+    assert parallel_groups(model, names) == [["sweep_0", "sweep_2"], ["sweep_1", "sweep_3"]]
+    # why: one Parallel over adapters in different layers fails inside adapters 1.3
+    model.set_active_adapters(Parallel(*names))
+    model.active_head = Parallel(*names)
+    batch = tokenizer(["a stout"], ["dark beer"], return_tensors="pt")
+    with pytest.raises((KeyError, TypeError)), torch.inference_mode():
+        model(**batch)
+
+    inputs = LayerInputs(monkeypatch)
+    shared = sweep(base, adapters, PAIRS, batch_size=2, device="cpu")
+    separate = independent_scores(base, adapters, PAIRS, batch_size=2)
+    assert list(shared) == adapters
+    for path in adapters:
+        np.testing.assert_allclose(shared[path], separate[path], atol=1e-6, rtol=0)
+    # the drop-lower group first (2 adapters share layers 0 and 1), then the other group
+    assert inputs.sizes == {0: BATCHES * 2, 1: BATCHES + [2 * b for b in BATCHES]}
