@@ -4,8 +4,8 @@ Per set (beer and bicycles.meta: LAS-style answer selection from each forum's he
 questions, 50 candidates, as the quickstart builds them; WikiQA test), MAP and P@1 with wall
 times of: BM25, the zero-shot all-MiniLM-L6-v2 bi-encoder (``sbert:minilm-l6``: public forums
 are its home ground), bi-encoder adapters of each forum, the MultiCQA multi-task bi-encoder
-adapter over both forums, their AdapterFusion, full bi-encoder fine-tuning (the peer), the
-beer cross-encoder adapter (the quickstart's recipe), and compositions whose weights are
+adapter over both forums, their AdapterFusion, full bi-encoder fine-tuning (the peer), each
+forum's cross-encoder adapter (the quickstart's recipe), and compositions whose weights are
 chosen on the forum's dev split (score fusion with BM25 or the cross-encoder, rerank).
 
 "Best for the forum" is picked on the dev split of that forum's set (never on test) among the
@@ -16,6 +16,9 @@ The learning-rate table trains beer's bi-encoder adapter at each rate of ``LEARN
 scores the dev lists every ``EVAL_STEPS`` steps (the steps axis) and reports the selected
 state's test MAP; the defaults in ``adapter_zoo.biencoder.train.DEFAULT_LR_BI`` and
 ``DEFAULT_STEPS`` come from it.
+
+The AdapterDrop table (issue 17) gives beer's bi-encoder adapter without adapters in the
+lowest k of MiniLM's 6 layers (k in ``DROP_LOWER``) on every set.
 
 Results: ``results/quality.json``. Run (about an hour on 2 CPU cores; entries and results
 already in ``--work`` are reused): ``python benchmarks/perf/quality.py --work /tmp/quality``
@@ -41,7 +44,9 @@ CANDIDATES = 50
 # 1e-3 overfits these few hundred pairs (MAP 0.877 after 100 steps, shared/notes).
 LEARNING_RATES = (1e-4, 2e-4, 5e-4)
 LR_STEPS = 80
-ZOO_STEPS = 60
+ZOO_STEPS = 40  # the lr table: dev MAP stops rising by step 30-40 at every rate
+# AdapterDrop's k: the lowest k of MiniLM's 6 layers carry no adapter (0: every layer has one)
+DROP_LOWER = (0, 2, 3)
 ZERO_SHOT = "sbert:minilm-l6"
 EVAL_STEPS = 10
 # Training truncates to 128 tokens (twice as fast); entries rank at MiniLM's own 256.
@@ -163,6 +168,10 @@ def zoo_and_compositions(work: Path, sets: dict) -> dict:
                       "beer-bi", "bicycles-bi", *BI, *steps],
         "beer-bi-full": ["--mode", "full", "--forums", "beer", *BI, *steps],
         "beer-cross": ["--mode", "adapter", "--forums", "beer", *CROSS],
+        "bicycles-cross": ["--mode", "adapter", "--forums", "bicycles.meta", *CROSS],
+        # AdapterDrop (issue 17): beer's adapter without adapters in the lowest k layers
+        **{f"beer-bi-drop{k}": ["--mode", "adapter", "--forums", "beer", "--drop-lower",
+                                str(k), *BI, *steps] for k in DROP_LOWER if k},
     }  # fmt: skip
     cards = {name: train_entry(work, name, *argv) for name, argv in zoo.items()}
     compositions = {
@@ -171,10 +180,13 @@ def zoo_and_compositions(work: Path, sets: dict) -> dict:
             "zero-shot+bm25": ["fusion", [ZERO_SHOT, "bm25"]],
             "beer-bi+cross+bm25": ["fusion", ["beer-bi", "beer-cross", "bm25"]],
             "beer-bi>cross@10": ["rerank", ["beer-bi", "beer-cross"]],
+            # the probes' best partner: the forum's cross-encoder adapter beside the base
+            "zero-shot+cross+bm25": ["fusion", [ZERO_SHOT, "beer-cross", "bm25"]],
         },
         "bicycles": {
             "bicycles-bi+bm25": ["fusion", ["bicycles-bi", "bm25"]],
             "zero-shot+bm25@bicycles": ["fusion", [ZERO_SHOT, "bm25"]],
+            "zero-shot+cross+bm25@bicycles": ["fusion", [ZERO_SHOT, "bicycles-cross", "bm25"]],
         },
     }
     composed = {}
@@ -232,7 +244,14 @@ def zoo_and_compositions(work: Path, sets: dict) -> dict:
             limit = 0.0 if set_name == "wikiqa" else -0.01
             transfer[f"{adapter} on {set_name}"] = {"delta_map": round(delta, 4),
                                                     "met": bool(delta > limit)}  # fmt: skip
+    drop_table = [
+        {"drop_lower": k, "entry": name,
+         **{set_name: table[name][set_name]["map"] for set_name in sets}}
+        for k in DROP_LOWER
+        for name in [f"beer-bi-drop{k}" if k else "beer-bi"]
+    ]  # fmt: skip
     return {
+        "drop_lower_table": drop_table,
         "zoo": {
             n: {
                 "train_seconds": c["train_seconds"],
