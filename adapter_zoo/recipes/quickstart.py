@@ -42,6 +42,9 @@ TRAIN_LR = 1e-3
 # Candidates per held-out question (LAS has 100; on 2 CPU cores a cross-encoder scores about
 # 40 pairs/s at length 128, so 50 keeps the whole job near 10 minutes).
 CANDIDATES = 50
+# Written into the output folder before any work: a folder holding it is the quickstart's
+# own, whose results, parsed forums and benchmarks a rerun may replace.
+MARKER = "quickstart.json"
 
 
 def _cli(argv: list[str]) -> None:
@@ -62,6 +65,7 @@ def quickstart(
     base: str = "minilm-l6",
     max_steps: int | None = None,
     smoke: bool = False,
+    overwrite: bool = False,
 ) -> Path:
     """Run the main job and return the output folder.
 
@@ -71,7 +75,24 @@ def quickstart(
         max_steps: training steps of each adapter (default: the 10-minute budget).
         smoke: a tiny random model and 4 steps, to check the pipeline in seconds; it trains
             into a zoo of its own (``out/zoo``), never the user's.
+        overwrite: use ``out`` even when it is not empty and not an earlier quickstart's
+            output (its ``results``, ``parsed``, ``benchmarks`` and ``leaderboard`` are
+            replaced).
+
+    Raises:
+        ZooError: ``out`` holds something the quickstart did not write, and no ``overwrite``.
     """
+    from stackexchange.io import atomic_write_json, check_replaceable
+
+    check_replaceable(
+        Path(out),
+        ours=lambda folder: (folder / MARKER).is_file(),
+        overwrite=overwrite,
+        what="a quickstart output",
+        error=ZooError,
+    )
+    Path(out).mkdir(parents=True, exist_ok=True)
+    atomic_write_json(Path(out) / MARKER, {"base": base, "smoke": smoke})
     if smoke:
         with own_zoo(Path(out).resolve() / "zoo"):
             return _quickstart(out, base=base, max_steps=max_steps, smoke=True)
