@@ -13,7 +13,9 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -77,10 +79,12 @@ def quickstart(
             into a zoo of its own (``out/zoo``), never the user's.
         overwrite: use ``out`` even when it is not empty and not an earlier quickstart's
             output (its ``results``, ``parsed``, ``benchmarks`` and ``leaderboard`` are
-            replaced).
+            replaced), and replace the zoo entries ``beer``, ``beer-cross`` and
+            ``beer-fusion`` even when this quickstart did not train them.
 
     Raises:
-        ZooError: ``out`` holds something the quickstart did not write, and no ``overwrite``.
+        ZooError: without ``overwrite``, ``out`` holds something the quickstart did not
+            write, or one of those zoo entries is not this quickstart's.
     """
     from stackexchange.io import atomic_write_json, check_replaceable
 
@@ -91,12 +95,40 @@ def quickstart(
         what="a quickstart output",
         error=ZooError,
     )
-    Path(out).mkdir(parents=True, exist_ok=True)
-    atomic_write_json(Path(out) / MARKER, {"base": base, "smoke": smoke})
-    if smoke:
-        with own_zoo(Path(out).resolve() / "zoo"):
-            return _quickstart(out, base=base, max_steps=max_steps, smoke=True)
-    return _quickstart(out, base=base, max_steps=max_steps, smoke=False)
+    zoo = own_zoo(Path(out).resolve() / "zoo") if smoke else contextlib.nullcontext()
+    with zoo:
+        if not overwrite:
+            _refuse_entries_of_others(Path(out).resolve())
+        Path(out).mkdir(parents=True, exist_ok=True)
+        atomic_write_json(Path(out) / MARKER, {"base": base, "smoke": smoke})
+        return _quickstart(out, base=base, max_steps=max_steps, smoke=smoke)
+
+
+def _refuse_entries_of_others(out: Path) -> None:
+    """Refuse to start when a zoo entry the quickstart trains (and replaces) is not its own.
+
+    The quickstart's entries record its parse folder (``out/parsed``) as their training data;
+    any other entry of the same name (a user's own ``beer``, or another quickstart's) is kept.
+
+    Raises:
+        ZooError: naming the entry and the way out.
+    """
+    from adapter_zoo.zoo.store import entry_path, read_card
+
+    for name in (BI_ADAPTER, CROSS_ADAPTER, COMPOSITION):
+        entry = entry_path(name)
+        if not os.path.lexists(entry):
+            continue
+        try:
+            data = (read_card(entry).get("training") or {}).get("data")
+        except ZooError:
+            data = None  # not a readable entry: not the quickstart's either
+        if data != str(out / "parsed"):
+            raise ZooError(
+                f"zoo entry {name!r} at {entry} was not trained by a quickstart writing to "
+                f"{out}; the quickstart replaces only its own entries: move it away or pass "
+                "--overwrite"
+            )
 
 
 def _quickstart(out, *, base: str, max_steps: int | None, smoke: bool) -> Path:
