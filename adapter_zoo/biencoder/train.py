@@ -66,6 +66,7 @@ def _setup(config, hosts):
         fusion_adapters,
         module_name,
     )
+    from adapter_zoo.zoo.layouts import check_base
 
     if config.layout == "full":
         model = build_sentence_model(config.base_model, with_adapters=False, device="cpu")
@@ -92,6 +93,7 @@ def _setup(config, hosts):
     for module, path, card in fusion_adapters(config):
         if card.get("encoder") != "bi":
             raise ZooError(f"{path}: {card['name']!r} is a cross-encoder adapter; fuse bi-encoders")
+        check_base(transformer, path, card, config.base_model)
         transformer.load_adapter(str(path), load_as=module, use_safetensors=True)
         names.append(module)
     fuse = Fuse(*names)

@@ -151,6 +151,32 @@ def test_fusion_refuses_cross_encoder_adapters(parsed_forums, tiny_sentence_bert
         train(bi_config(parsed_forums, base, "fusion", "mixed", adapters=("c-beer", "b-beer")))
 
 
+def test_fusion_refuses_an_adapter_made_for_another_depth(
+    parsed_forums, tiny_sentence_bert_path, tmp_path
+):
+    import shutil
+
+    deep = shutil.copytree(tiny_sentence_bert_path, tmp_path / "tiny-st-4-layers")
+    config = json.loads((deep / "config.json").read_text())
+    (deep / "config.json").write_text(json.dumps({**config, "num_hidden_layers": 4}))
+    for name, forums in [("shallow", ("beer",)), ("shallow-bikes", ("bicycles.meta",))]:
+        entry = train(bi_config(parsed_forums, tiny_sentence_bert_path, "adapter", name, forums))
+        card = json.loads((entry / "card.json").read_text())
+        (entry / "card.json").write_text(json.dumps({**card, "base_model": str(deep)}))
+    entry = adapter_zoo.zoo_home() / "shallow"
+    fusion = bi_config(
+        parsed_forums, deep, "fusion", "deep-fusion", adapters=("shallow", "shallow-bikes")
+    )
+    with pytest.raises(ZooError) as error:
+        train(fusion)
+    assert str(error.value) == (
+        f"{entry}: zoo entry 'shallow' does not fit base model '{deep}' (made for model_type "
+        "bert, hidden_size 32, num_hidden_layers 2, per its card; the base has model_type "
+        "bert, hidden_size 32, num_hidden_layers 4)"
+    )
+    assert not (adapter_zoo.zoo_home() / "deep-fusion").exists()
+
+
 def _crash_at_step_4(config, monkeypatch) -> None:
     """Train ``config`` until its dev evaluation at step 4 is interrupted (checkpoint-2 kept)."""
     from adapter_zoo.biencoder import train as bi_train
