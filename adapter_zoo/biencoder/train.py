@@ -66,6 +66,7 @@ def _setup(config, hosts):
         fusion_adapters,
         module_name,
     )
+    from adapter_zoo.zoo.layouts import check_base
 
     if config.layout == "full":
         model = build_sentence_model(config.base_model, with_adapters=False, device="cpu")
@@ -92,6 +93,7 @@ def _setup(config, hosts):
     for module, path, card in fusion_adapters(config):
         if card.get("encoder") != "bi":
             raise ZooError(f"{path}: {card['name']!r} is a cross-encoder adapter; fuse bi-encoders")
+        check_base(transformer, path, card, config.base_model)
         transformer.load_adapter(str(path), load_as=module, use_safetensors=True)
         names.append(module)
     fuse = Fuse(*names)
@@ -278,10 +280,45 @@ def _run_phase(config, model, train_sets, *, lr, folder, selection, phase):
         eval_steps=eval_steps,
     )
     last = get_last_checkpoint_in(folder)
+    if last is not None:
+        _check_resumable(last)
     if last is not None and selection is not None:
         selection.restore(last)
     trainer.train(resume_from_checkpoint=str(last) if last else None)
     return steps
+
+
+def _check_resumable(checkpoint: Path) -> None:
+    """Read every file a resume reads from ``checkpoint`` before the trainer does.
+
+    The trainer's own loading would end a damaged file (truncated, corrupt) or a planted
+    pickle with a traceback from deep inside transformers, and every rerun the same way; here
+    each is one line naming the file and ``--restart``. Pickles load with
+    ``weights_only=True`` (and transformers' allow-list of the numpy types in its RNG state),
+    so no code in them runs; ``mmap`` keeps an optimizer state out of memory.
+
+    Raises:
+        ZooError: the first file that cannot be read, naming it.
+    """
+    import torch
+    from safetensors.torch import load_file
+    from transformers.trainer import safe_globals
+
+    from adapter_zoo.training.checkpoint import read_checkpoint_file
+
+    def pickled(path: Path):
+        with safe_globals():
+            return torch.load(path, map_location="cpu", weights_only=True, mmap=True)
+
+    readers = {
+        ".json": lambda path: json.loads(path.read_text(encoding="utf-8")),
+        ".safetensors": lambda path: load_file(str(path)),
+        ".pt": pickled,
+        ".pth": pickled,
+    }
+    for path in sorted(checkpoint.iterdir()):
+        if path.suffix in readers and path.is_file():
+            read_checkpoint_file(path, readers[path.suffix])
 
 
 def get_last_checkpoint_in(folder: Path) -> Path | None:

@@ -12,7 +12,6 @@ Layout (CONTRIBUTING's zoo entry plus the cascade's own files)::
 from __future__ import annotations
 
 import datetime
-import json
 import os
 from pathlib import Path
 
@@ -28,8 +27,15 @@ def _zoo_home() -> Path:
 
 
 def entry_path(name_or_path) -> Path:
-    """A short name lives in the zoo folder; anything with a separator is a path."""
+    """A short name lives in the zoo folder; anything with a separator is a path.
+
+    Raises:
+        ZooError: ``.`` or ``..``, which are neither a name in the zoo nor meant as a path.
+    """
+    from adapter_zoo.zoo.store import local_entry
+
     text = str(name_or_path)
+    local_entry(text)  # refuses "." and "..": names resolve inside the zoo home only
     if os.sep in text or "/" in text or text.startswith("."):
         return Path(text)
     return _zoo_home() / text
@@ -43,7 +49,8 @@ def _write_files(ranker, folder: Path) -> None:
     if ranker.config.adapter:
         from adapter_zoo.cascade.model import ADAPTER_NAME
 
-        ranker.encoder.save_adapter(str(folder / "adapter"), ADAPTER_NAME)
+        # safetensors: the layer count load_cascade checks against the base is in its keys
+        ranker.encoder.save_adapter(str(folder / "adapter"), ADAPTER_NAME, use_safetensors=True)
     else:
         ranker.encoder.save_pretrained(folder / "encoder", safe_serialization=True)
         ranker.tokenizer.save_pretrained(folder / "encoder")
@@ -70,6 +77,7 @@ def save_cascade(
     ranker, name_or_path, *, card: dict | None = None, overwrite: bool = False
 ) -> Path:
     """Write ``ranker`` atomically as a zoo entry and return the entry folder."""
+    from adapter_zoo.zoo.layouts import base_config
     from stackexchange.io import atomic_directory, atomic_write_json, atomic_write_text, sha256_file
 
     final = entry_path(name_or_path)
@@ -88,6 +96,7 @@ def save_cascade(
     full.update(
         name=final.name,
         kind="cascade",
+        base_config=base_config(ranker.encoder.config),  # checked at load with the adapter
         cascade=ranker.config.to_dict(),
         created=datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         version=CARD_VERSION,
@@ -108,24 +117,13 @@ def save_cascade(
 
 
 def verify_cascade(folder: Path) -> dict:
-    """The card of a cascade entry after checking every listed file's sha256."""
-    from stackexchange.io import sha256_file
+    """The card of a cascade entry after checking its files as every zoo entry's (plain
+    relative paths inside the entry, each file's sha256, no file the card does not list)."""
+    from adapter_zoo.zoo.store import verify_entry
 
-    card_path = folder / "card.json"
-    if not card_path.is_file():
-        raise ZooError(f"{folder}: not a zoo entry (no card.json)")
-    try:
-        card = json.loads(card_path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as error:
-        raise ZooError(f"{card_path}: invalid JSON: {error}") from None
+    card = verify_entry(folder)
     if card.get("kind") != "cascade":
-        raise ZooError(f"{card_path}: kind is {card.get('kind')!r}, not 'cascade'")
-    for relative, digest in card.get("files", {}).items():
-        path = folder / relative
-        if not path.is_file():
-            raise ZooError(f"{folder}: file {relative} listed in card.json is missing")
-        if sha256_file(path) != digest:
-            raise ZooError(f"{path}: sha256 mismatch, the file is corrupted")
+        raise ZooError(f"{folder / 'card.json'}: kind is {card.get('kind')!r}, not 'cascade'")
     return card
 
 
@@ -136,6 +134,7 @@ def load_cascade(name_or_path, *, device=None):
 
     from adapter_zoo.cascade.config import CascadeConfig
     from adapter_zoo.cascade.model import ADAPTER_NAME, CascadeRanker, _resolve_base_model
+    from adapter_zoo.zoo.layouts import check_base
 
     folder = entry_path(name_or_path)
     if not folder.is_dir():
@@ -149,7 +148,11 @@ def load_cascade(name_or_path, *, device=None):
         encoder = AutoModel.from_pretrained(base, add_pooling_layer=False, trust_remote_code=False)
         tokenizer = AutoTokenizer.from_pretrained(base, trust_remote_code=False)
         adapters.init(encoder)
-        encoder.load_adapter(str(folder / "adapter"), load_as=ADAPTER_NAME, set_active=True)
+        check_base(encoder, folder / "adapter", card, card["base_model"])
+        # use_safetensors reads entries saved before it too (pytorch_adapter.bin, weights_only)
+        encoder.load_adapter(
+            str(folder / "adapter"), load_as=ADAPTER_NAME, set_active=True, use_safetensors=True
+        )
     else:
         encoder = AutoModel.from_pretrained(
             folder / "encoder", add_pooling_layer=False, trust_remote_code=False

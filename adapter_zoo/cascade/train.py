@@ -152,9 +152,17 @@ def train_entry(
     from adapter_zoo.cascade.data import forum_dirs, pairs_from_benchmark, pairs_from_parsed
     from adapter_zoo.cascade.model import CascadeRanker
     from adapter_zoo.cascade.storage import entry_path
+    from stackexchange.io import refuse_input_inside_output
 
     if (data is None) == (benchmark is None):
         raise ZooError("cascade-train: give exactly one of a parse output or a benchmark")
+    # A path name may point at what training reads; --overwrite would then delete it.
+    inputs = [data] if data is not None else []
+    if benchmark is not None and str(benchmark).startswith("local:"):
+        inputs.append(str(benchmark).removeprefix("local:"))
+    if Path(base).exists():
+        inputs.append(base)
+    refuse_input_inside_output(inputs, entry_path(name), ZooError)
     if entry_path(name).exists() and not overwrite:
         # checked before training so a long run is not lost to a name clash at the end
         raise ZooError(

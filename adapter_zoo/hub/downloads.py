@@ -170,13 +170,19 @@ def pull_multicqa(
     commit = snapshot.name  # huggingface_hub names snapshot folders by commit sha
     name = "multicqa-" + re.sub(r"[^\w.-]", "_", revision or "main")
     existing = entry_path(name)
-    if existing.is_dir():
-        card = read_card(existing)
+    if existing.exists() or existing.is_symlink():
+        card = read_card(existing)  # a folder that is no zoo entry is refused, not replaced
         if card.get("hub") == {"repo": repo_id, "commit": commit} and card["base_model"] == str(
             base_model
         ):
             verify_entry(existing)
             return existing
+        if card.get("source") != "multicqa":
+            # only an earlier conversion is replaced (the branch moved): never a user's entry
+            raise ZooError(
+                f"zoo entry {name!r} at {existing} is not a MultiCQA adapter pulled from the "
+                f"Hub; move it away to pull {describe(repo_id, revision)}"
+            )
     folder = multicqa.import_legacy(snapshot, name, base_model=base_model, overwrite=True)
     # Record where the entry came from, so the next pull knows whether it is current.
     _set_card_field(folder, "hub", {"repo": repo_id, "commit": commit})

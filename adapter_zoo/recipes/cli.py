@@ -47,6 +47,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--max-steps", type=int, default=None, help="training steps (default: the 10-minute budget)"
     )
     quick.add_argument("--smoke", action="store_true", help="tiny random model, a few steps")
+    quick.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="use --out even when it holds files an earlier quickstart did not write",
+    )
     quick.set_defaults(func=_quickstart)
 
 
@@ -82,5 +87,11 @@ def _list(args: argparse.Namespace) -> int:
 def _quickstart(args: argparse.Namespace) -> int:
     from adapter_zoo.recipes.quickstart import quickstart
 
-    quickstart(args.out, base=args.base, max_steps=args.max_steps, smoke=args.smoke)
+    quickstart(
+        args.out,
+        base=args.base,
+        max_steps=args.max_steps,
+        smoke=args.smoke,
+        overwrite=args.overwrite,
+    )
     return 0

@@ -13,7 +13,9 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -42,6 +44,9 @@ TRAIN_LR = 1e-3
 # Candidates per held-out question (LAS has 100; on 2 CPU cores a cross-encoder scores about
 # 40 pairs/s at length 128, so 50 keeps the whole job near 10 minutes).
 CANDIDATES = 50
+# Written into the output folder before any work: a folder holding it is the quickstart's
+# own, whose results, parsed forums and benchmarks a rerun may replace.
+MARKER = "quickstart.json"
 
 
 def _cli(argv: list[str]) -> None:
@@ -62,6 +67,7 @@ def quickstart(
     base: str = "minilm-l6",
     max_steps: int | None = None,
     smoke: bool = False,
+    overwrite: bool = False,
 ) -> Path:
     """Run the main job and return the output folder.
 
@@ -71,11 +77,58 @@ def quickstart(
         max_steps: training steps of each adapter (default: the 10-minute budget).
         smoke: a tiny random model and 4 steps, to check the pipeline in seconds; it trains
             into a zoo of its own (``out/zoo``), never the user's.
+        overwrite: use ``out`` even when it is not empty and not an earlier quickstart's
+            output (its ``results``, ``parsed``, ``benchmarks`` and ``leaderboard`` are
+            replaced), and replace the zoo entries ``beer``, ``beer-cross`` and
+            ``beer-fusion`` even when this quickstart did not train them.
+
+    Raises:
+        ZooError: without ``overwrite``, ``out`` holds something the quickstart did not
+            write, or one of those zoo entries is not this quickstart's.
     """
-    if smoke:
-        with own_zoo(Path(out).resolve() / "zoo"):
-            return _quickstart(out, base=base, max_steps=max_steps, smoke=True)
-    return _quickstart(out, base=base, max_steps=max_steps, smoke=False)
+    from stackexchange.io import atomic_write_json, check_replaceable
+
+    check_replaceable(
+        Path(out),
+        ours=lambda folder: (folder / MARKER).is_file(),
+        overwrite=overwrite,
+        what="a quickstart output",
+        error=ZooError,
+    )
+    zoo = own_zoo(Path(out).resolve() / "zoo") if smoke else contextlib.nullcontext()
+    with zoo:
+        if not overwrite:
+            _refuse_entries_of_others(Path(out).resolve())
+        Path(out).mkdir(parents=True, exist_ok=True)
+        atomic_write_json(Path(out) / MARKER, {"base": base, "smoke": smoke})
+        return _quickstart(out, base=base, max_steps=max_steps, smoke=smoke)
+
+
+def _refuse_entries_of_others(out: Path) -> None:
+    """Refuse to start when a zoo entry the quickstart trains (and replaces) is not its own.
+
+    The quickstart's entries record its parse folder (``out/parsed``) as their training data;
+    any other entry of the same name (a user's own ``beer``, or another quickstart's) is kept.
+
+    Raises:
+        ZooError: naming the entry and the way out.
+    """
+    from adapter_zoo.zoo.store import entry_path, read_card
+
+    for name in (BI_ADAPTER, CROSS_ADAPTER, COMPOSITION):
+        entry = entry_path(name)
+        if not os.path.lexists(entry):
+            continue
+        try:
+            data = (read_card(entry).get("training") or {}).get("data")
+        except ZooError:
+            data = None  # not a readable entry: not the quickstart's either
+        if data != str(out / "parsed"):
+            raise ZooError(
+                f"zoo entry {name!r} at {entry} was not trained by a quickstart writing to "
+                f"{out}; the quickstart replaces only its own entries: move it away or pass "
+                "--overwrite"
+            )
 
 
 def _quickstart(out, *, base: str, max_steps: int | None, smoke: bool) -> Path:

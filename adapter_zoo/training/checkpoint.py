@@ -7,7 +7,9 @@ import json
 import pickle
 import random
 import shutil
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 
@@ -16,6 +18,7 @@ from stackexchange.io import atomic_directory, atomic_write_json
 
 STATE_FILE = "state.json"
 TENSORS_FILE = "trainer.pt"
+T = TypeVar("T")
 
 
 def checkpoint_dir(name: str) -> Path:
@@ -88,6 +91,25 @@ def _corrupt(path: Path, error: BaseException) -> ZooError:
     )
 
 
+def read_checkpoint_file(path: Path, read: Callable[[Path], T]) -> T:
+    """``read(path)``, with an unreadable checkpoint file as one line naming it.
+
+    Raises:
+        ZooError: ``path`` holds a pickle that is not plain tensors and containers (refused
+            by ``torch.load(weights_only=True)``, so none of its code ran), or it is damaged
+            (truncated, corrupt); the message names the file and ``--restart``.
+    """
+    try:
+        return read(path)
+    except pickle.UnpicklingError as error:
+        raise ZooError(
+            f"{path}: not a checkpoint written by adapter-zoo, refused "
+            f"({str(error).splitlines()[0][:200]})"
+        ) from None
+    except Exception as error:  # torch and safetensors report damage with many exception types
+        raise _corrupt(path, error) from None
+
+
 def load_checkpoint(name: str, config_dict: dict) -> tuple[dict, dict] | None:
     """(progress, tensors) of a checkpoint made with the same config, else None.
 
@@ -107,15 +129,10 @@ def load_checkpoint(name: str, config_dict: dict) -> tuple[dict, dict] | None:
         print(f"adapter-zoo train: ignoring checkpoint {folder} made with another config")
         return None
     # weights_only: tensors and plain containers only; a planted pickle cannot run code.
-    try:
-        tensors = torch.load(folder / TENSORS_FILE, map_location="cpu", weights_only=True)
-    except pickle.UnpicklingError as error:
-        raise ZooError(
-            f"{folder / TENSORS_FILE}: not a checkpoint written by adapter-zoo, refused "
-            f"({str(error).splitlines()[0][:200]})"
-        ) from None
-    except Exception as error:  # torch reports a damaged file with many exception types
-        raise _corrupt(folder / TENSORS_FILE, error) from None
+    tensors = read_checkpoint_file(
+        folder / TENSORS_FILE,
+        lambda path: torch.load(path, map_location="cpu", weights_only=True),
+    )
     return progress, tensors
 
 

@@ -159,3 +159,20 @@ def forum_kit():
     return types.SimpleNamespace(
         fixture_rows=fixture_rows, split_of=split_of, write_forum=write_forum
     )
+
+
+class _Planted:
+    """Unpickles by calling ``open(marker, "w")``: any code could run in its place."""
+
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (open, (str(self.marker), "w"))
+
+
+@pytest.fixture
+def planted_pickle(tmp_path):
+    """An object whose unpickling creates a marker file, and that (absent) marker."""
+    marker = tmp_path / "code-ran"
+    return _Planted(marker), marker

@@ -151,13 +151,37 @@ def test_fusion_refuses_cross_encoder_adapters(parsed_forums, tiny_sentence_bert
         train(bi_config(parsed_forums, base, "fusion", "mixed", adapters=("c-beer", "b-beer")))
 
 
-def test_resume_after_a_crash_continues_from_the_checkpoint(
-    parsed_forums, tiny_sentence_bert_path, monkeypatch
+def test_fusion_refuses_an_adapter_made_for_another_depth(
+    parsed_forums, tiny_sentence_bert_path, tmp_path
 ):
+    import shutil
+
+    deep = shutil.copytree(tiny_sentence_bert_path, tmp_path / "tiny-st-4-layers")
+    config = json.loads((deep / "config.json").read_text())
+    (deep / "config.json").write_text(json.dumps({**config, "num_hidden_layers": 4}))
+    for name, forums in [("shallow", ("beer",)), ("shallow-bikes", ("bicycles.meta",))]:
+        entry = train(bi_config(parsed_forums, tiny_sentence_bert_path, "adapter", name, forums))
+        card = json.loads((entry / "card.json").read_text())
+        (entry / "card.json").write_text(json.dumps({**card, "base_model": str(deep)}))
+    entry = adapter_zoo.zoo_home() / "shallow"
+    fusion = bi_config(
+        parsed_forums, deep, "fusion", "deep-fusion", adapters=("shallow", "shallow-bikes")
+    )
+    with pytest.raises(ZooError) as error:
+        train(fusion)
+    assert str(error.value) == (
+        f"{entry}: zoo entry 'shallow' does not fit base model '{deep}' (made for model_type "
+        "bert, hidden_size 32, num_hidden_layers 2, per its card; the base has model_type "
+        "bert, hidden_size 32, num_hidden_layers 4)"
+    )
+    assert not (adapter_zoo.zoo_home() / "deep-fusion").exists()
+
+
+def _crash_at_step_4(config, monkeypatch) -> None:
+    """Train ``config`` until its dev evaluation at step 4 is interrupted (checkpoint-2 kept)."""
     from adapter_zoo.biencoder import train as bi_train
     from adapter_zoo.training.checkpoint import checkpoint_dir
 
-    config = bi_config(parsed_forums, tiny_sentence_bert_path, "adapter", "crash", max_steps=6)
     evaluate = bi_train._Selection.evaluate
 
     def crash_at_4(self, step, phase):
@@ -165,11 +189,20 @@ def test_resume_after_a_crash_continues_from_the_checkpoint(
             raise KeyboardInterrupt("killed")
         return evaluate(self, step, phase)
 
-    monkeypatch.setattr(bi_train._Selection, "evaluate", crash_at_4)
-    with pytest.raises(KeyboardInterrupt):
-        train(config)
-    assert (checkpoint_dir("crash") / "train" / "checkpoint-2").is_dir()
-    monkeypatch.setattr(bi_train._Selection, "evaluate", evaluate)
+    with monkeypatch.context() as patch:
+        patch.setattr(bi_train._Selection, "evaluate", crash_at_4)
+        with pytest.raises(KeyboardInterrupt):
+            train(config)
+    assert (checkpoint_dir(config.name) / "train" / "checkpoint-2").is_dir()
+
+
+def test_resume_after_a_crash_continues_from_the_checkpoint(
+    parsed_forums, tiny_sentence_bert_path, monkeypatch
+):
+    from adapter_zoo.training.checkpoint import checkpoint_dir
+
+    config = bi_config(parsed_forums, tiny_sentence_bert_path, "adapter", "crash", max_steps=6)
+    _crash_at_step_4(config, monkeypatch)
     resumed = json.loads((train(config) / "card.json").read_text())
     # the log holds the base and step 2 from before the crash, then steps 4 and 6
     assert [r["step"] for r in resumed["training"]["log"]] == [0, 2, 4, 6]
@@ -182,6 +215,47 @@ def test_resume_after_a_crash_continues_from_the_checkpoint(
     assert [r["dev_map"] for r in resumed["training"]["log"]] == [
         r["dev_map"] for r in uninterrupted["training"]["log"]
     ]
+
+
+def test_a_damaged_or_planted_checkpoint_file_is_one_line_and_restart_starts_over(
+    parsed_forums, tiny_sentence_bert_path, monkeypatch, planted_pickle
+):
+    import dataclasses
+
+    import torch
+
+    from adapter_zoo.training.checkpoint import checkpoint_dir
+
+    config = bi_config(parsed_forums, tiny_sentence_bert_path, "adapter", "broken", max_steps=6)
+    _crash_at_step_4(config, monkeypatch)
+    checkpoint = checkpoint_dir("broken") / "train" / "checkpoint-2"
+    for name in ("optimizer.pt", "trainer_state.json", "best.safetensors"):
+        damaged = checkpoint / name
+        intact = damaged.read_bytes()
+        damaged.write_bytes(intact[: len(intact) // 2])
+        for _ in range(2):  # every rerun says the same, and names the way out
+            with pytest.raises(ZooError) as error:
+                train(config)
+            message = str(error.value)
+            assert message.startswith(f"{damaged}: corrupt or truncated checkpoint (")
+            assert message.endswith("; run adapter-zoo train again with --restart to start over")
+            assert "\n" not in message
+        damaged.write_bytes(intact)
+
+    planted, marker = planted_pickle
+    rng_state = checkpoint / "rng_state.pth"
+    torch.save({"python": planted}, rng_state)
+    with pytest.raises(ZooError) as error:
+        train(config)
+    assert str(error.value).startswith(
+        f"{rng_state}: not a checkpoint written by adapter-zoo, refused (Weights only load failed"
+    )
+    assert not marker.exists()
+
+    restarted = train(dataclasses.replace(config, restart=True))
+    steps = json.loads((restarted / "card.json").read_text())["training"]["log"]
+    assert [r["step"] for r in steps] == [0, 2, 4, 6] and not marker.exists()
+    assert not checkpoint_dir("broken").exists()
 
 
 def test_train_warns_and_keeps_the_base_when_training_does_not_beat_it(

@@ -222,18 +222,8 @@ def test_resume_after_crash_is_bit_identical(parsed_fixture, tiny_bert_path, tmp
     assert logs[0] == logs[1] and len(logs[0]) == 2
 
 
-class _Planted:
-    """Unpickles by calling ``open(marker, "w")``: any code could run in its place."""
-
-    def __init__(self, marker):
-        self.marker = marker
-
-    def __reduce__(self):
-        return (open, (str(self.marker), "w"))
-
-
 def test_a_planted_checkpoint_pickle_is_refused_without_running_code(
-    parsed_fixture, tiny_bert_path, tmp_path
+    parsed_fixture, tiny_bert_path, planted_pickle
 ):
     import torch
 
@@ -243,8 +233,8 @@ def test_a_planted_checkpoint_pickle_is_refused_without_running_code(
     state = {"config": cfg.to_dict(), "phase": 0, "epoch": 1, "step": 1, "best": None,
              "bad_epochs": 0, "log": [], "stopped": False}  # fmt: skip
     (folder / "state.json").write_text(json.dumps(state))
-    marker = tmp_path / "code-ran"
-    torch.save({"model": _Planted(marker)}, folder / "trainer.pt")
+    planted, marker = planted_pickle
+    torch.save({"model": planted}, folder / "trainer.pt")
     with pytest.raises(ZooError, match=r"trainer\.pt: not a checkpoint written by adapter-zoo"):
         train(cfg)
     assert not marker.exists()

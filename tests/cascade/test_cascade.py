@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import numpy as np
 import pytest
@@ -212,8 +213,62 @@ def test_corrupted_entry_is_rejected(tiny_cascade, tmp_path):
     with open(path / "exits.safetensors", "r+b") as handle:
         handle.seek(-4, 2)
         handle.write(b"\x00\x01\x02\x03")
-    with pytest.raises(ZooError, match="exits.safetensors: sha256 mismatch"):
+    with pytest.raises(ZooError) as error:
         CascadeRanker.load(path)
+    assert str(error.value) == (
+        f"{path / 'exits.safetensors'}: corrupted (sha256 differs from the card of zoo entry "
+        "'entry')"
+    )
+
+
+@pytest.mark.parametrize("outside", ["ABSOLUTE", "../outside.txt"])
+def test_card_files_must_be_relative_paths_inside_the_entry(tiny_cascade, tmp_path, outside):
+    from stackexchange.io import sha256_file
+
+    path = tiny_cascade.save(tmp_path / "entry")
+    (tmp_path / "outside.txt").write_text("not part of the entry")
+    name = str(tmp_path / "outside.txt") if outside == "ABSOLUTE" else outside
+    card = json.loads((path / "card.json").read_text())
+    card["files"][name] = sha256_file(tmp_path / "outside.txt")  # the hash matches
+    (path / "card.json").write_text(json.dumps(card))
+    with pytest.raises(ZooError) as error:
+        CascadeRanker.load(path)
+    assert str(error.value) == (
+        f"{path / 'card.json'}: file {name!r} is not a relative path inside the entry"
+    )
+
+
+def test_an_adapter_cascade_is_refused_on_a_deeper_base_of_the_same_width(tiny_bert_path, tmp_path):
+    import shutil
+
+    ranker = CascadeRanker.from_base(
+        str(tiny_bert_path), CascadeConfig(exits=(1, 2), adapter="seq_bn"), device="cpu"
+    )
+    path = ranker.save(tmp_path / "entry")
+    deep = shutil.copytree(tiny_bert_path, tmp_path / "tiny-bert-4-layers")
+    config = json.loads((deep / "config.json").read_text())
+    (deep / "config.json").write_text(json.dumps({**config, "num_hidden_layers": 4}))
+    card = json.loads((path / "card.json").read_text())
+    made = {"model_type": "bert", "hidden_size": 32, "num_hidden_layers": 2}
+    assert card["base_config"] == made
+    has = "the base has model_type bert, hidden_size 32, num_hidden_layers 4)"
+    for base_config, source in [(made, "its card"), ({**made, "num_hidden_layers": 4},
+                                                     "its adapter files")]:  # fmt: skip
+        edited = {**card, "base_model": str(deep), "base_config": base_config}
+        (path / "card.json").write_text(json.dumps(edited))
+        with pytest.raises(ZooError) as error:
+            CascadeRanker.load(path)
+        assert str(error.value) == (
+            f"{path / 'adapter'}: zoo entry 'entry' does not fit base model '{deep}' (made for "
+            f"model_type bert, hidden_size 32, num_hidden_layers 2, per {source}; {has}"
+        )
+
+
+@pytest.mark.parametrize("name", [".", ".."])
+def test_dot_and_dot_dot_are_no_cascade_names(tiny_cascade, name):
+    for call in (lambda: CascadeRanker.load(name), lambda: tiny_cascade.save(name)):
+        with pytest.raises(ZooError, match=rf"^invalid zoo entry name '{re.escape(name)}': a name"):
+            call()
 
 
 def test_saved_by_short_name_in_zoo_home(tiny_cascade, tmp_path, monkeypatch):

@@ -132,3 +132,29 @@ def test_cascade_train_adapter_on_parse_output(tiny_bert_path, parsed_forums, tm
     assert card["cascade"]["adapter"] == "seq_bn" and card["cascade"]["exits"] == [2]
     assert "adapter/adapter_config.json" in card["files"] and not (out / "encoder").exists()
     assert card["pairs"] == {"train": 32} and card["training"]["mode"] == "adapter"
+
+
+def test_cascade_train_refuses_an_output_that_is_or_contains_what_it_reads(
+    tiny_bert_path, parsed_forums, tiny_benchmark, capsys
+):
+    def tree():
+        roots = (parsed_forums, tiny_benchmark, tiny_bert_path)
+        return sorted((p, p.is_file() and p.read_bytes()) for r in roots for p in r.rglob("*"))
+
+    before = tree()
+    forum = parsed_forums / "beer.example"
+    bench = f"local:{tiny_benchmark}"
+    for source, out, read in [
+        (["--data", str(forum)], forum, forum),
+        (["--data", str(forum)], parsed_forums, forum),
+        (["--benchmark", bench], tiny_benchmark, tiny_benchmark),
+        (["--benchmark", bench], tiny_bert_path.parent, tiny_bert_path),  # the base model
+    ]:
+        argv = ["cascade-train", *source, "--name", str(out), "--base", str(tiny_bert_path),
+                "--max-steps", "1", "--overwrite"]  # fmt: skip
+        assert main(argv) == 2
+        assert capsys.readouterr().err == (
+            f"adapter-zoo cascade-train: error: {read}: input inside or equal to the output "
+            f"{out}; choose another output\n"
+        )
+    assert tree() == before

@@ -112,3 +112,22 @@ def test_moved_branch_is_converted_again(served, reference, hub, kit):
     second = adapter_zoo.zoo.verify_entry(pull(REPO, revision=forum))
     assert first["hub"]["commit"] == served[forum] and second["hub"]["commit"] == moved
     assert second["files"] == first["files"]  # same weights, re-made from the new commit
+
+
+def test_a_users_entry_of_the_same_name_is_never_replaced(served):
+    from adapter_zoo.errors import ZooError
+    from adapter_zoo.zoo.store import save_entry
+
+    forum = "travel_stackexchange_com"
+    mine = save_entry(
+        lambda folder: (folder / "adapter.safetensors").write_bytes(b"my own travel adapter"),
+        f"multicqa-{forum}", {"kind": "adapter", "base_model": "bert-base"},
+    )  # fmt: skip
+    before = {p.name: p.read_bytes() for p in mine.iterdir()}
+    with pytest.raises(ZooError) as error:
+        pull(REPO, revision=forum)
+    assert str(error.value) == (
+        f"zoo entry 'multicqa-{forum}' at {mine} is not a MultiCQA adapter pulled from the Hub; "
+        f"move it away to pull {REPO}@{forum}"
+    )
+    assert {p.name: p.read_bytes() for p in mine.iterdir()} == before

@@ -67,7 +67,51 @@ def test_quickstart_smoke_writes_every_output_and_trains_in_its_own_zoo(tmp_path
              if (p / "card.json").is_file()}  # fmt: skip
     assert {n: c.get("encoder") for n, c in cards.items()} == {
         "beer": "bi", "beer-cross": "cross", "beer-fusion": "composite"}  # fmt: skip
+    assert json.loads((out / "quickstart.json").read_text())["smoke"] is True
     assert (out / "leaderboard" / "leaderboard.md").exists()
     assert (out / "leaderboard" / "leaderboard.html").exists()
     assert sorted(p.name for p in (out / "parsed").iterdir()) == [
         "beer.stackexchange.com", "bicycles.meta.stackexchange.com"]  # fmt: skip
+
+
+def test_quickstart_refuses_an_output_folder_it_did_not_write(tmp_path, capsys):
+    from adapter_zoo.cli import main
+
+    out = tmp_path / "experiments"
+    (out / "results").mkdir(parents=True)
+    (out / "results" / "results.jsonl").write_text('{"model": "months of evaluations"}\n')
+    before = sorted((p.relative_to(out), p.is_file() and p.read_bytes()) for p in out.rglob("*"))
+    for argv in (["--smoke"], []):
+        assert main(["quickstart", "--out", str(out), *argv]) == 2
+        assert capsys.readouterr().err == (
+            f"adapter-zoo quickstart: error: {out}: already exists and is not a quickstart "
+            "output written by adapter-zoo; move it away or pass --overwrite\n"
+        )
+    after = sorted((p.relative_to(out), p.is_file() and p.read_bytes()) for p in out.rglob("*"))
+    assert after == before
+
+
+def test_quickstart_never_replaces_a_zoo_entry_it_did_not_train(tmp_path, capsys):
+    from adapter_zoo.cli import main
+    from adapter_zoo.recipes.quickstart import _refuse_entries_of_others
+    from adapter_zoo.zoo.store import save_entry
+
+    users = save_entry(
+        lambda folder: (folder / "adapter.safetensors").write_bytes(b"weeks of training"),
+        "beer-cross", {"kind": "adapter", "base_model": "minilm-l6",
+                       "training": {"data": str(tmp_path / "my-parse")}},
+    )  # fmt: skip
+    before = {p.name: p.read_bytes() for p in users.iterdir()}
+    out = tmp_path / "qs"
+    assert main(["quickstart", "--out", str(out), "--max-steps", "1"]) == 2
+    assert capsys.readouterr().err == (
+        f"adapter-zoo quickstart: error: zoo entry 'beer-cross' at {users} was not trained by "
+        f"a quickstart writing to {out}; the quickstart replaces only its own entries: move it "
+        "away or pass --overwrite\n"
+    )
+    assert {p.name: p.read_bytes() for p in users.iterdir()} == before
+    assert not out.exists()  # refused before any work
+    # an entry an earlier quickstart into the same folder trained is its own to replace
+    save_entry(lambda folder: None, "beer-cross", {"kind": "adapter", "base_model": "minilm-l6",
+               "training": {"data": str(out.resolve() / "parsed")}}, overwrite=True)  # fmt: skip
+    _refuse_entries_of_others(out.resolve())

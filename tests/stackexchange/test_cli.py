@@ -6,6 +6,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from adapter_zoo.cli import main
 
 
@@ -84,12 +86,17 @@ def test_parse_refuses_an_output_that_is_or_contains_the_source(
     )
 
 
+@pytest.mark.parametrize("users", ["folder", "file"])
 def test_parse_never_moves_or_deletes_a_users_file_at_the_forum_name(
-    bicycles_meta_dir, tmp_path, capsys
+    bicycles_meta_dir, tmp_path, capsys, users
 ):
     out = tmp_path / "out"
-    (out / "bicycles.meta.stackexchange.com").mkdir(parents=True)
-    (out / "bicycles.meta.stackexchange.com" / "notes.txt").write_text("mine")
+    out.mkdir()
+    if users == "folder":
+        (out / "bicycles.meta.stackexchange.com").mkdir()
+        (out / "bicycles.meta.stackexchange.com" / "notes.txt").write_text("mine")
+    else:
+        (out / "bicycles.meta.stackexchange.com").write_text("my file")
     (out / "beer.stackexchange.com").write_text("my file")
     before = _tree(out)
     for _ in range(2):  # the second run must not clean up anything of the first
