@@ -1,28 +1,22 @@
 """The ``adapter-zoo`` command line.
 
-Each package contributes its sub-commands through a ``register(subparsers)`` function
-in the modules below. Those modules import heavy libraries (torch, transformers) only
-inside the command functions, so ``adapter-zoo parse`` runs without torch.
+Each package contributes its sub-commands through a ``register(subparsers)`` function that it
+names as an entry point of group ``adapter_zoo.commands`` in ``pyproject.toml``. The command
+line reads that group instead of importing the packages above ``adapter_zoo`` (``benchmarks``,
+``recipes``), so no import runs up a floor. The registering modules import heavy libraries
+(torch, transformers) only inside the command functions, so ``adapter-zoo parse`` runs
+without torch.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
+from importlib.metadata import entry_points
 
 from stackexchange.errors import AdapterZooError
 
-COMMAND_MODULES = (
-    "stackexchange.cli",  # parse, forums
-    "adapter_zoo.training.cli",  # train
-    "adapter_zoo.zoo.cli",  # list, export
-    "adapter_zoo.compose.cli",  # compose
-    "adapter_zoo.hub.cli",  # push, pull
-    "benchmarks.cli",  # evaluate, leaderboard, build-benchmark
-    "adapter_zoo.cascade.cli",  # recommend, sweep
-    "adapter_zoo.recipes.cli",  # run, quickstart
-)
+COMMAND_GROUP = "adapter_zoo.commands"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -31,16 +25,14 @@ def build_parser() -> argparse.ArgumentParser:
         description="Per-forum adapters and cross-encoder rankers for question answering.",
     )
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as error:
-            # A command module not written yet is simply absent; a missing
-            # dependency inside an existing one is a real error.
-            if error.name is not None and name.startswith(error.name):
-                continue
-            raise
-        module.register(subparsers)
+    commands = entry_points(group=COMMAND_GROUP)
+    if not commands:
+        raise RuntimeError(
+            f"no {COMMAND_GROUP} entry points: install adapter-zoo (pip install -e .) so that "
+            "its metadata lists the commands"
+        )
+    for command in commands:
+        command.load()(subparsers)
     return parser
 
 

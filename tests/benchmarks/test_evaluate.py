@@ -7,9 +7,9 @@ import pytest
 
 import benchmarks
 from adapter_zoo.cli import main
+from adapter_zoo.metrics import evaluate_rankings
 from benchmarks import BenchmarkError
 from benchmarks.baselines import bm25_scores, tfidf_scores
-from benchmarks.metrics import evaluate_rankings
 
 
 def test_bm25_record_matches_the_metrics_and_is_appended(fixtures, tmp_path):
@@ -20,7 +20,7 @@ def test_bm25_record_matches_the_metrics_and_is_appended(fixtures, tmp_path):
     assert (record["benchmark"], record["split"], record["model"], record["mode"]) == (
         "wikiqa-raw", "test", "bm25", "zero-shot")  # fmt: skip
     assert record["queries"] == 2 and record["queries_without_positive"] == 1  # Q0 dropped
-    assert record["versions"]["bm25s"] == "0.3.16" and record["wall_time"] >= 0
+    assert record["versions"]["bm25s"] == "0.3.16" and record["wall_time_s"] >= 0
     benchmarks.evaluate("tfidf", "wikiqa-raw", data_dir=fixtures, results=tmp_path, seed=3)
     records = benchmarks.read_results(tmp_path)
     assert [r["model"] for r in records] == ["bm25", "tfidf"] and records[0] == record
@@ -216,3 +216,4 @@ def test_results_writer_refuses_nan_and_keeps_the_file(tmp_path):
         "non-finite values (metrics.map, fusion_weights.1)"
     )
     assert (tmp_path / "results.jsonl").read_bytes() == before
+

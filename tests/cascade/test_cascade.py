@@ -212,7 +212,7 @@ def test_corrupted_entry_is_rejected(tiny_cascade, tmp_path):
     with open(path / "exits.safetensors", "r+b") as handle:
         handle.seek(-4, 2)
         handle.write(b"\x00\x01\x02\x03")
-    with pytest.raises(ZooError, match="exits.safetensors: sha256 mismatch"):
+    with pytest.raises(ZooError, match="exits.safetensors: corrupted"):
         CascadeRanker.load(path)
 
 

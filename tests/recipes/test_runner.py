@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from adapter_zoo.recipes import RecipeError, load_recipe, run_recipe
-from adapter_zoo.recipes.runner import expand, forum_short_name, plan
+from recipes import RecipeError, load_recipe, run_recipe
+from recipes.runner import expand, forum_short_name, plan
 
 RECIPE = """
 name = "demo"

@@ -51,8 +51,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from adapter_zoo.recipes.recipe import RecipeError, load_recipe
-    from adapter_zoo.recipes.runner import find_recipe, run_recipe
+    from recipes.recipe import RecipeError, load_recipe
+    from recipes.runner import find_recipe, run_recipe
 
     recipe = load_recipe(find_recipe(args.recipe))
     if args.address and args.executor != "ray":
@@ -70,8 +70,8 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from adapter_zoo.recipes.recipe import load_recipe
-    from adapter_zoo.recipes.runner import recipe_dir
+    from recipes.recipe import load_recipe
+    from recipes.runner import recipe_dir
 
     for path in sorted(recipe_dir().glob("*.toml")):
         recipe = load_recipe(path)
@@ -80,7 +80,7 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _quickstart(args: argparse.Namespace) -> int:
-    from adapter_zoo.recipes.quickstart import quickstart
+    from recipes.quickstart import quickstart
 
     quickstart(args.out, base=args.base, max_steps=args.max_steps, smoke=args.smoke)
     return 0

@@ -11,7 +11,8 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from adapter_zoo.recipes.recipe import Recipe, RecipeError, Step
+from recipes.recipe import Recipe, RecipeError, Step
+from stackexchange.catalog import shipped_data
 
 PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 FOREACH = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s+in\s+\{([A-Za-z_][A-Za-z0-9_]*)\}\s*$")
@@ -22,11 +23,6 @@ EXECUTORS = ("local", "ray")
 def recipe_dir() -> Path:
     """The recipes shipped as package data: one TOML file per paper experiment."""
     return Path(__file__).resolve().parent / "toml"
-
-
-def shipped_data() -> Path:
-    """The folder of StackExchange archives shipped with the package (see ATTRIBUTION.md)."""
-    return Path(__file__).resolve().parent / "data"
 
 
 def find_recipe(name_or_path: str) -> Path:
@@ -187,7 +183,7 @@ def run_recipe(
     ``executor="local"`` runs the commands one after another in this process;
     ``executor="ray"`` runs independent ones at once as Ray tasks (on the cluster at
     ``address``, or a local one), skipping those finished by an earlier run (see
-    :mod:`adapter_zoo.recipes.ray_executor`).
+    :mod:`recipes.ray_executor`).
 
     Raises:
         RecipeError: a variable is unknown, or a step fails (the step is named).
@@ -205,13 +201,13 @@ def run_recipe(
         return work
     work.mkdir(parents=True, exist_ok=True)
     if smoke:
-        from adapter_zoo.recipes.tiny import build_tiny_bert
+        from recipes.tiny import build_tiny_bert
 
         build_tiny_bert(work / "tiny-bert")
     with own_zoo(work / "zoo") if smoke else contextlib.nullcontext():
         if executor == "ray":
-            from adapter_zoo.recipes.ray_executor import run_on_ray
-            from adapter_zoo.recipes.steps import build_jobs
+            from recipes.ray_executor import run_on_ray
+            from recipes.steps import build_jobs
 
             jobs = build_jobs(commands, smoke=smoke)
             run_on_ray(jobs, work=work, address=address, log=log, recipe=recipe)
