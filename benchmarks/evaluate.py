@@ -42,6 +42,15 @@ def _is_baseline(model) -> bool:
     return isinstance(model, str) and (model in BASELINES or model.startswith("sbert:"))
 
 
+def _setting(bench, scorer_model) -> str:
+    """``in-domain`` when the model was trained on the forum the benchmark was built from
+    (its card's ``forums``; the test questions are held out of that forum's training), else
+    ``zero-shot``."""
+    forum = getattr(bench, "forum", "")
+    forums = (getattr(scorer_model, "card", None) or {}).get("forums") or []
+    return "in-domain" if forum and forum in forums else "zero-shot"
+
+
 def _model_name(model) -> str:
     if isinstance(model, str | os.PathLike):
         return str(model)
@@ -121,7 +130,8 @@ def evaluate(
 
     Returns:
         The record (:func:`benchmarks.results.make_record`): benchmark, benchmark_name,
-        split, model, adapters, mode, metrics (``map``, ``mrr``, ``p@1``, ``ndcg@10``),
+        split, model, adapters, mode (``finetune-<how>``; ``in-domain`` for a model trained on
+        the forum a built benchmark comes from; else ``zero-shot``), metrics (``map``, ``mrr``, ``p@1``, ``ndcg@10``),
         main_metric, queries, queries_without_positive, no_positive, seed, versions,
         wall_time_s, created; plus max_length for a cross-encoder, transfer and entry when
         fine-tuned, fusion_weights when the model's card has them.
@@ -178,6 +188,8 @@ def evaluate(
         scorer_model = _load_ranker(model, adapters)
     if max_length is not None and hasattr(scorer_model, "max_length"):
         scorer_model.max_length = max_length
+    if not finetune:
+        mode = _setting(bench, scorer_model)
     scores = get_scorer(scorer_model)(dataset, bench.bm25_scope)
     summary = evaluate_rankings(scores, dataset["labels"], no_positive=bench.no_positive)
     record = make_record(

@@ -211,7 +211,8 @@ def _evaluate_io(args) -> tuple[list[Path], list[Output]]:
     if args.results:
         from benchmarks.results import benchmark_key
 
-        mode = f"finetune-{args.finetune}" if args.finetune else "zero-shot"
+        # without --finetune the record says the setting evaluate found: either of these
+        mode = f"finetune-{args.finetune}" if args.finetune else ("zero-shot", "in-domain")
         wanted = [
             {
                 "benchmark": benchmark_key(args.benchmark),

@@ -19,9 +19,11 @@ DESCRIPTOR = "benchmark.json"
 
 @dataclasses.dataclass(frozen=True)
 class LocalBenchmark(Benchmark):
-    """A built benchmark folder; ``load`` ignores ``data_dir``."""
+    """A built benchmark folder; ``load`` ignores ``data_dir``. ``forum``: the host of the
+    parsed forum it was built from (its questions are held out of that forum's training)."""
 
     path: str = ""
+    forum: str = ""
 
     @classmethod
     def from_path(cls, path) -> LocalBenchmark:
@@ -42,6 +44,7 @@ class LocalBenchmark(Benchmark):
                 no_positive=spec.get("no_positive", "drop"),
                 bm25_scope=spec.get("bm25_scope", "query"),
                 path=str(folder.resolve()),
+                forum=str((spec.get("source") or {}).get("forum", "")),
             )
         except BenchmarkError as error:
             raise BenchmarkError(f"{descriptor}: {error}") from None
