@@ -11,12 +11,33 @@ without torch.
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from importlib.metadata import entry_points
 
 from stackexchange.errors import AdapterZooError
 
 COMMAND_GROUP = "adapter_zoo.commands"
+# The packages whose progress the command line shows (library code logs, never prints).
+LOGGED_PACKAGES = ("stackexchange", "adapter_zoo", "benchmarks", "recipes")
+_progress: logging.Handler | None = None
+
+
+def show_progress(command: str) -> None:
+    """Show the project's log records of level INFO and up on stderr as
+    ``adapter-zoo COMMAND: message``; a library user's own logging setup is left alone."""
+    global _progress
+    # A new handler on the sys.stderr of this call (tests and recipe steps replace it),
+    # instead of the last call's, which main() may run once per step of a recipe.
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter(f"adapter-zoo {command}: %(message)s"))
+    for name in LOGGED_PACKAGES:
+        logger = logging.getLogger(name)
+        logger.setLevel(logging.INFO)
+        if _progress is not None:
+            logger.removeHandler(_progress)
+        logger.addHandler(handler)
+    _progress = handler
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -39,6 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    show_progress(args.command)
     try:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:
