@@ -1,4 +1,5 @@
-"""``adapter-zoo run RECIPE [--smoke]`` and ``adapter-zoo quickstart``."""
+"""``adapter-zoo run RECIPE [--smoke] [--verify]``, ``adapter-zoo recipes`` and
+``adapter-zoo quickstart``."""
 
 from __future__ import annotations
 
@@ -19,6 +20,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     run.add_argument("--smoke", action="store_true", help="tiny model, shipped data, 2 steps")
     run.add_argument("--work", help="output folder (default outputs/<recipe>)")
     run.add_argument("--dry-run", action="store_true", help="print the commands only")
+    run.add_argument(
+        "--verify",
+        action="store_true",
+        help="after the run, compare its scores with the recipe's published (and expected) "
+        "ones: OK or FAIL per metric; exit status 1 on any FAIL",
+    )
     run.add_argument(
         "--executor",
         choices=("local", "ray"),
@@ -66,7 +73,13 @@ def _run(args: argparse.Namespace) -> int:
         address=args.address,
     )
     print(f"recipe {recipe.name} finished; outputs in {work}")
-    return 0
+    if not args.verify or args.dry_run:
+        return 0
+    from recipes.verify import format_rows, verify
+
+    checks = verify(recipe, work, smoke=args.smoke)
+    print(format_rows(checks) if checks else f"recipe {recipe.name} publishes no scores")
+    return 0 if all(check.ok for check in checks) else 1
 
 
 def _list(args: argparse.Namespace) -> int:

@@ -37,6 +37,17 @@ def find_recipe(name_or_path: str) -> Path:
     raise RecipeError(f"unknown recipe {name_or_path!r}; known recipes: {', '.join(known)}")
 
 
+def work_folder(recipe: Recipe, smoke: bool, work=None) -> Path:
+    """A run's work folder: ``work``, by default ``outputs/<recipe>[-smoke]``."""
+    return Path(work or Path("outputs") / (recipe.name + ("-smoke" if smoke else ""))).resolve()
+
+
+def builtin_variables(work: Path) -> dict:
+    """The variables every recipe may use: ``{shipped}`` (the shipped forum archives) and
+    ``{tiny_base}`` (the tiny random BERT of smoke runs)."""
+    return {"shipped": str(shipped_data()), "tiny_base": str(work / "tiny-bert")}
+
+
 def forum_short_name(host: str) -> str:
     """``beer.stackexchange.com`` → ``beer``; ``bicycles.meta.stackexchange.com`` → ``bicycles-meta``."""
     for suffix in (".stackexchange.com", ".com", ".net"):
@@ -90,21 +101,7 @@ def plan(recipe: Recipe, *, smoke: bool, work: Path, builtins: dict) -> list[tup
 
 def _plan(recipe: Recipe, smoke: bool, work: Path, builtins: dict) -> list[tuple[str, list, dict]]:
     """:func:`plan`'s commands with their step's declared resources: ``(label, argv, resources)``."""
-    variables = {**recipe.variables, **(recipe.smoke_variables if smoke else {})}
-    variables = {**builtins, "work": str(work), **variables}
-    # Variables may refer to each other ("{work}/parsed"); two rounds cover the recipes.
-    for _ in range(2):
-        for key, value in list(variables.items()):
-            where = f"{recipe.path}: [vars] {key}"
-            if isinstance(value, list | tuple):
-                variables[key] = [_fill(item, variables, where) for item in value]
-            else:
-                variables[key] = _fill(value, variables, where)
-    variables = {key: _resolve_value(value) for key, value in variables.items()}
-    # Zoo entries are named after their forum's short name: {forums_names} lists them.
-    for key, value in list(variables.items()):
-        if isinstance(value, list):
-            variables.setdefault(f"{key}_names", [forum_short_name(str(v)) for v in value])
+    variables = run_variables(recipe, smoke, work, builtins)
     commands = []
     for number, step in enumerate(recipe.steps, start=1):
         if step.smoke_only and not smoke:
@@ -116,7 +113,28 @@ def _plan(recipe: Recipe, smoke: bool, work: Path, builtins: dict) -> list[tuple
     return commands
 
 
-def _fill(value, variables: dict, where: str):
+def run_variables(recipe: Recipe, smoke: bool, work: Path, builtins: dict) -> dict:
+    """The variables of a run, every placeholder filled: ``[vars]`` (with ``[smoke.vars]``
+    under ``smoke``), ``work`` and ``builtins``."""
+    variables = {**recipe.variables, **(recipe.smoke_variables if smoke else {})}
+    variables = {**builtins, "work": str(work), **variables}
+    # Variables may refer to each other ("{work}/parsed"); two rounds cover the recipes.
+    for _ in range(2):
+        for key, value in list(variables.items()):
+            where = f"{recipe.path}: [vars] {key}"
+            if isinstance(value, list | tuple):
+                variables[key] = [fill(item, variables, where) for item in value]
+            else:
+                variables[key] = fill(value, variables, where)
+    variables = {key: _resolve_value(value) for key, value in variables.items()}
+    # Zoo entries are named after their forum's short name: {forums_names} lists them.
+    for key, value in list(variables.items()):
+        if isinstance(value, list):
+            variables.setdefault(f"{key}_names", [forum_short_name(str(v)) for v in value])
+    return variables
+
+
+def fill(value, variables: dict, where: str):
     """Substitute placeholders inside one string value (lists are filled item by item)."""
     if not isinstance(value, str) or not PLACEHOLDER.search(value):
         return value
@@ -190,9 +208,8 @@ def run_recipe(
     """
     if executor not in EXECUTORS:
         raise RecipeError(f"unknown executor {executor!r}; choose {' or '.join(EXECUTORS)}")
-    work = Path(work or Path("outputs") / (recipe.name + ("-smoke" if smoke else ""))).resolve()
-    builtins = {"shipped": str(shipped_data()), "tiny_base": str(work / "tiny-bert")}
-    commands = _plan(recipe, smoke, work, builtins)
+    work = work_folder(recipe, smoke, work)
+    commands = _plan(recipe, smoke, work, builtin_variables(work))
     log(f"recipe {recipe.name}: {recipe.paper}")
     log(f"  {len(commands)} command(s); work folder {work}")
     if dry_run:
