@@ -16,7 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from adapter_zoo.errors import ZooError
-from adapter_zoo.zoo.store import entry_folder, save_entry, verify_entry
+from adapter_zoo.zoo.store import entry_folder, read_card, save_entry, verify_entry
 
 
 def _write_files(ranker, folder: Path) -> None:
@@ -55,7 +55,7 @@ def save_cascade(
     final = save_entry(
         lambda folder: _write_files(ranker, folder), name_or_path, fields, overwrite=overwrite
     )
-    ranker.card = verify_entry(final)
+    ranker.card = read_card(final)
     return final
 
 
