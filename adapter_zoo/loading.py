@@ -35,7 +35,6 @@ def resolve_entry(name_or_path: str, *, revision: str | None = None) -> Path:
         return local
     from adapter_zoo.hub import fetch  # the Hub client, only for a name the zoo lacks
 
-    hub_error = None
     try:
         return Path(fetch(name, revision=revision))
     except (ValueError, OSError) as error:
@@ -44,7 +43,7 @@ def resolve_entry(name_or_path: str, *, revision: str | None = None) -> Path:
     close = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
     hint = f"did you mean {', '.join(close)}?" if close else "no similar local name"
     message = f"unknown adapter {name!r}; {hint}; local zoo at {home}"
-    raise ZooError(message + (f"; hub: {hub_error}" if hub_error else ""))
+    raise ZooError(f"{message}; hub: {hub_error}")
 
 
 def load(
