@@ -13,7 +13,6 @@ Example:
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 
@@ -46,14 +45,8 @@ def pairs_from_benchmark(name: str, *, data_dir=None, negatives: int = 3, seed: 
 
 
 def _source_forum(bench) -> Path | None:
-    path = getattr(bench, "path", "")
-    if not path:
-        return None
-    descriptor = Path(path) / "benchmark.json"
-    try:
-        source = json.loads(descriptor.read_text(encoding="utf-8")).get("source")
-    except (OSError, json.JSONDecodeError):
-        return None
+    """The parsed forum a built benchmark comes from, when it is still there."""
+    source = getattr(bench, "source_forum", "")
     return Path(source) if source and (Path(source) / "stats.json").is_file() else None
 
 

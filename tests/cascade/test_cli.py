@@ -163,3 +163,24 @@ def test_evaluate_sweep_and_cascade_records_name_a_built_set_alike(
     for record in records:
         assert record["benchmark"] == f"local:{tiny_benchmark.resolve()}"
         assert common - {"max_length"} <= set(record) and record["wall_time_s"] >= 0
+
+
+def test_a_set_built_by_build_benchmark_leads_back_to_its_forum(
+    parsed_forums, tiny_benchmark, tmp_path
+):
+    """build-benchmark's descriptor names its source as {"forum", "path"}: the benchmark
+    knows its forum (the in-domain setting) and training falls back to that forum's pairs."""
+    import shutil
+
+    import benchmarks
+
+    copy = tmp_path / "bench"
+    shutil.copytree(tiny_benchmark, copy)
+    forum = parsed_forums / "beer.example"
+    spec = json.loads((copy / "benchmark.json").read_text())
+    spec["source"] = {"forum": forum.name, "path": str(forum)}
+    (copy / "benchmark.json").write_text(json.dumps(spec))
+    bench = benchmarks.get(f"local:{copy}")
+    assert (bench.forum, bench.source_forum) == (forum.name, str(forum))
+    expected = pairs_from_parsed(forum, negatives=2, seed=0)
+    assert sorted(pairs_from_benchmark(f"local:{copy}", negatives=2)) == sorted(expected)
