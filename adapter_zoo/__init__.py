@@ -1,7 +1,9 @@
 """adapter-zoo: cross-encoder rankers and per-forum adapters for question answering.
 
-The public API is re-exported here and imported lazily, so that ``adapter-zoo parse``
-and other torch-free commands start fast.
+The public API is re-exported here. The modules imported below are light (they import torch
+and transformers inside their functions); the two names whose modules import torch at the
+top are imported on first use, so that ``adapter-zoo parse`` and other torch-free commands
+start fast.
 
 Example:
     >>> import adapter_zoo
@@ -11,44 +13,60 @@ Example:
 
 from __future__ import annotations
 
-import importlib
+from adapter_zoo.biencoder import BiEncoder
+from adapter_zoo.compose import BM25Scorer, Rerank, ScoreFusion, compose_entry
+from adapter_zoo.errors import ZooError
+from adapter_zoo.export import export_cross_encoder
+from adapter_zoo.hub import pull, push
+from adapter_zoo.loading import list_entries, load
+from adapter_zoo.ranker import Ranker, resolve_base_model
+from adapter_zoo.training import TrainingConfig, train
+from adapter_zoo.zoo import zoo_home
 
 __version__ = "0.1.0"
 
-# name -> module that defines it
-_EXPORTS = {
-    "ZooError": "adapter_zoo.errors",
-    "Ranker": "adapter_zoo.ranker",
-    "BiEncoder": "adapter_zoo.biencoder",
-    "resolve_base_model": "adapter_zoo.ranker",
-    "register_heads": "adapter_zoo.ranker.heads",
-    "load": "adapter_zoo.zoo",
-    "list_entries": "adapter_zoo.zoo",
-    "list": "adapter_zoo.zoo",  # an alias of list_entries
-    "zoo_home": "adapter_zoo.zoo",
-    "export_cross_encoder": "adapter_zoo.zoo.export",
-    "TrainingConfig": "adapter_zoo.training",
-    "train": "adapter_zoo.training",
-    "push": "adapter_zoo.hub",
-    "pull": "adapter_zoo.hub",
-    "CascadeRanker": "adapter_zoo.cascade",
-    "BM25Scorer": "adapter_zoo.compose",
-    "ScoreFusion": "adapter_zoo.compose",
-    "Rerank": "adapter_zoo.compose",
-    "compose_entry": "adapter_zoo.compose",
-}
+_LAZY = ("CascadeRanker", "register_heads")
 
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "BM25Scorer",
+    "BiEncoder",
+    "CascadeRanker",
+    "Ranker",
+    "Rerank",
+    "ScoreFusion",
+    "TrainingConfig",
+    "ZooError",
+    "compose_entry",
+    "export_cross_encoder",
+    "list",
+    "list_entries",
+    "load",
+    "pull",
+    "push",
+    "register_heads",
+    "resolve_base_model",
+    "train",
+    "zoo_home",
+]
 
 
 def __getattr__(name: str):
-    module = _EXPORTS.get(name)
-    if module is None:
+    # These modules import torch at their top; importing them here on first use keeps
+    # ``import adapter_zoo`` torch-free.
+    if name == "CascadeRanker":
+        from adapter_zoo.cascade.model import CascadeRanker as value
+    elif name == "register_heads":
+        from adapter_zoo.ranker.heads import register_heads as value
+    else:
         raise AttributeError(f"module 'adapter_zoo' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value
 
 
 def __dir__():
-    return sorted(set(globals()) | set(_EXPORTS))
+    return sorted(set(globals()) | set(_LAZY))
+
+
+# ``list`` stays as an alias of ``list_entries`` (``adapter_zoo.list()``); bound last so that
+# the builtin stays usable above.
+list = list_entries  # noqa: A001

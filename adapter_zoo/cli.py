@@ -1,28 +1,43 @@
 """The ``adapter-zoo`` command line.
 
-Each package contributes its sub-commands through a ``register(subparsers)`` function
-in the modules below. Those modules import heavy libraries (torch, transformers) only
-inside the command functions, so ``adapter-zoo parse`` runs without torch.
+Each package contributes its sub-commands through a ``register(subparsers)`` function that it
+names as an entry point of group ``adapter_zoo.commands`` in ``pyproject.toml``. The command
+line reads that group instead of importing the packages above ``adapter_zoo`` (``benchmarks``,
+``recipes``), so no import runs up a floor. The registering modules import heavy libraries
+(torch, transformers) only inside the command functions, so ``adapter-zoo parse`` runs
+without torch.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
+import logging
 import sys
+from importlib.metadata import entry_points
 
 from stackexchange.errors import AdapterZooError
 
-COMMAND_MODULES = (
-    "stackexchange.cli",  # parse, forums
-    "adapter_zoo.training.cli",  # train
-    "adapter_zoo.zoo.cli",  # list, export
-    "adapter_zoo.compose.cli",  # compose
-    "adapter_zoo.hub.cli",  # push, pull
-    "benchmarks.cli",  # evaluate, leaderboard, build-benchmark
-    "adapter_zoo.cascade.cli",  # recommend, sweep
-    "adapter_zoo.recipes.cli",  # run, quickstart
-)
+COMMAND_GROUP = "adapter_zoo.commands"
+# The packages whose progress the command line shows (library code logs, never prints).
+LOGGED_PACKAGES = ("stackexchange", "adapter_zoo", "benchmarks", "recipes")
+_progress: logging.Handler | None = None
+
+
+def show_progress(command: str) -> None:
+    """Show the project's log records of level INFO and up on stderr as
+    ``adapter-zoo COMMAND: message``; a library user's own logging setup is left alone."""
+    global _progress
+    # A new handler on the sys.stderr of this call (tests and recipe steps replace it),
+    # instead of the last call's, which main() may run once per step of a recipe.
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter(f"adapter-zoo {command}: %(message)s"))
+    for name in LOGGED_PACKAGES:
+        logger = logging.getLogger(name)
+        logger.setLevel(logging.INFO)
+        if _progress is not None:
+            logger.removeHandler(_progress)
+        logger.addHandler(handler)
+    _progress = handler
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -31,22 +46,21 @@ def build_parser() -> argparse.ArgumentParser:
         description="Per-forum adapters and cross-encoder rankers for question answering.",
     )
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as error:
-            # A command module not written yet is simply absent; a missing
-            # dependency inside an existing one is a real error.
-            if error.name is not None and name.startswith(error.name):
-                continue
-            raise
-        module.register(subparsers)
+    commands = entry_points(group=COMMAND_GROUP)
+    if not commands:
+        raise RuntimeError(
+            f"no {COMMAND_GROUP} entry points: install adapter-zoo (pip install -e .) so that "
+            "its metadata lists the commands"
+        )
+    for command in commands:
+        command.load()(subparsers)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    show_progress(args.command)
     try:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:

@@ -11,11 +11,7 @@ so a number can be traced to the code that produced it.
 
 from __future__ import annotations
 
-import contextlib
-import datetime
-import importlib.metadata
 import os
-import platform
 import random
 import tempfile
 import time
@@ -23,31 +19,11 @@ from pathlib import Path
 
 import numpy as np
 
+from adapter_zoo.metrics import evaluate_rankings
 from benchmarks.baselines import BASELINES, get_scorer
 from benchmarks.errors import BenchmarkError
-from benchmarks.metrics import METRICS, evaluate_rankings
 from benchmarks.registry import get
-from benchmarks.results import append_result
-
-_PACKAGES = (
-    "adapter-zoo",
-    "torch",
-    "transformers",
-    "adapters",
-    "datasets",
-    "sentence-transformers",
-    "bm25s",
-    "scikit-learn",
-)
-
-
-def package_versions() -> dict[str, str]:
-    """Versions of the packages a result depends on (absent ones are left out)."""
-    versions = {"python": platform.python_version()}
-    for name in _PACKAGES:
-        with contextlib.suppress(importlib.metadata.PackageNotFoundError):
-            versions[name] = importlib.metadata.version(name)
-    return versions
+from benchmarks.results import append_result, make_record
 
 
 def _seed_everything(seed: int) -> None:
@@ -64,6 +40,15 @@ def _seed_everything(seed: int) -> None:
 def _is_baseline(model) -> bool:
     """True for scorers that are not trainable rankers: bm25, tfidf, sbert:<base>."""
     return isinstance(model, str) and (model in BASELINES or model.startswith("sbert:"))
+
+
+def _setting(bench, scorer_model) -> str:
+    """``in-domain`` when the model was trained on the forum the benchmark was built from
+    (its card's ``forums``; the test questions are held out of that forum's training), else
+    ``zero-shot``."""
+    forum = getattr(bench, "forum", "")
+    forums = (getattr(scorer_model, "card", None) or {}).get("forums") or []
+    return "in-domain" if forum and forum in forums else "zero-shot"
 
 
 def _model_name(model) -> str:
@@ -144,10 +129,12 @@ def evaluate(
             model's name (else it is refused before training).
 
     Returns:
-        The record: benchmark (as given), benchmark_name, split, model, adapters, mode,
-        metrics (``map``, ``mrr``, ``p@1``, ``ndcg@10``), main_metric, queries,
-        queries_without_positive, no_positive, seed, versions, wall_time (seconds), created;
-        plus fusion_weights when the model's card has them.
+        The record (:func:`benchmarks.results.make_record`): benchmark, benchmark_name,
+        split, model, adapters, mode (``finetune-<how>``; ``in-domain`` for a model trained on
+        the forum a built benchmark comes from; else ``zero-shot``), metrics (``map``, ``mrr``, ``p@1``, ``ndcg@10``),
+        main_metric, queries, queries_without_positive, no_positive, seed, versions,
+        wall_time_s, created; plus max_length for a cross-encoder, transfer and entry when
+        fine-tuned, fusion_weights when the model's card has them.
 
     Example:
         >>> evaluate("bm25", "wikiqa", data_dir="../shared/data/benchmarks")["queries"]
@@ -201,25 +188,20 @@ def evaluate(
         scorer_model = _load_ranker(model, adapters)
     if max_length is not None and hasattr(scorer_model, "max_length"):
         scorer_model.max_length = max_length
+    if not finetune:
+        mode = _setting(bench, scorer_model)
     scores = get_scorer(scorer_model)(dataset, bench.bm25_scope)
     summary = evaluate_rankings(scores, dataset["labels"], no_positive=bench.no_positive)
-    record = {
-        "benchmark": benchmark if isinstance(benchmark, str) else bench.name,
-        "benchmark_name": bench.name,
-        "split": split,
-        "model": _model_name(model),
-        "adapters": adapters,
-        "mode": mode,
-        "metrics": {name: round(summary[name], 6) for name in METRICS},
-        "main_metric": bench.main_metric,
-        "queries": summary["queries"],
-        "queries_without_positive": summary["queries_without_positive"],
-        "no_positive": bench.no_positive,
-        "seed": seed,
-        "versions": package_versions(),
-        "wall_time": round(time.perf_counter() - started, 3),
-        "created": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-    }
+    record = make_record(
+        bench,
+        split=split,
+        model=_model_name(model),
+        adapters=adapters,
+        mode=mode,
+        summary=summary,
+        seed=seed,
+        seconds=time.perf_counter() - started,
+    )
     if hasattr(scorer_model, "max_length"):
         record["max_length"] = scorer_model.max_length
     if transfer is not None:

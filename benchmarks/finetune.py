@@ -88,7 +88,7 @@ def to_parse_folder(benchmark, out_dir, data_dir=None) -> Path:
 
 def _transfer_weights(transfer: str) -> str:
     """The model folder of a full/tanda zoo entry, or ``transfer`` itself (a base model)."""
-    from adapter_zoo.zoo.loading import resolve_entry
+    from adapter_zoo.loading import resolve_entry
     from adapter_zoo.zoo.store import verify_entry
 
     try:

@@ -1,9 +1,12 @@
 """Leaderboard: Markdown/HTML tables and plots from a results folder.
 
-Tables: one row per model (model + adapters + mode), one column per benchmark (``split`` in
-the header) holding that benchmark's main metric, then ``Σ <metric>``: the mean of each metric
-over the benchmarks the row has (MultiCQA's tables' average column). Published reference rows
-from the registry follow, marked "published". The latest record wins when a run is repeated.
+Tables: one row per model (model + adapters + setting), best first by the mean of its main
+metrics; per benchmark (``split`` in the header) a column of its main metric and, where that
+is not MAP, one of MAP; then ``Σ <metric>``: the mean of each metric over the benchmarks the
+row has (MultiCQA's tables' average column); then ``kind``: ``baseline`` (BM25, TF-IDF, an
+untrained base), ``peer`` (a zero-shot sentence encoder, ``sbert:``) or ``ours`` (the zoo's
+models). Published reference rows from the registry follow, marked "published". The latest
+record wins when a run is repeated.
 
 Plots (matplotlib, Agg): ``models.png`` — every row's main metric per benchmark as bars, best
 on top, the IR baseline marked (the comparison a reader looks for first); ``zero_shot.png`` — the zero-shot scores of all adapters per benchmark,
@@ -24,7 +27,7 @@ import json
 import os
 from pathlib import Path
 
-from benchmarks.metrics import METRICS
+from adapter_zoo.metrics import METRICS
 from benchmarks.registry import get
 from benchmarks.results import read_results
 from stackexchange.io import atomic_write_bytes, atomic_write_text
@@ -57,6 +60,19 @@ def _main_metric(record: dict) -> str:
     return record.get("main_metric") or get(record["benchmark"]).main_metric
 
 
+def model_kind(record: dict) -> str:
+    """``baseline`` (bm25, tfidf, an untrained ``base:``), ``peer`` (``sbert:``, a sentence
+    encoder used zero-shot) or ``ours`` (a zoo model, alone or as ``--adapter``)."""
+    if _is_adapter(record):
+        return "ours"
+    return "peer" if str(record["model"]).startswith("sbert:") else "baseline"
+
+
+def _column_metrics(main: str) -> list[str]:
+    """A benchmark's columns: its main metric, and MAP too when that is not the main one."""
+    return [main] if main == "map" else [main, "map"]
+
+
 def build_table(records: list[dict]) -> tuple[list[str], list[list[str]]]:
     """Header and rows (strings) of the leaderboard."""
     latest: dict[tuple, dict] = {}
@@ -67,23 +83,33 @@ def build_table(records: list[dict]) -> tuple[list[str], list[list[str]]]:
     mains = {b: _main_metric(r) for b, r in firsts.items()}
     header = [
         "model",
-        *[f"{_benchmark_label(firsts[b])} ({s}, {mains[b]})" for b, s in columns],
+        *[
+            f"{_benchmark_label(firsts[b])} ({s}, {metric})"
+            for b, s in columns
+            for metric in _column_metrics(mains[b])
+        ],
         *[f"Σ {m}" for m in METRICS],
         "kind",
     ]
-    rows = []
-    for label in sorted({key[0] for key in latest}):
-        cells, sums = [], {m: [] for m in METRICS}
+    scored = []
+    for label in {key[0] for key in latest}:
+        cells, sums, main_scores, kind = [], {m: [] for m in METRICS}, [], ""
         for benchmark, split in columns:
             record = latest.get((label, benchmark, split))
             if record is None:
-                cells.append("–")
+                cells += ["–"] * len(_column_metrics(mains[benchmark]))
                 continue
-            cells.append(f"{100 * record['metrics'][mains[benchmark]]:.1f}")
+            kind = model_kind(record)
+            cells += [
+                f"{100 * record['metrics'][m]:.1f}" for m in _column_metrics(mains[benchmark])
+            ]
+            main_scores.append(record["metrics"][mains[benchmark]])
             for m in METRICS:
                 sums[m].append(record["metrics"][m])
         averages = [_mean(sums[m], len(columns)) for m in METRICS]
-        rows.append([label, *cells, *averages, "ours"])
+        mean = sum(main_scores) / len(main_scores)
+        scored.append((-mean, label, [label, *cells, *averages, kind]))
+    rows = [row for *_, row in sorted(scored)]  # best first; equal scores by name
     rows += _published_rows(columns, mains)
     return header, rows
 
@@ -97,18 +123,24 @@ def _mean(values: list[float], expected: int) -> str:
 
 def _published_rows(columns, mains) -> list[list[str]]:
     rows: dict[str, list[str]] = {}
-    for index, (benchmark, split) in enumerate(columns):
+    width = sum(len(_column_metrics(mains[b])) for b, _ in columns)
+    start = 1
+    for benchmark, split in columns:
+        metrics = _column_metrics(mains[benchmark])
         try:
             references = get(benchmark).published
         except ValueError:  # a local: or unknown benchmark has no published rows
-            continue
+            references = ()
         for ref in references:
             if ref.split == split and mains[benchmark] in ref.metrics:
                 label = f"{ref.model} [{ref.source}]"
                 row = rows.setdefault(
-                    label, [label, *["–"] * len(columns), *["–"] * len(METRICS), "published"]
+                    label, [label, *["–"] * width, *["–"] * len(METRICS), "published"]
                 )
-                row[1 + index] = f"{100 * ref.metrics[mains[benchmark]]:.1f}"
+                for offset, metric in enumerate(metrics):
+                    if metric in ref.metrics:
+                        row[start + offset] = f"{100 * ref.metrics[metric]:.1f}"
+        start += len(metrics)
     return list(rows.values())
 
 
@@ -159,6 +191,16 @@ def _is_adapter(record: dict) -> bool:
 
 def plot_zero_shot(records: list[dict], path: Path) -> Path | None:
     """MultiCQA Figure 2: adapter zero-shot scores per benchmark, IR baseline and in-domain lines."""
+    figure = zero_shot_figure(records)
+    return None if figure is None else _save(figure, path)
+
+
+def zero_shot_figure(records: list[dict]):
+    """The figure of :func:`plot_zero_shot` (None without zero-shot zoo models).
+
+    Readable at any number of adapters: the metric axis starts at 0 and reaches past every
+    score and line, each adapter is a named bar, and the legend sits below the panels.
+    """
     import matplotlib
 
     matplotlib.use("Agg")
@@ -168,25 +210,44 @@ def plot_zero_shot(records: list[dict], path: Path) -> Path | None:
     benchmarks = sorted({r["benchmark"] for r in zero})
     if not benchmarks:
         return None
+    most = max(sum(r["benchmark"] == b for r in zero) for b in benchmarks)
     figure, axes = plt.subplots(
-        1, len(benchmarks), figsize=(4 * len(benchmarks), 3.5), squeeze=False
-    )
+        1, len(benchmarks), figsize=(max(4.0, 0.35 * most + 2) * len(benchmarks), 4.0),
+        squeeze=False,
+    )  # fmt: skip
     for axis, benchmark in zip(axes[0], benchmarks):
-        metric = _main_metric(next(r for r in zero if r["benchmark"] == benchmark))
-        scores = sorted(r["metrics"][metric] for r in zero if r["benchmark"] == benchmark)
-        axis.scatter(range(len(scores)), scores, s=12, label="adapters (zero-shot)")
+        mine = sorted(
+            (r for r in zero if r["benchmark"] == benchmark),
+            key=lambda r: r["metrics"][_main_metric(r)],
+        )
+        metric = _main_metric(mine[0])
+        scores = [r["metrics"][metric] for r in mine]
+        axis.bar(range(len(mine)), scores, color="tab:blue", label="zoo models (zero-shot)")
+        axis.set_xticks(range(len(mine)), [row_label(r) for r in mine], rotation=60, ha="right",
+                        fontsize=7)  # fmt: skip
+        lines = []
         for record in records:
             if record["benchmark"] != benchmark:
                 continue
+            value = record["metrics"][metric]
             if record["model"] == IR_BASELINE and record["mode"] == "zero-shot":
-                axis.axhline(record["metrics"][metric], color="red", linestyle="--", label="BM25")
-            elif record["mode"].startswith("finetune"):
-                axis.axhline(record["metrics"][metric], color="green", label="in-domain")
-        axis.set_title(_benchmark_label(next(r for r in zero if r["benchmark"] == benchmark)))
-        axis.set_xlabel("adapters (sorted)")
+                lines.append(value)
+                axis.axhline(value, color="red", linestyle="--", label="BM25")
+            elif record["mode"].startswith("finetune") or record["mode"] == "in-domain":
+                lines.append(value)
+                axis.axhline(value, color="green", label="in-domain")
+        axis.set_ylim(0, min(1.0, 1.1 * max(scores + lines)) or 1.0)
+        axis.set_xlim(-0.6, len(mine) - 0.4)
+        axis.set_title(_benchmark_label(mine[0]), fontsize=9)
         axis.set_ylabel(metric)
-        axis.legend(fontsize=7)
-    return _save(figure, path)
+    handles = {}
+    for axis in axes[0]:
+        for handle, label in zip(*axis.get_legend_handles_labels()):
+            handles.setdefault(label, handle)
+    figure.legend(handles.values(), handles.keys(), loc="lower center", ncol=len(handles),
+                  fontsize=8, frameon=False)  # fmt: skip
+    figure.tight_layout(rect=(0, 0.08, 1, 1))  # room for the legend below the panels
+    return figure
 
 
 def _card(model: str) -> dict | None:

@@ -5,7 +5,7 @@ Example:
     >>> forum_dir = stackexchange.parse_forum("beer.stackexchange.com.7z", "parsed")  # doctest: +SKIP
 """
 
-from stackexchange.catalog import Forum, catalog, forum_set
+from stackexchange.catalog import Forum, catalog, forum_set, shipped_data
 from stackexchange.dump import parse_dump
 from stackexchange.errors import AdapterZooError, DumpError
 from stackexchange.parse import is_complete, parse_forum, read_stats
@@ -24,4 +24,5 @@ __all__ = [
     "parse_tags",
     "question_text",
     "read_stats",
+    "shipped_data",
 ]

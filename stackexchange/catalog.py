@@ -118,6 +118,13 @@ def short_name(host: str) -> str:
     return host
 
 
+def shipped_data() -> Path:
+    """The folder of the two small forum archives shipped with the package (beer and
+    bicycles.meta, CC BY-SA, see its ``ATTRIBUTION.md``): the quickstart's and the tests' data,
+    kept here, on the lowest floor, so that every package may read them."""
+    return Path(__file__).resolve().parent / "samples"
+
+
 @cache
 def _shipped() -> tuple[Forum, ...]:
     text = resources.files("stackexchange").joinpath("data/stackexchange_sites_2018-12.csv")

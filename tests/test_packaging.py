@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from adapter_zoo.recipes import recipe_dir, shipped_data
+from recipes import recipe_dir
+from stackexchange.catalog import shipped_data
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("adapter_zoo", "stackexchange", "benchmarks")
+PACKAGES = ("adapter_zoo", "stackexchange", "benchmarks", "recipes")
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +45,7 @@ def test_wheel_ships_recipes_and_archives_not_perf_scripts(wheel):
     assert len(recipes) == 10 and len(archives) == 2
     for path in recipes + archives:
         assert path.relative_to(ROOT).as_posix() in names
-    assert "adapter_zoo/recipes/data/ATTRIBUTION.md" in names
+    assert "stackexchange/samples/ATTRIBUTION.md" in names
     assert "benchmarks/evaluate.py" in names
     assert [n for n in names if n.startswith("benchmarks/perf")] == []
 

@@ -16,6 +16,7 @@ worse than its base on dev.
 from __future__ import annotations
 
 import json
+import logging
 import math
 import shutil
 import time
@@ -29,6 +30,8 @@ from adapter_zoo.biencoder.layouts import write_bi_adapter, write_bi_full, write
 from adapter_zoo.errors import ZooError
 from adapter_zoo.training.dev import forum_dev_lists
 from adapter_zoo.training.objective import dev_metrics
+
+log = logging.getLogger(__name__)
 
 EVALUATIONS = 6  # dev evaluations per run when eval_steps is not given (plus step 0)
 RUN_FILE = "run.json"
@@ -152,7 +155,7 @@ class _Selection:
         record = {"phase": phase, "step": step, **metrics}
         record["seconds"] = round(time.perf_counter() - started, 2)
         self.log.append(record)
-        print(f"adapter-zoo train: {json.dumps(record)}", flush=True)
+        log.info("%s", json.dumps(record))
         if self.base is None:
             self.base = metrics
         if self.best is None or metrics.get("dev_map", -1) > self.best.get("dev_map", -1):

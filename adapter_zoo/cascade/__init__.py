@@ -1,7 +1,10 @@
 """Cascade Transformer ranking: exits at intermediate layers, candidates dropped per exit.
 
-Names are imported lazily so that ``adapter-zoo`` (which imports ``adapter_zoo.cascade.cli``)
-starts without torch.
+The modules that import torch at their top (the model and its inference) are imported on
+first use of their names, so that importing the package stays torch-free.
+
+Scoring a cascade on a benchmark is ``benchmarks.cascade`` (``evaluate_cascade``,
+``pairs_from_benchmark``).
 
 Example:
     >>> from adapter_zoo.cascade import CascadeConfig, CascadeRanker, train_cascade
@@ -12,34 +15,41 @@ Example:
 
 from __future__ import annotations
 
-import importlib
+from adapter_zoo.cascade.config import CASCADE_CONFIGS, CascadeConfig, default_exits, get_config
+from adapter_zoo.cascade.data import pairs_from_parsed
+from adapter_zoo.cascade.schedule import keep_schedule, layer_flops, sample_exits
+from adapter_zoo.cascade.storage import load_cascade
+from adapter_zoo.cascade.train import train_cascade, train_entry
 
-_EXPORTS = {
-    "CASCADE_CONFIGS": "adapter_zoo.cascade.config",
-    "CascadeConfig": "adapter_zoo.cascade.config",
-    "default_exits": "adapter_zoo.cascade.config",
-    "get_config": "adapter_zoo.cascade.config",
-    "CascadeOutput": "adapter_zoo.cascade.inference",
-    "run_cascade": "adapter_zoo.cascade.inference",
-    "CascadeRanker": "adapter_zoo.cascade.model",
-    "keep_schedule": "adapter_zoo.cascade.schedule",
-    "layer_flops": "adapter_zoo.cascade.schedule",
-    "sample_exits": "adapter_zoo.cascade.schedule",
-    "load_cascade": "adapter_zoo.cascade.storage",
-    "train_cascade": "adapter_zoo.cascade.train",
-    "train_entry": "adapter_zoo.cascade.train",
-    "evaluate_cascade": "adapter_zoo.cascade.evaluate",
-    "pairs_from_parsed": "adapter_zoo.cascade.data",
-    "pairs_from_benchmark": "adapter_zoo.cascade.data",
-}
+_LAZY = ("CascadeOutput", "CascadeRanker", "run_cascade")
 
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "CASCADE_CONFIGS",
+    "CascadeConfig",
+    "CascadeOutput",
+    "CascadeRanker",
+    "default_exits",
+    "get_config",
+    "keep_schedule",
+    "layer_flops",
+    "load_cascade",
+    "pairs_from_parsed",
+    "run_cascade",
+    "sample_exits",
+    "train_cascade",
+    "train_entry",
+]
 
 
 def __getattr__(name: str):
-    module = _EXPORTS.get(name)
-    if module is None:
+    # torch is imported at the top of these modules: only on first use of their names.
+    if name == "CascadeRanker":
+        from adapter_zoo.cascade.model import CascadeRanker as value
+    elif name == "CascadeOutput":
+        from adapter_zoo.cascade.inference import CascadeOutput as value
+    elif name == "run_cascade":
+        from adapter_zoo.cascade.inference import run_cascade as value
+    else:
         raise AttributeError(f"module 'adapter_zoo.cascade' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value

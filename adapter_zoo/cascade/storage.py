@@ -1,4 +1,6 @@
-"""Saving and loading a cascade ranker as a zoo entry of kind ``cascade``.
+"""Saving and loading a cascade ranker as a zoo entry of kind ``cascade``, written and
+verified as every other entry (``adapter_zoo.zoo.store``: the README is the card's, unhashed,
+so a push may replace it with the Hub card).
 
 Layout (CONTRIBUTING's zoo entry plus the cascade's own files)::
 
@@ -11,34 +13,10 @@ Layout (CONTRIBUTING's zoo entry plus the cascade's own files)::
 
 from __future__ import annotations
 
-import datetime
-import os
 from pathlib import Path
 
 from adapter_zoo.errors import ZooError
-
-CARD_VERSION = 1
-
-
-def _zoo_home() -> Path:
-    from adapter_zoo.zoo import zoo_home
-
-    return zoo_home()
-
-
-def entry_path(name_or_path) -> Path:
-    """A short name lives in the zoo folder; anything with a separator is a path.
-
-    Raises:
-        ZooError: ``.`` or ``..``, which are neither a name in the zoo nor meant as a path.
-    """
-    from adapter_zoo.zoo.store import local_entry
-
-    text = str(name_or_path)
-    local_entry(text)  # refuses "." and "..": names resolve inside the zoo home only
-    if os.sep in text or "/" in text or text.startswith("."):
-        return Path(text)
-    return _zoo_home() / text
+from adapter_zoo.zoo.store import entry_folder, read_card, save_entry, verify_entry
 
 
 def _write_files(ranker, folder: Path) -> None:
@@ -56,34 +34,14 @@ def _write_files(ranker, folder: Path) -> None:
         ranker.tokenizer.save_pretrained(folder / "encoder")
 
 
-def _readme(card: dict) -> str:
-    from adapter_zoo.zoo.cards import attribution, front_matter, licence_metadata
-
-    cascade = card["cascade"]
-    licence = licence_metadata(card)
-    header = "\n".join(front_matter(**licence, tags=["adapter-zoo"]) + [""]) if licence else ""
-    credit = attribution(card)
-    return (
-        f"{header}# {card['name']} (cascade ranker)\n\n"
-        f"Base model: `{card['base_model']}`; exits at layers {cascade['exits']}; "
-        f"default drop ratio alpha = {cascade['alpha']}; "
-        f"{'adapter ' + cascade['adapter'] if cascade['adapter'] else 'full fine-tuning'}.\n\n"
-        + (f"{credit}\n\n" if credit else "")
-        + f"Load with `adapter_zoo.cascade.CascadeRanker.load({card['name']!r})`.\n"
-    )
-
-
 def save_cascade(
     ranker, name_or_path, *, card: dict | None = None, overwrite: bool = False
 ) -> Path:
-    """Write ``ranker`` atomically as a zoo entry and return the entry folder."""
+    """Write ``ranker`` atomically as a zoo entry (through the zoo's one entry writer,
+    ``adapter_zoo.zoo.save_entry``) and return the entry folder."""
     from adapter_zoo.zoo.layouts import base_config
-    from stackexchange.io import atomic_directory, atomic_write_json, atomic_write_text, sha256_file
 
-    final = entry_path(name_or_path)
-    full = {
-        "name": final.name,
-        "kind": "cascade",
+    fields = {
         "base_model": ranker.base_model,
         "forums": [],
         "pairs": {},
@@ -92,35 +50,21 @@ def save_cascade(
         "scores": {},
         **(ranker.card or {}),
         **(card or {}),
+        "kind": "cascade",
+        "cascade": ranker.config.to_dict(),
+        "base_config": base_config(ranker.encoder.config),  # checked at load with the adapter
     }
-    full.update(
-        name=final.name,
-        kind="cascade",
-        base_config=base_config(ranker.encoder.config),  # checked at load with the adapter
-        cascade=ranker.config.to_dict(),
-        created=datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-        version=CARD_VERSION,
+    for stale in ("name", "files", "created", "version"):  # filled in by save_entry
+        fields.pop(stale, None)
+    final = save_entry(
+        lambda folder: _write_files(ranker, folder), name_or_path, fields, overwrite=overwrite
     )
-    # Not adapter_zoo.zoo.save_entry: that takes short names only, and a cascade is also
-    # written to plain folders (tests, benchmarks); the layout and hashing are the same.
-    with atomic_directory(final, overwrite=overwrite) as tmp:
-        _write_files(ranker, tmp)
-        atomic_write_text(tmp / "README.md", _readme(full))
-        full["files"] = {
-            str(p.relative_to(tmp)): sha256_file(p)
-            for p in sorted(tmp.rglob("*"))
-            if p.is_file() and p.name != "card.json"
-        }
-        atomic_write_json(tmp / "card.json", full)
-    ranker.card = full
+    ranker.card = read_card(final)
     return final
 
 
 def verify_cascade(folder: Path) -> dict:
-    """The card of a cascade entry after checking its files as every zoo entry's (plain
-    relative paths inside the entry, each file's sha256, no file the card does not list)."""
-    from adapter_zoo.zoo.store import verify_entry
-
+    """The card of a cascade entry after checking every listed file (``verify_entry``)."""
     card = verify_entry(folder)
     if card.get("kind") != "cascade":
         raise ZooError(f"{folder / 'card.json'}: kind is {card.get('kind')!r}, not 'cascade'")
@@ -136,7 +80,7 @@ def load_cascade(name_or_path, *, device=None):
     from adapter_zoo.cascade.model import ADAPTER_NAME, CascadeRanker, _resolve_base_model
     from adapter_zoo.zoo.layouts import check_base
 
-    folder = entry_path(name_or_path)
+    folder = entry_folder(name_or_path)
     if not folder.is_dir():
         raise ZooError(f"{folder}: no such cascade entry")
     card = verify_cascade(folder)

@@ -127,8 +127,8 @@ def train_entry(
     *,
     base: str = "minilm-l6",
     data=None,
-    benchmark: str | None = None,
-    data_dir=None,
+    pairs=None,
+    source: dict | None = None,
     exits=None,
     adapter: bool = False,
     alpha: float = 0.3,
@@ -142,39 +142,61 @@ def train_entry(
     overwrite: bool = False,
     device=None,
 ):
-    """Train a cascade on a parse output (``data``) or a benchmark and save it as zoo entry ``name``.
+    """Train a cascade on a parse output (``data``) or given ``pairs`` and save it as zoo entry
+    ``name``.
+
+    Args:
+        name: zoo entry name or folder.
+        base: base model.
+        data: a parse output folder (one forum or several); its title-answer train pairs with
+            ``negatives`` random other answers each.
+        pairs: labelled ``(query, candidate, label)`` pairs instead of ``data`` (e.g. a
+            benchmark's train split, see ``benchmarks.cascade.train_on_benchmark``).
+        source: with ``pairs``: where they came from, kept in the card's ``training``.
+        exits: 1-based exit layers (default: the config's).
+        adapter: train one seq_bn adapter (frozen encoder) instead of everything.
+        alpha: the entry's default drop ratio.
+        max_steps: cap on optimizer steps.
+        epochs: passes over the pairs.
+        batch_size: pairs per step.
+        lr: learning rate (default by variant, ``DEFAULT_LR``).
+        max_length: token limit per pair.
+        negatives: random negatives per positive (``data`` only).
+        seed: seeds sampling and the head.
+        overwrite: replace an existing entry.
+        device: torch device.
 
     Example:
         >>> train_entry("cascade", data="parsed/", max_steps=200)  # doctest: +SKIP
         PosixPath('.../adapter-zoo/cascade')
     """
     from adapter_zoo.cascade.config import CascadeConfig
-    from adapter_zoo.cascade.data import forum_dirs, pairs_from_benchmark, pairs_from_parsed
+    from adapter_zoo.cascade.data import forum_dirs, pairs_from_parsed
     from adapter_zoo.cascade.model import CascadeRanker
-    from adapter_zoo.cascade.storage import entry_path
+    from adapter_zoo.zoo.store import entry_folder
     from stackexchange.io import refuse_input_inside_output
 
-    if (data is None) == (benchmark is None):
+    if (data is None) == (pairs is None):
         raise ZooError("cascade-train: give exactly one of a parse output or a benchmark")
     # A path name may point at what training reads; --overwrite would then delete it.
     inputs = [data] if data is not None else []
+    benchmark = (source or {}).get("benchmark")
     if benchmark is not None and str(benchmark).startswith("local:"):
         inputs.append(str(benchmark).removeprefix("local:"))
     if Path(base).exists():
         inputs.append(base)
-    refuse_input_inside_output(inputs, entry_path(name), ZooError)
-    if entry_path(name).exists() and not overwrite:
+    refuse_input_inside_output(inputs, entry_folder(name), ZooError)
+    if entry_folder(name).exists() and not overwrite:
         # checked before training so a long run is not lost to a name clash at the end
         raise ZooError(
-            f"zoo entry {str(name)!r} already exists at {entry_path(name)}; "
+            f"zoo entry {str(name)!r} already exists at {entry_folder(name)}; "
             "pass overwrite=True (--overwrite)"
         )
     if data is not None:
         pairs = pairs_from_parsed(data, negatives=negatives, seed=seed)
         forums, source = [p.name for p in forum_dirs(Path(data))], {"data": str(data)}
     else:
-        pairs = pairs_from_benchmark(benchmark, data_dir=data_dir, negatives=negatives, seed=seed)
-        forums, source = [], {"benchmark": str(benchmark)}
+        pairs, forums, source = list(pairs), [], dict(source or {})
     config = CascadeConfig(
         exits=tuple(exits) if exits else None,
         alpha=alpha,

@@ -129,7 +129,7 @@ def load_member(name: str, *, device=None):
         from adapter_zoo.compose.bm25 import BM25Scorer
 
         return BM25Scorer()
-    from adapter_zoo.zoo.loading import load
+    from adapter_zoo.loading import load
 
     return load(name, device=device)
 

@@ -78,13 +78,20 @@ def render_model_card(card: dict, repo_id: str, *, head_type: str | None = None)
     credit = attribution(card)
     lines += [f"# {card['name']}", "", _description(card, forums), ""]
     lines += [credit, ""] if credit else []
+    if card.get("kind") == "cascade":  # early exits need the cascade's own ranker
+        load = [
+            "from adapter_zoo import pull",
+            "from adapter_zoo.cascade import CascadeRanker",
+            "",
+            f'ranker = CascadeRanker.load(pull("{repo_id}"))',
+        ]
+    else:
+        load = ["import adapter_zoo", "", f'ranker = adapter_zoo.load("{repo_id}")']
     lines += [
         "## How to load",
         "",
         "```python",
-        "import adapter_zoo",
-        "",
-        f'ranker = adapter_zoo.load("{repo_id}")',
+        *load,
         'ranker.rank("your question", ["candidate 1", "candidate 2"])',
         "```",
         "",

@@ -1,5 +1,7 @@
 """Score one set of pairs with many adapters over one base model, sharing the work.
 
+Scoring a benchmark this way, with records, is ``benchmarks.sweep.sweep_benchmark``.
+
 Example:
     >>> from adapter_zoo.sweep import sweep
     >>> scores = sweep("minilm-l6", ["beer", "cooking"], [("q", "a")])  # doctest: +SKIP
@@ -9,7 +11,6 @@ Example:
 
 from __future__ import annotations
 
-from adapter_zoo.sweep.evaluate import base_model_of, sweep_benchmark
 from adapter_zoo.sweep.sweep import (
     independent_scores,
     load_parallel_model,
@@ -19,11 +20,9 @@ from adapter_zoo.sweep.sweep import (
 )
 
 __all__ = [
-    "base_model_of",
     "independent_scores",
     "load_parallel_model",
     "parallel_groups",
     "resolve_adapter",
     "sweep",
-    "sweep_benchmark",
 ]

@@ -26,24 +26,22 @@ from adapter_zoo.errors import ZooError
 
 
 def resolve_adapter(name_or_path) -> Path:
-    """The folder of an adapter zoo entry: a path, or a short name in the zoo folder."""
-    from adapter_zoo.zoo.store import is_entry_name, local_entry, zoo_home
+    """The folder of an adapter: a zoo entry by name (``adapter_zoo.loading.resolve_entry``,
+    the one name -> entry resolver: the local zoo, then the Hub, never a folder of the working
+    directory), or a folder by path (a zoo entry or a plain ``save_adapter`` folder with its
+    head)."""
+    from adapter_zoo.loading import resolve_entry
+    from adapter_zoo.zoo.store import CARD_FILE, is_entry_name, verify_entry
 
-    path = local_entry(name_or_path)  # a zoo name (zoo home only) or an entry folder
-    if path is None:  # an adapter folder without a card, or a zoo name without one
-        path = Path(name_or_path).expanduser()
-        if not path.is_dir() and is_entry_name(str(name_or_path)):
-            path = zoo_home() / str(name_or_path)
+    name = str(name_or_path)
+    path = resolve_entry(name) if is_entry_name(name) else Path(name).expanduser()
     if not path.is_dir():
-        raise ZooError(f"sweep: no adapter entry {name_or_path!r} (looked for {path})")
+        raise ZooError(f"sweep: no adapter entry {name!r} (looked for {path})")
     if not (path / "adapter_config.json").is_file():
         raise ZooError(f"sweep: {path} has no adapter_config.json; only adapter entries sweep")
     if not (path / "head_config.json").is_file():
         raise ZooError(f"sweep: {path} has no head_config.json; an adapter needs its head")
-    card = path / "card.json"
-    if card.is_file():  # a zoo entry: check its files before trusting them
-        from adapter_zoo.zoo import verify_entry
-
+    if (path / CARD_FILE).is_file():  # a zoo entry: check its files before trusting them
         verify_entry(path)
     return path
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import pickle
 import random
 import shutil
@@ -15,6 +16,8 @@ import numpy as np
 
 from adapter_zoo.errors import ZooError
 from stackexchange.io import atomic_directory, atomic_write_json
+
+log = logging.getLogger(__name__)
 
 STATE_FILE = "state.json"
 TENSORS_FILE = "trainer.pt"
@@ -126,7 +129,7 @@ def load_checkpoint(name: str, config_dict: dict) -> tuple[dict, dict] | None:
     except (OSError, ValueError) as error:  # JSONDecodeError, UnicodeDecodeError
         raise _corrupt(folder / STATE_FILE, error) from None
     if not isinstance(progress, dict) or progress.get("config") != config_dict:
-        print(f"adapter-zoo train: ignoring checkpoint {folder} made with another config")
+        log.warning("ignoring checkpoint %s made with another config", folder)
         return None
     # weights_only: tensors and plain containers only; a planted pickle cannot run code.
     tensors = read_checkpoint_file(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -10,6 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from adapter_zoo.errors import ZooError
+from stackexchange.catalog import forum_set
 
 CATALOG_SETS = ("all", "balanced", "largest")
 
@@ -24,13 +24,7 @@ def available_forums(data: Path) -> list[str]:
 def _catalog_set(name: str, data: Path, present: list[str]) -> list[str]:
     if name == "all":
         return present
-    try:
-        catalog = importlib.import_module("stackexchange.catalog")
-        members = list(catalog.forum_set(name))
-    except (ModuleNotFoundError, AttributeError):
-        raise ZooError(
-            f"forum set {name!r} needs stackexchange.catalog, which is missing"
-        ) from None
+    members = list(forum_set(name))
     chosen = [host for host in members if host in present]
     if not chosen:
         raise ZooError(f"{data}: none of the {len(members)} forums of set {name!r} is parsed here")

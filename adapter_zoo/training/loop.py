@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import math
 import random
 import time
@@ -31,6 +32,8 @@ from adapter_zoo.training.models import (
 )
 from adapter_zoo.training.objective import dev_metrics, ranking_loss
 from adapter_zoo.zoo.layouts import base_config
+
+log = logging.getLogger(__name__)
 
 TANDA_PATIENCE = 2
 FUSION_WEIGHT_PAIRS = 256
@@ -242,7 +245,7 @@ def train(config: TrainingConfig) -> Path:
             }
             progress["log"].append(record)
             if accelerator.is_main_process:
-                print(f"adapter-zoo train: {json.dumps(record)}")
+                log.info("%s", json.dumps(record))
             if phase.keeps_best:
                 current = metrics.get("dev_map", -math.inf)
                 best = progress["best"]

@@ -19,7 +19,7 @@ def module_name(name: str) -> str:
 
 def fusion_adapters(config) -> list[tuple[str, Path, dict]]:
     """(module name, entry folder, card) of each zoo adapter a fusion combines; all checked."""
-    from adapter_zoo.zoo.loading import resolve_entry
+    from adapter_zoo.loading import resolve_entry
     from adapter_zoo.zoo.store import verify_entry
 
     chosen = []

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from adapter_zoo.metrics import evaluate_rankings
+
 
 def dev_metrics(ranker, lists) -> dict:
     """Dev MAP and P@1 over ranking lists whose first candidate is the single positive.
 
-    With one relevant candidate, average precision is 1/rank; ties count against the
-    positive, so an untrained constant scorer gets no credit.
+    The numbers are :func:`adapter_zoo.metrics.evaluate_rankings`' (the benchmarks' own), so
+    a dev score published in a card means what a benchmark score means: ties count as the
+    expectation over their orders, and a constant scorer gets chance level.
     """
     if not lists:
         return {}
@@ -20,16 +23,17 @@ def dev_metrics(ranker, lists) -> dict:
 
 def positive_first_metrics(score_lists) -> dict:
     """``dev_map`` and ``dev_p@1`` of score arrays whose element 0 is the single positive's
-    (ties count against it; see :func:`dev_metrics`).
+    (see :func:`dev_metrics`).
 
     Example:
         >>> positive_first_metrics([np.array([0.9, 0.1]), np.array([0.2, 0.5, 0.2])])
-        {'dev_map': 0.6666666666666666, 'dev_p@1': 0.5}
+        {'dev_map': 0.7083333333333333, 'dev_p@1': 0.5}
     """
     if not len(score_lists):
         return {}
-    ranks = np.asarray([1 + int((s[1:] >= s[0]).sum()) for s in score_lists])
-    return {"dev_map": float(np.mean(1.0 / ranks)), "dev_p@1": float(np.mean(ranks == 1))}
+    labels = [np.eye(1, len(scores)).ravel() for scores in score_lists]  # positive first
+    summary = evaluate_rankings(score_lists, labels)
+    return {"dev_map": float(summary["map"]), "dev_p@1": float(summary["p@1"])}
 
 
 def ranking_loss(model, tokenizer, batch, config, device):

@@ -40,6 +40,19 @@ def entry_path(name: str) -> Path:
     return zoo_home() / name
 
 
+def entry_folder(name_or_path: str | os.PathLike) -> Path:
+    """Where an entry is written: a plain name (:func:`is_entry_name`) in the zoo home,
+    anything else (a path with a separator, ``./NAME``) is that folder.
+
+    Raises:
+        ZooError: ``name_or_path`` is ``.`` or ``..`` (neither a name nor an entry folder).
+    """
+    text = str(name_or_path)
+    if text.strip() in (".", ".."):
+        raise ZooError(f"invalid zoo entry name {text!r}: give a name or an entry folder's path")
+    return zoo_home() / text if is_entry_name(text) else Path(text).expanduser()
+
+
 def local_entry(name_or_path: str | os.PathLike) -> Path | None:
     """The local entry folder a name or path means, or None when there is none.
 
@@ -88,18 +101,24 @@ def render_readme(card: dict) -> str:
     licence = licence_metadata(card)
     lines = front_matter(**licence, tags=["adapter-zoo"]) if licence else []
     lines += [f"# {card['name']}", "", f"A `{card.get('kind')}` ranker of the adapter zoo.", ""]
-    for key in ("base_model", "forums", "pairs", "seed"):
+    for key in ("base_model", "forums", "pairs", "seed", "cascade"):
         if card.get(key) is not None:
             lines.append(f"- **{key}**: `{json.dumps(card[key], ensure_ascii=False)}`")
     credit = attribution(card)
     lines += ["", *([credit, ""] if credit else [])]
+    if card.get("kind") == "cascade":  # early exits need the cascade's own ranker
+        load = [
+            "from adapter_zoo.cascade import CascadeRanker",
+            "",
+            f"ranker = CascadeRanker.load({card['name']!r})",
+        ]
+    else:
+        load = ["import adapter_zoo", "", f"ranker = adapter_zoo.load({card['name']!r})"]
     lines += [
         "Load it with:",
         "",
         "```python",
-        "import adapter_zoo",
-        "",
-        f"ranker = adapter_zoo.load({card['name']!r})",
+        *load,
         'ranker.rank("your question", ["candidate 1", "candidate 2"])',
         "```",
         "",
@@ -111,13 +130,19 @@ def render_readme(card: dict) -> str:
 
 
 def save_entry(
-    folder_writer: Callable[[Path], None], name: str, card: dict, *, overwrite: bool = False
+    folder_writer: Callable[[Path], None],
+    name: str | os.PathLike,
+    card: dict,
+    *,
+    overwrite: bool = False,
 ) -> Path:
-    """Write the zoo entry ``name`` atomically and return its folder.
+    """Write the zoo entry ``name`` atomically and return its folder: the one entry writer
+    of every kind (cascades included).
 
     Args:
         folder_writer: writes the weights into the (temporary) folder it is given.
-        name: the entry's short name.
+        name: the entry's short name, or a folder path (see :func:`entry_folder`); the
+            card's ``name`` is the folder's name.
         card: card fields (``kind``, ``base_model``, ``forums``, ...); ``name``, ``files``,
             ``created`` and ``version`` are filled in here.
         overwrite: replace an existing entry of that name.
@@ -126,18 +151,25 @@ def save_entry(
         >>> save_entry(lambda d: model.save_adapter(d, "beer", with_head=True),
         ...            "beer", {"kind": "adapter", "base_model": "minilm-l6"})  # doctest: +SKIP
     """
-    final = entry_path(name)
+    final = entry_folder(name)
     if final.exists() and not overwrite:
-        raise ZooError(f"zoo entry {name!r} already exists at {final}; pass overwrite=True")
+        raise ZooError(f"zoo entry {str(name)!r} already exists at {final}; pass overwrite=True")
     with atomic_directory(final, overwrite=overwrite) as tmp:
         folder_writer(tmp)
-        full = {"name": name, **{k: v for k, v in card.items() if k != "name"}}
+        full = {"name": final.name, **{k: v for k, v in card.items() if k != "name"}}
         full["files"] = _hash_files(tmp)
         full["created"] = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
         full["version"] = CARD_VERSION
         atomic_write_text(tmp / CARD_FILE, json.dumps(full, indent=2, ensure_ascii=False) + "\n")
         atomic_write_text(tmp / README_FILE, render_readme(full))
     return final
+
+
+def card_max_length(card: dict) -> int:
+    """The token limit of an entry's (query, candidate) pairs: what it was trained with, and
+    what every scorer of it uses (``load``'s Ranker, the sweep, the recommender's probe).
+    Cards written before ``max_length`` was recorded were trained at 300."""
+    return int(card.get("max_length", 300))
 
 
 def read_card(path: str | os.PathLike) -> dict:
@@ -193,8 +225,8 @@ def verify_entry(path: str | os.PathLike) -> dict:
     return card
 
 
-def list_entries(remote: bool = False) -> list[dict]:
-    """Cards of the local zoo entries (sorted by name); with ``remote``, also the Hub index."""
+def local_cards() -> list[dict]:
+    """Cards of the local zoo entries (sorted by name), each with its ``path``."""
     home = zoo_home()
     cards = []
     if home.is_dir():
@@ -209,17 +241,4 @@ def list_entries(remote: bool = False) -> list[dict]:
                 except ZooError:
                     continue  # a broken folder is not an entry; load() reports why
                 cards.append({**card, "path": str(folder), "source": "local"})
-    if remote:
-        import importlib
-
-        try:
-            list_remote = importlib.import_module("adapter_zoo.hub").list_remote
-        except (ModuleNotFoundError, AttributeError):
-            raise ZooError(
-                "remote listing needs adapter_zoo.hub.list_remote (not installed)"
-            ) from None
-        local = {card["name"] for card in cards}
-        for card in list_remote():
-            if card.get("name") not in local:
-                cards.append({**card, "source": "hub"})
     return cards

@@ -19,9 +19,13 @@ DESCRIPTOR = "benchmark.json"
 
 @dataclasses.dataclass(frozen=True)
 class LocalBenchmark(Benchmark):
-    """A built benchmark folder; ``load`` ignores ``data_dir``."""
+    """A built benchmark folder; ``load`` ignores ``data_dir``. ``source_forum``: the parsed
+    forum folder it was built from, ``forum`` that folder's host (its questions are held out
+    of that forum's training); empty when the descriptor names none."""
 
     path: str = ""
+    source_forum: str = ""
+    forum: str = ""
 
     @classmethod
     def from_path(cls, path) -> LocalBenchmark:
@@ -31,6 +35,10 @@ class LocalBenchmark(Benchmark):
             raise BenchmarkError(f"{descriptor}: no benchmark descriptor (build one first)")
         try:
             spec = json.loads(descriptor.read_text(encoding="utf-8"))
+            # the builder writes {"forum", "path"}; older descriptors the folder's path
+            source = spec.get("source") or {}
+            if not isinstance(source, dict):
+                source = {"path": str(source), "forum": Path(str(source)).name}
             return cls(
                 name=spec["name"],
                 task=spec["task"],
@@ -42,6 +50,8 @@ class LocalBenchmark(Benchmark):
                 no_positive=spec.get("no_positive", "drop"),
                 bm25_scope=spec.get("bm25_scope", "query"),
                 path=str(folder.resolve()),
+                source_forum=str(source.get("path", "")),
+                forum=str(source.get("forum", "")),
             )
         except BenchmarkError as error:
             raise BenchmarkError(f"{descriptor}: {error}") from None

@@ -43,8 +43,8 @@ ALPHAS = (0.0, 0.3, 0.4, 0.5)
 
 
 def ranking_metrics(scores_per_query, labels_per_query) -> dict:
-    """MAP, MRR, P@1 from ``benchmarks.metrics`` (ties counted as expectation over orders)."""
-    from benchmarks.metrics import evaluate_rankings
+    """MAP, MRR, P@1 from ``adapter_zoo.metrics`` (ties counted as expectation over orders)."""
+    from adapter_zoo.metrics import evaluate_rankings
 
     result = evaluate_rankings([list(s) for s in scores_per_query], labels_per_query)
     return {k: result[k] for k in ("map", "mrr", "p@1", "queries")}

@@ -67,8 +67,8 @@ def cli(*argv: str) -> None:
 def prepare(work: Path) -> dict[str, str]:
     """Parse the shipped forums, build their LAS-style sets; return set name -> benchmark."""
     import stackexchange
-    from adapter_zoo.recipes.runner import shipped_data
     from benchmarks import build_from_forum
+    from stackexchange.catalog import shipped_data
 
     sets = {}
     for short, host in FORUMS.items():
@@ -105,11 +105,11 @@ def score(work: Path, model: str, benchmark: str, split: str) -> dict:
                 return record
     result = evaluate(model, benchmark, split=split, data_dir=SHARED / "benchmarks")
     record = {"key": key, "metrics": result["metrics"], "queries": result["queries"],
-              "wall_time": result["wall_time"]}  # fmt: skip
+              "wall_time_s": result["wall_time_s"]}  # fmt: skip
     with cache.open("a") as handle:
         handle.write(json.dumps(record) + "\n")
     print(f"{model:45s} {benchmark:40s} {split:5s} MAP {record['metrics']['map']:.4f} "
-          f"P@1 {record['metrics']['p@1']:.4f} ({record['wall_time']:.0f}s)", flush=True)  # fmt: skip
+          f"P@1 {record['metrics']['p@1']:.4f} ({record['wall_time_s']:.0f}s)", flush=True)  # fmt: skip
     return record
 
 
@@ -211,7 +211,7 @@ def zoo_and_compositions(work: Path, sets: dict) -> dict:
             record = score(work, model, bench, "test")
             table.setdefault(model, {})[set_name] = {
                 "map": record["metrics"]["map"], "p@1": record["metrics"]["p@1"],
-                "wall_time": record["wall_time"],
+                "wall_time_s": record["wall_time_s"],
             }  # fmt: skip
     selection = {}
     for forum in FORUMS:

@@ -1,6 +1,6 @@
 """The adapter recommender against the full zoo sweep, on the real benchmarks available offline.
 
-For each target the full sweep (``adapter_zoo.sweep.sweep_benchmark``: every adapter scores
+For each target the full sweep (``benchmarks.sweep.sweep_benchmark``: every adapter scores
 the whole split) finds the best adapter by the target's main metric; the recommender ranks
 the same zoo twice, from the target's questions alone (domain similarity of mean sentence
 embeddings) and with a scored probe of ``--dev-sample`` labelled queries. Reported per
@@ -53,8 +53,8 @@ TRAINING = ["--encoder", "cross", "--hard-negatives", "--loss", "listwise", "--n
 def prepare_data(work: Path) -> tuple[Path, dict[str, str]]:
     """Parse the shipped forums and build a LAS-style set from each; return the targets."""
     import stackexchange
-    from adapter_zoo.recipes.runner import shipped_data
     from benchmarks import build_from_forum
+    from stackexchange.catalog import shipped_data
 
     parsed = work / "parsed"
     targets = {"wikiqa": "wikiqa", "semeval2016": "semeval2016"}
@@ -103,8 +103,7 @@ def main(argv=None) -> int:
     parser.add_argument("--output", type=Path, default=RESULTS / "recommend.json")
     args = parser.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    from adapter_zoo.recommend import hit_rate
-    from adapter_zoo.recommend.recommend import load_embedder
+    from benchmarks.recommend import hit_rate, load_embedder
 
     data_dir = SHARED / "benchmarks"
     if not (data_dir / "wikiqa").is_dir():

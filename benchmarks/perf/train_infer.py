@@ -160,10 +160,10 @@ def time_st_training(minilm: str, batches, max_length: int, work: Path) -> float
 
 def export_to_cross_encoder(model, tokenizer, head: str, folder: Path, max_length: int):
     """Our full model as a CrossEncoder, through the library's export
-    (``adapter_zoo.zoo.export.write_cross_encoder``: head dense -> pooler, out -> classifier)."""
+    (``adapter_zoo.export.write_cross_encoder``: head dense -> pooler, out -> classifier)."""
     from sentence_transformers.cross_encoder import CrossEncoder
 
-    from adapter_zoo.zoo.export import write_cross_encoder
+    from adapter_zoo.export import write_cross_encoder
 
     write_cross_encoder(model, tokenizer, head, folder, max_length=max_length)
     return CrossEncoder(str(folder), device="cpu", trust_remote_code=False)

@@ -14,11 +14,11 @@ from __future__ import annotations
 import json
 
 import adapter_zoo
+from adapter_zoo.metrics import evaluate_rankings
 from adapter_zoo.ranker import Ranker
 from adapter_zoo.training import TrainingConfig, train
 from benchmarks import build_from_forum, get
 from benchmarks.baselines import bm25_scores, ranker_scorer
-from benchmarks.metrics import evaluate_rankings
 
 HOST = "beer.stackexchange.com"
 MAX_LENGTH = 128

@@ -28,8 +28,8 @@ FAST = {"batch_size": 8, "max_length": 16, "max_steps": 4, "eval_steps": 2, "see
 @pytest.fixture(scope="module")
 def parsed_forums(tmp_path_factory):
     """Both archives shipped in the package, parsed: real StackExchange data, no ../shared."""
-    from adapter_zoo.recipes.runner import shipped_data
     from stackexchange import parse_forum
+    from stackexchange.catalog import shipped_data
 
     out = tmp_path_factory.mktemp("parsed-shipped")
     for host in (BEER, BICYCLES):
@@ -315,8 +315,8 @@ def test_sweep_scores_bi_encoders_and_the_zero_shot_base_like_evaluate(
     parsed_forums, tiny_sentence_bert_path, tmp_path
 ):
     import benchmarks
-    from adapter_zoo.sweep.evaluate import sweep_benchmark
     from benchmarks import build_from_forum
+    from benchmarks.sweep import sweep_benchmark
 
     train(bi_config(parsed_forums, tiny_sentence_bert_path, "adapter", "sweep-bi"))
     bench = f"local:{build_from_forum(parsed_forums / BEER, tmp_path / 'las', candidates=10)}"

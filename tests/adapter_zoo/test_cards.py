@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import yaml
 
-from adapter_zoo.cascade.storage import _readme as cascade_readme
 from adapter_zoo.zoo import save_entry
 
 ATTRIBUTION = (
@@ -42,8 +41,11 @@ def test_local_card_without_forum_data_claims_no_licence():
 
 
 def test_cascade_card_carries_the_licence_of_its_forums():
-    card = {"name": "c", "base_model": "minilm-l6", "forums": ["beer"],
-            "cascade": {"exits": [2, 4], "alpha": 0.3, "adapter": None}}  # fmt: skip
-    _, front, body = cascade_readme(card).split("---\n", 2)
+    readme = saved_readme(
+        kind="cascade", base_model="minilm-l6", forums=["beer"],
+        cascade={"exits": [2, 4], "alpha": 0.3, "adapter": None},
+    )  # fmt: skip
+    _, front, body = readme.split("---\n", 2)
     assert yaml.safe_load(front)["license"] == "cc-by-sa-4.0"
-    assert body.startswith("\n# c (cascade ranker)\n") and ATTRIBUTION in body
+    assert body.startswith("\n# entry\n") and ATTRIBUTION in body
+    assert "CascadeRanker.load('entry')" in body and "adapter_zoo.load" not in body

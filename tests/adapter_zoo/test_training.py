@@ -656,3 +656,24 @@ def test_drop_lower_must_leave_a_layer(parsed_fixture, tiny_bert_path, capsys):
     argv[argv.index("--mode") + 1] = "full"
     assert main(argv) == 2
     assert "has 2 layers; choose 0 to 1" in capsys.readouterr().err
+
+
+def test_training_logs_its_progress_and_the_command_line_shows_it(
+    parsed_fixture, tiny_bert_path, capsys, caplog
+):
+    """Library code logs (a caller decides what to show); ``adapter-zoo train`` shows the
+    records on stderr, one line each, and prints only its result on stdout."""
+    import logging
+
+    with caplog.at_level(logging.INFO, logger="adapter_zoo"):
+        train(config(parsed_fixture, tiny_bert_path, "adapter", "logged"))
+    assert capsys.readouterr().out == ""
+    records = [json.loads(r.getMessage()) for r in caplog.records if r.name.startswith("adapter_")]
+    assert records and all("dev_map" in r or "loss" in r for r in records)
+    assert main(cli_train_argv(parsed_fixture, tiny_bert_path)) == 0
+    captured = capsys.readouterr()
+    assert captured.out.startswith("adapter-zoo train: wrote zoo entry 'beer'")
+    progress = [
+        line for line in captured.err.splitlines() if line.startswith("adapter-zoo train: {")
+    ]
+    assert progress and all("step" in json.loads(line.split(": ", 1)[1]) for line in progress)

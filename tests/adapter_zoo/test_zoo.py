@@ -11,9 +11,10 @@ import torch
 
 import adapter_zoo
 from adapter_zoo import ZooError
+from adapter_zoo.loading import list_entries, load
 from adapter_zoo.training import TrainingConfig
 from adapter_zoo.training.models import setup_model, write_entry_weights
-from adapter_zoo.zoo import list_entries, load, save_entry, verify_entry, zoo_home
+from adapter_zoo.zoo import save_entry, verify_entry, zoo_home
 
 PAIRS = [
     ("why is my stout flat", "dead yeast"),
@@ -249,7 +250,7 @@ def test_names_resolve_inside_the_zoo_home_only(monkeypatch, tmp_path):
             f"invalid zoo entry name {name!r}: a name is a plain folder name in the zoo "
             f"({zoo_home()}); give an entry folder by its path (./NAME or an absolute path)"
         )
-    from adapter_zoo.zoo.loading import resolve_entry
+    from adapter_zoo.loading import resolve_entry
 
     assert resolve_entry("ok") == entry
     assert resolve_entry(str(tmp_path / "home")) == tmp_path / "home"  # an explicit path

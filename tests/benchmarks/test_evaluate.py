@@ -7,9 +7,9 @@ import pytest
 
 import benchmarks
 from adapter_zoo.cli import main
+from adapter_zoo.metrics import evaluate_rankings
 from benchmarks import BenchmarkError
 from benchmarks.baselines import bm25_scores, tfidf_scores
-from benchmarks.metrics import evaluate_rankings
 
 
 def test_bm25_record_matches_the_metrics_and_is_appended(fixtures, tmp_path):
@@ -20,7 +20,7 @@ def test_bm25_record_matches_the_metrics_and_is_appended(fixtures, tmp_path):
     assert (record["benchmark"], record["split"], record["model"], record["mode"]) == (
         "wikiqa-raw", "test", "bm25", "zero-shot")  # fmt: skip
     assert record["queries"] == 2 and record["queries_without_positive"] == 1  # Q0 dropped
-    assert record["versions"]["bm25s"] == "0.3.16" and record["wall_time"] >= 0
+    assert record["versions"]["bm25s"] == "0.3.16" and record["wall_time_s"] >= 0
     benchmarks.evaluate("tfidf", "wikiqa-raw", data_dir=fixtures, results=tmp_path, seed=3)
     records = benchmarks.read_results(tmp_path)
     assert [r["model"] for r in records] == ["bm25", "tfidf"] and records[0] == record
@@ -216,3 +216,70 @@ def test_results_writer_refuses_nan_and_keeps_the_file(tmp_path):
         "non-finite values (metrics.map, fusion_weights.1)"
     )
     assert (tmp_path / "results.jsonl").read_bytes() == before
+
+
+def test_a_model_on_a_set_built_from_its_own_forum_is_in_domain(
+    tiny_forum, tiny_bert_path, tmp_path
+):
+    """The setting label: in-domain for a zoo model trained on the forum a built set comes
+    from (its test questions are held out of that training), zero-shot elsewhere."""
+    from adapter_zoo.ranker.model import add_ranking_head, build_model
+    from adapter_zoo.zoo import save_entry
+
+    model, _ = build_model(str(tiny_bert_path))
+    model.add_adapter("a", config="seq_bn")
+    add_ranking_head(model, "a")
+    for name, forum in (("home", tiny_forum.name), ("away", "beer.stackexchange.com")):
+        card = {"kind": "adapter", "base_model": str(tiny_bert_path), "forums": [forum]}
+        save_entry(lambda out: model.save_adapter(str(out), "a", with_head=True), name, card)
+    bench = f"local:{benchmarks.build_from_forum(tiny_forum, tmp_path / 'bench')}"
+    assert benchmarks.evaluate("home", bench)["mode"] == "in-domain"
+    assert benchmarks.evaluate("away", bench)["mode"] == "zero-shot"
+    assert benchmarks.evaluate("bm25", bench)["mode"] == "zero-shot"
+
+
+def test_leaderboard_kinds_map_columns_and_best_first(tmp_path):
+    from benchmarks.leaderboard import build_table
+    from benchmarks.results import append_result, read_results
+
+    base = {"split": "test", "adapters": [], "main_metric": "p@1", "benchmark": "local:/b",
+            "benchmark_name": "beer-las"}  # fmt: skip
+    for model, mode, p1, map_ in (
+        ("bm25", "zero-shot", 0.3, 0.4),
+        ("sbert:minilm-l6", "zero-shot", 0.5, 0.6),
+        ("beer", "in-domain", 0.7, 0.8),
+        ("travel", "zero-shot", 0.2, 0.3),
+    ):
+        metrics = {"map": map_, "mrr": map_, "p@1": p1, "ndcg@10": map_}
+        append_result(tmp_path, {**base, "model": model, "mode": mode, "metrics": metrics})
+    header, rows = build_table(read_results(tmp_path))
+    assert header[:3] == ["model", "beer-las (test, p@1)", "beer-las (test, map)"]
+    assert [(row[0], row[1], row[2], row[-1]) for row in rows] == [
+        ("beer (in-domain)", "70.0", "80.0", "ours"),
+        ("sbert:minilm-l6", "50.0", "60.0", "peer"),
+        ("bm25", "30.0", "40.0", "baseline"),
+        ("travel", "20.0", "30.0", "ours"),
+    ]
+
+
+@pytest.mark.parametrize("adapters", [1, 30])
+def test_figure_2_is_readable_at_any_number_of_adapters(adapters):
+    """The zero-shot figure's metric axis starts at 0 and holds every score and line, each
+    adapter is a named bar, and the legend sits below the panel, not over the data."""
+    from benchmarks.leaderboard import zero_shot_figure
+
+    metrics = {"map": 0.0, "mrr": 0.0, "p@1": 0.0, "ndcg@10": 0.0}
+    records = [
+        {"benchmark": "wikiqa", "split": "test", "model": f"forum-{i}", "adapters": [],
+         "mode": "zero-shot", "main_metric": "map", "metrics": {**metrics, "map": 0.6 + i / 100}}
+        for i in range(adapters)
+    ]  # fmt: skip
+    records.append({**records[0], "model": "bm25", "metrics": {**metrics, "map": 0.7}})
+    figure = zero_shot_figure(records)
+    [axis] = figure.axes
+    low, high = axis.get_ylim()
+    assert low == 0 and high >= max(0.7, 0.6 + (adapters - 1) / 100)
+    assert [t.get_text() for t in axis.get_xticklabels()] == [f"forum-{i}" for i in range(adapters)]
+    figure.canvas.draw()
+    [legend] = figure.legends
+    assert legend.get_window_extent().y1 <= axis.get_window_extent().y0

@@ -10,10 +10,10 @@ from collections import defaultdict
 import pytest
 
 import benchmarks
+from adapter_zoo.metrics import evaluate_rankings
 from benchmarks import BenchmarkError
 from benchmarks.datasets.askubuntu import read_list_scores, read_lists
 from benchmarks.datasets.semeval import read_relevancy
-from benchmarks.metrics import evaluate_rankings
 
 
 def sizes(dataset):

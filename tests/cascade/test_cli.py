@@ -7,9 +7,10 @@ import json
 import numpy as np
 import pytest
 
-from adapter_zoo.cascade import CascadeRanker, run_cascade
-from adapter_zoo.cascade.data import pairs_from_benchmark, pairs_from_parsed
+from adapter_zoo.cascade import CascadeConfig, CascadeRanker, run_cascade
+from adapter_zoo.cascade.data import pairs_from_parsed
 from adapter_zoo.cli import main
+from benchmarks.cascade import pairs_from_benchmark
 
 
 def test_training_pairs_from_forum_and_benchmark(parsed_forums, tiny_benchmark):
@@ -86,7 +87,7 @@ def test_cascade_train_then_eval(tiny_bert_path, tiny_benchmark, tmp_path, capsy
     assert records[0]["relative_compute"] == 1.0 and 0 < records[1]["relative_compute"] < 1
     assert all(r["mode"] == "cascade" and r["model"] == "cascade" for r in records)
     # the recorded metrics are those of the cascade scores themselves
-    from benchmarks.metrics import evaluate_rankings
+    from adapter_zoo.metrics import evaluate_rankings
 
     ranker = CascadeRanker.load("cascade")
     lists = [(q, c) for q, c in zip(*_columns(tiny_benchmark))]
@@ -158,3 +159,54 @@ def test_cascade_train_refuses_an_output_that_is_or_contains_what_it_reads(
             f"{out}; choose another output\n"
         )
     assert tree() == before
+
+
+def test_evaluate_sweep_and_cascade_records_name_a_built_set_alike(
+    tiny_bert_path, tiny_benchmark, tmp_path, monkeypatch
+):
+    """One record builder: whichever command scored a built set, and however its path was
+    spelt, the records name it ``local:<absolute folder>`` and time themselves in
+    ``wall_time_s``, so the leaderboard shows one column."""
+    from adapter_zoo.ranker.model import add_ranking_head, build_model
+    from benchmarks import evaluate
+    from benchmarks.cascade import evaluate_cascade
+    from benchmarks.sweep import sweep_benchmark
+
+    model, _ = build_model(str(tiny_bert_path))
+    model.add_adapter("a", config="seq_bn")
+    add_ranking_head(model, "a")
+    model.save_adapter(str(tmp_path / "adapter"), "a", with_head=True)
+    adapters = [str(tmp_path / "adapter")]
+    CascadeRanker.from_base(str(tiny_bert_path), CascadeConfig(exits=(1, 2))).save("cascade")
+    monkeypatch.chdir(tiny_benchmark.parent)
+    relative = "local:" + tiny_benchmark.name
+    records = [
+        evaluate("bm25", relative),
+        *sweep_benchmark(relative, adapters, base_model=str(tiny_bert_path)),
+        *evaluate_cascade("cascade", "local:" + str(tiny_benchmark), alphas=(0.3,)),
+    ]
+    common = set(evaluate("bm25", "local:" + str(tiny_benchmark)))
+    for record in records:
+        assert record["benchmark"] == f"local:{tiny_benchmark.resolve()}"
+        assert common - {"max_length"} <= set(record) and record["wall_time_s"] >= 0
+
+
+def test_a_set_built_by_build_benchmark_leads_back_to_its_forum(
+    parsed_forums, tiny_benchmark, tmp_path
+):
+    """build-benchmark's descriptor names its source as {"forum", "path"}: the benchmark
+    knows its forum (the in-domain setting) and training falls back to that forum's pairs."""
+    import shutil
+
+    import benchmarks
+
+    copy = tmp_path / "bench"
+    shutil.copytree(tiny_benchmark, copy)
+    forum = parsed_forums / "beer.example"
+    spec = json.loads((copy / "benchmark.json").read_text())
+    spec["source"] = {"forum": forum.name, "path": str(forum)}
+    (copy / "benchmark.json").write_text(json.dumps(spec))
+    bench = benchmarks.get(f"local:{copy}")
+    assert (bench.forum, bench.source_forum) == (forum.name, str(forum))
+    expected = pairs_from_parsed(forum, negatives=2, seed=0)
+    assert sorted(pairs_from_benchmark(f"local:{copy}", negatives=2)) == sorted(expected)

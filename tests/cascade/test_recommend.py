@@ -7,10 +7,9 @@ import pytest
 import torch
 
 from adapter_zoo.ranker.model import add_ranking_head, build_model
-from adapter_zoo.recommend import recommend, top_k_hit
-from adapter_zoo.recommend.recommend import load_embedder
 from adapter_zoo.sweep import independent_scores
 from adapter_zoo.zoo import save_entry
+from benchmarks.recommend import load_embedder, recommend, top_k_hit
 
 BIKE_QUERIES = [
     ("my bike chain keeps slipping", ["adjust the derailleur", "drink a stout", "bake bread"]),
@@ -78,7 +77,7 @@ def test_parse_output_target(zoo_adapters, parsed_forums, embedder):
 def test_dev_sample_probe_scores_are_the_adapters_metric(
     zoo_adapters, tiny_benchmark, tiny_bert_path, embedder
 ):
-    from benchmarks.metrics import evaluate_rankings
+    from adapter_zoo.metrics import evaluate_rankings
 
     ranking = recommend(
         "local:" + str(tiny_benchmark), zoo_adapters, dev_sample=10, embedder=embedder
@@ -117,7 +116,7 @@ def test_adapter_without_forum_data_is_an_error(tiny_bert_path, tiny_benchmark, 
 def test_hit_rate_against_the_full_sweep(
     zoo_adapters, tiny_benchmark, tmp_path, make_local_benchmark, embedder
 ):
-    from adapter_zoo.recommend import hit_rate
+    from benchmarks.recommend import hit_rate
 
     bikes_folder = tmp_path / "bikes-bench"
     bikes_folder.mkdir()
@@ -136,7 +135,7 @@ def test_hit_rate_against_the_full_sweep(
 def test_hit_rate_with_a_probe_on_the_dev_split(
     zoo_adapters, tmp_path, make_local_benchmark, embedder
 ):
-    from adapter_zoo.recommend import hit_rate, probe_scores
+    from benchmarks.recommend import hit_rate, probe_scores
 
     folder = tmp_path / "bikes-bench"
     folder.mkdir()
@@ -171,7 +170,7 @@ def test_the_zero_shot_base_is_a_probed_candidate(
     ranking = recommend(target, zoo_adapters, dev_sample=3, embedder=embedder, zero_shot=base)
     row = next(r for r in ranking if r["adapter"] == base)
     assert row["similarity"] is None  # no training forum to compare
-    from adapter_zoo.recommend import probe_scores
+    from benchmarks.recommend import probe_scores
 
     assert row["probe"] == probe_scores(target, [base], 3)[base]
     assert sorted(r["adapter"] for r in ranking) == sorted([*zoo_adapters, base])

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
 
+import adapter_zoo
 from adapter_zoo.errors import ZooError
 from adapter_zoo.ranker.model import add_ranking_head, build_model
-from adapter_zoo.sweep import independent_scores, sweep
+from adapter_zoo.sweep import independent_scores, resolve_adapter, sweep
+from adapter_zoo.zoo import save_entry, zoo_home
 
 PAIRS = [
     ("what is a stout", "a dark beer brewed with roasted malt and barley"),
@@ -74,7 +79,7 @@ def test_sweep_rejects_headless_or_missing(tiny_bert_path, tmp_path):
     headless = make_adapters(str(tiny_bert_path), tmp_path, 1, with_head=False)
     with pytest.raises(ZooError, match="has no head_config.json"):
         sweep(str(tiny_bert_path), headless, PAIRS)
-    with pytest.raises(ZooError, match="no adapter entry 'no-such-forum'"):
+    with pytest.raises(ZooError, match="unknown adapter 'no-such-forum'"):
         sweep(str(tiny_bert_path), ["no-such-forum"], PAIRS)
 
 
@@ -84,7 +89,7 @@ def test_sweep_command_records_match_independent_scores(
     import json
 
     from adapter_zoo.cli import main
-    from benchmarks.metrics import evaluate_rankings
+    from adapter_zoo.metrics import evaluate_rankings
 
     bench = "local:" + str(tiny_benchmark)
     # bare adapter folders name no base model: the command says so
@@ -212,3 +217,42 @@ def test_entries_with_different_lower_layers_are_swept_in_one_pass_per_group(
         np.testing.assert_allclose(shared[path], separate[path], atol=1e-6, rtol=0)
     # the drop-lower group first (2 adapters share layers 0 and 1), then the other group
     assert inputs.sizes == {0: BATCHES * 2, 1: BATCHES + [2 * b for b in BATCHES]}
+
+
+def test_a_name_means_the_zoo_entry_never_a_folder_of_the_working_directory(
+    tiny_bert_path, tmp_path, monkeypatch
+):
+    """sweep resolves names as load does (``resolve_entry``: the local zoo, then the Hub): a
+    folder ``beer`` in the working directory neither stands in for the zoo's ``beer`` when the
+    local zoo lacks it nor shadows it when it has it."""
+    (tmp_path / "cwd").mkdir()
+    # (safetensors: a pytorch_adapter.bin folder would be load's MultiCQA import instead)
+    [folder] = make_adapters(str(tiny_bert_path), tmp_path / "cwd", 1, first=1)
+    monkeypatch.chdir(tmp_path / "cwd")
+    name = Path(folder).name
+    for resolve in (resolve_adapter, adapter_zoo.load):
+        with pytest.raises(ZooError, match=f"unknown adapter '{name}'"):
+            resolve(name)
+    assert resolve_adapter(f"./{name}") == Path(name)  # a path is a folder
+    card = {"kind": "adapter", "base_model": str(tiny_bert_path)}
+    entry = save_entry(lambda out: shutil.copytree(folder, out, dirs_exist_ok=True), name, card)
+    assert resolve_adapter(name) == entry == zoo_home() / name
+
+
+def test_entries_are_swept_at_their_own_max_length(tiny_bert_path, tiny_benchmark, tmp_path):
+    """An entry trained at 12 tokens is swept at 12 (its card's max_length), as load and
+    evaluate score it; one without a recorded length at 300."""
+    from benchmarks import evaluate
+    from benchmarks.sweep import sweep_benchmark
+
+    folders = make_adapters(str(tiny_bert_path), tmp_path, 2, first=1)  # both safetensors
+    for folder, name, length in zip(folders, ("short", "long"), ({"max_length": 12}, {})):
+        card = {"kind": "adapter", "base_model": str(tiny_bert_path), **length}
+        save_entry(lambda out, f=folder: shutil.copytree(f, out, dirs_exist_ok=True), name, card)
+    bench = "local:" + str(tiny_benchmark)
+    records = sweep_benchmark(bench, ["short", "long"])
+    assert [r["max_length"] for r in records] == [12, 300]
+    for record, name in zip(records, ("short", "long")):
+        expected = evaluate(name, bench)
+        assert expected["max_length"] == record["max_length"]
+        assert record["metrics"] == pytest.approx(expected["metrics"], abs=1e-6)

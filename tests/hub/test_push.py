@@ -233,9 +233,9 @@ def test_pushed_bi_encoder_entry_pulls_and_opens_with_the_card_lines(
     sentence-transformers lines, run on the pulled folder, embed exactly as adapter_zoo.load."""
     import re
 
-    from adapter_zoo.recipes.runner import shipped_data
     from adapter_zoo.training import TrainingConfig, train
     from stackexchange import parse_forum
+    from stackexchange.catalog import shipped_data
 
     parse_forum(shipped_data() / "beer.stackexchange.com.7z", tmp_path / "parsed")
     source = train(
@@ -318,3 +318,24 @@ def test_model_card_of_a_composite_names_its_members_and_no_base():
     assert "base_model" not in meta  # no fake base id
     assert "`fusion:beer+bm25*0.1`: its members are loaded by name" in text
     assert "weights chosen on the dev split of beer.stackexchange.com." in text
+
+
+def test_pushed_cascade_entry_pulls_and_scores_the_same(upload_standin, tiny_bert_path, tmp_path):
+    """A cascade entry is written like every entry: its README is not hashed, so the Hub card
+    that push puts in its place does not make the pulled entry look corrupted."""
+    from adapter_zoo.cascade import CascadeConfig, CascadeRanker, run_cascade
+
+    ranker = CascadeRanker.from_base(str(tiny_bert_path), CascadeConfig(exits=(1, 2)), device="cpu")
+    entry = ranker.save(tmp_path / "cascade", card={"forums": ["beer.stackexchange.com"]})
+    push(entry, "me/cascade")
+    folder = pull("me/cascade")
+    # the Hub card's "How to load" lines open it
+    snippet = (folder / "README.md").read_text().split("```python\n", 1)[1].split("```", 1)[0]
+    namespace = {}
+    exec(snippet, namespace)
+    assert isinstance(namespace["ranker"], CascadeRanker)
+    lists = [(query, [candidate for _, candidate in PAIRS]) for query, _ in PAIRS]
+    pulled = run_cascade(CascadeRanker.load(folder, device="cpu"), lists, alpha=0.3)
+    local = run_cascade(ranker, lists, alpha=0.3)
+    for a, b in zip(pulled.scores, local.scores, strict=True):
+        np.testing.assert_array_equal(a, b)

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import ray  # the test extra installs it (.ci/install): a missing ray fails, never skips
 
-from adapter_zoo.recipes import RecipeError, load_recipe, run_recipe
+from recipes import RecipeError, load_recipe, run_recipe
 
 FORUMS = ["beer.stackexchange.com", "bicycles.meta.stackexchange.com"]
 RECIPE = """
@@ -41,7 +41,7 @@ run = "evaluate --model {model} --benchmark local:{work}/bench/heldout --max-len
 [[step]]
 run = "leaderboard {work}/results --out {work}/leaderboard"
 """
-VOLATILE = {"created", "wall_time"}
+VOLATILE = {"created", "wall_time_s"}
 
 
 @pytest.fixture(scope="module")

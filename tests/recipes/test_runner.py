@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from adapter_zoo.recipes import RecipeError, load_recipe, run_recipe
-from adapter_zoo.recipes.runner import expand, forum_short_name, plan
+from recipes import RecipeError, load_recipe, run_recipe
+from recipes.runner import expand, forum_short_name, plan
 
 RECIPE = """
 name = "demo"
@@ -127,3 +127,67 @@ def test_foreach_over_two_lists_runs_every_combination(tmp_path):
     )
     assert [argv for _, argv in commands[-4:]] == [
         ["x", "beer", "map"], ["x", "beer", "mrr"], ["x", "askubuntu", "map"], ["x", "askubuntu", "mrr"]]  # fmt: skip
+
+
+VERIFIED = """
+name = "checked"
+paper = "a paper, Table 2"
+description = "a run whose record is checked against the paper"
+hardware = "none"
+[published]
+source = "Table 2"
+scores = {wikiqa = {map = 0.5, mrr = 0.6}}
+expected = {wikiqa = {map = 0.495}}
+record = {mode = "finetune-{how}"}
+tolerance = 0.02
+[vars]
+how = "tanda"
+[[step]]
+run = "recipes"
+"""
+
+
+def test_verify_prints_ok_or_fail_per_metric_and_fails_the_run(tmp_path, capsys):
+    """--verify: the record the recipe names (the latest matching one) against the published
+    and the expected numbers, one line per metric; any FAIL makes the exit status 1."""
+    from adapter_zoo.cli import main
+    from benchmarks.results import append_result
+
+    path = write(tmp_path, VERIFIED)
+    work = tmp_path / "work"
+    base = {"benchmark": "wikiqa", "split": "test", "model": "bert-base", "adapters": []}
+    metrics = {"map": 0.1, "mrr": 0.1, "p@1": 0.1, "ndcg@10": 0.1}
+    append_result(work / "results", {**base, "mode": "finetune-tanda", "metrics": metrics})
+    append_result(work / "results", {**base, "mode": "finetune-tanda",
+                                     "metrics": {**metrics, "map": 0.51, "mrr": 0.5}})  # fmt: skip
+    append_result(work / "results", {**base, "mode": "finetune-full",
+                                     "metrics": {**metrics, "map": 0.5, "mrr": 0.6}})  # fmt: skip
+    assert main(["run", str(path), "--work", str(work), "--verify"]) == 1
+    lines = capsys.readouterr().out.splitlines()[-3:]
+    assert lines == [
+        "wikiqa map published 0.5000 run 0.5100 (tolerance 0.02) OK",
+        "wikiqa mrr published 0.6000 run 0.5000 (tolerance 0.02) FAIL",
+        "wikiqa map expected 0.4950 run 0.5100 (tolerance 0.02) OK",
+    ]
+    # no record of the run matches: every metric is missing, and fails
+    (work / "results" / "results.jsonl").unlink()
+    append_result(work / "results", {**base, "mode": "zero-shot", "metrics": metrics})
+    assert main(["run", str(path), "--work", str(work), "--verify"]) == 1
+    assert (
+        "wikiqa map published 0.5000 run missing (tolerance 0.02) FAIL" in capsys.readouterr().out
+    )
+
+
+def test_the_tanda_recipes_name_the_record_that_reproduces_the_paper(tmp_path):
+    from benchmarks.results import append_result
+    from recipes import find_recipe
+    from recipes.verify import verify
+
+    for name, benchmark in (("tanda_wikiqa", "wikiqa"), ("tanda_trecqa", "trecqa")):
+        recipe = load_recipe(find_recipe(name))
+        work = tmp_path / name
+        scores = recipe.published["scores"][benchmark]
+        record = {"benchmark": benchmark, "split": "test", "model": "bert-base", "adapters": [],
+                  "mode": "finetune-tanda", "metrics": dict(scores)}  # fmt: skip
+        append_result(work / "results", record)
+        assert all(check.ok for check in verify(recipe, work))

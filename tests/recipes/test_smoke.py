@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from adapter_zoo.recipes import load_recipe, recipe_dir, run_recipe
+from recipes import load_recipe, recipe_dir, run_recipe
 
 RECIPES = sorted(recipe_dir().glob("*.toml"))
 
@@ -43,9 +43,9 @@ def test_recipe_runs_in_smoke_mode(path, tmp_path):
 def test_quickstart_smoke_writes_every_output_and_trains_in_its_own_zoo(tmp_path, capsys):
     import os
 
-    from adapter_zoo.recipes.quickstart import quickstart
     from adapter_zoo.zoo import zoo_home
     from adapter_zoo.zoo.store import save_entry
+    from recipes.quickstart import quickstart
 
     users = save_entry(
         lambda folder: (folder / "adapter.safetensors").write_bytes(b"a real adapter"),
@@ -93,8 +93,8 @@ def test_quickstart_refuses_an_output_folder_it_did_not_write(tmp_path, capsys):
 
 def test_quickstart_never_replaces_a_zoo_entry_it_did_not_train(tmp_path, capsys):
     from adapter_zoo.cli import main
-    from adapter_zoo.recipes.quickstart import _refuse_entries_of_others
     from adapter_zoo.zoo.store import save_entry
+    from recipes.quickstart import _refuse_entries_of_others
 
     users = save_entry(
         lambda folder: (folder / "adapter.safetensors").write_bytes(b"weeks of training"),

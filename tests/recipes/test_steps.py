@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from adapter_zoo.cli import main
-from adapter_zoo.recipes import RecipeError, load_recipe, recipe_dir
-from adapter_zoo.recipes.ray_executor import _check_fits
-from adapter_zoo.recipes.runner import _plan
-from adapter_zoo.recipes.steps import build_jobs
+from recipes import RecipeError, load_recipe, recipe_dir
+from recipes.ray_executor import _check_fits
+from recipes.runner import _plan
+from recipes.steps import build_jobs
 
 BUILTINS = {"shipped": "/s", "tiny_base": "/t"}
 
@@ -109,7 +109,7 @@ def test_address_needs_the_ray_executor(capsys):
 def test_the_local_executor_never_imports_ray(tmp_path):
     code = (
         "import sys\n"
-        "from adapter_zoo.recipes import load_recipe, recipe_dir, run_recipe\n"
+        "from recipes import load_recipe, recipe_dir, run_recipe\n"
         "recipe = load_recipe(recipe_dir() / 'multicqa_adapters.toml')\n"
         f"run_recipe(recipe, work={str(tmp_path)!r}, execute=lambda argv: 0, log=lambda _: None)\n"
         "assert 'ray' not in sys.modules, 'ray was imported'\n"

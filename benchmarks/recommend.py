@@ -24,6 +24,9 @@ from pathlib import Path
 import numpy as np
 
 from adapter_zoo.errors import ZooError
+from adapter_zoo.metrics import evaluate_rankings
+from benchmarks.registry import get
+from benchmarks.sweep import score_models, sweep_benchmark
 
 # The model a user already has: the recommender measures the zoo against it.
 ZERO_SHOT_BASE = "sbert:minilm-l6"
@@ -56,10 +59,8 @@ def target_questions(target, *, split: str = "test", data_dir=None) -> list[str]
     path = Path(str(target)).expanduser()
     if path.is_dir() and not (path / "benchmark.json").is_file():
         return [q for forum in forum_dirs(path) for q in forum_questions(forum, split=None)]
-    import benchmarks
-
     name = "local:" + str(path) if path.is_dir() else str(target)
-    return list(benchmarks.get(name).load(split, data_dir)["query"])
+    return list(get(name).load(split, data_dir)["query"])
 
 
 def adapter_questions(adapter, *, forums_dir=None) -> list[str]:
@@ -104,15 +105,11 @@ def load_embedder(device=None):
 
 
 def probe_scores(
-    target, adapters, n: int, *, split="test", data_dir=None, seed=0, base=None, max_length=300
+    target, adapters, n: int, *, split="test", data_dir=None, seed=0, base=None, max_length=None
 ):
     """Main-metric score of each adapter on ``n`` labelled queries of a benchmark target."""
-    import benchmarks
-    from adapter_zoo.sweep.evaluate import score_models
-    from benchmarks.metrics import evaluate_rankings
-
     path = Path(str(target)).expanduser()
-    bench = benchmarks.get("local:" + str(path) if path.is_dir() else str(target))
+    bench = get("local:" + str(path) if path.is_dir() else str(target))
     rows = bench.load(split, data_dir)
     usable = [i for i, labels in enumerate(rows["labels"]) if any(y > 0 for y in labels)]
     if not usable:
@@ -120,7 +117,7 @@ def probe_scores(
     chosen = sorted(random.Random(seed).sample(usable, min(n, len(usable))))
     sample = rows.select(chosen)
     pairs = [(q, c) for q, cands in zip(sample["query"], sample["candidates"]) for c in cands]
-    scores = score_models(adapters, pairs, base_model=base, max_length=max_length)
+    scores, _ = score_models(adapters, pairs, base_model=base, max_length=max_length)
     bounds = np.cumsum([0] + [len(c) for c in sample["candidates"]])
     result = {}
     for adapter in adapters:
@@ -187,7 +184,7 @@ def recommend(
     data_dir=None,
     forums_dir=None,
     max_questions: int = 500,
-    max_length: int = 300,
+    max_length: int | None = None,
     seed: int = 0,
     embedder=None,
     zero_shot: str | None = ZERO_SHOT_BASE,
@@ -204,7 +201,7 @@ def recommend(
         data_dir: folder holding benchmark files.
         forums_dir: where the adapters' training forums are parsed (default: their cards).
         max_questions: questions embedded per side (a seeded sample).
-        max_length: token limit per probe pair.
+        max_length: token limit per probe pair; None: each entry's own (its card's).
         seed: sampling seed.
         embedder: a SentenceTransformer (default all-MiniLM-L6-v2).
         zero_shot: the model a user already has (default the zero-shot all-MiniLM-L6-v2
@@ -243,7 +240,7 @@ def hit_rate(
     data_dir=None,
     forums_dir=None,
     base_model: str | None = None,
-    max_length: int = 300,
+    max_length: int | None = None,
     embedder=None,
 ) -> dict:
     """How often the recommender's top ``k`` holds the adapter the full sweep finds best.
@@ -260,8 +257,6 @@ def hit_rate(
         are the probe ranking's with ``dev_sample``, else the similarity ranking's.
     """
     import time
-
-    from adapter_zoo.sweep.evaluate import sweep_benchmark
 
     embedder = embedder or load_embedder()
     rows = []

@@ -32,7 +32,7 @@ from math import comb, log2
 
 import numpy as np
 
-from benchmarks.errors import BenchmarkError
+from adapter_zoo.errors import ZooError
 
 METRICS = ("map", "mrr", "p@1", "ndcg@10")
 
@@ -45,9 +45,9 @@ def _tie_groups(scores: Sequence[float], labels: Sequence[float]):
     scores = np.asarray(scores, dtype=np.float64)
     gains = np.asarray(labels, dtype=np.float64)
     if scores.shape != gains.shape:
-        raise BenchmarkError(f"{len(scores)} scores for {len(gains)} labels")
+        raise ZooError(f"{len(scores)} scores for {len(gains)} labels")
     if np.isnan(scores).any():
-        raise BenchmarkError("scores contain NaN")
+        raise ZooError("scores contain NaN")
     order = np.argsort(-scores, kind="stable")
     sorted_scores, sorted_gains = scores[order], gains[order]
     start = 0
@@ -133,7 +133,7 @@ def evaluate_rankings(scores_per_query, labels_per_query, *, no_positive: str = 
         ``{"map", "mrr", "p@1", "ndcg@10": float, "queries": int, "queries_without_positive": int}``.
     """
     if no_positive not in ("drop", "zero"):
-        raise BenchmarkError(f"no_positive must be 'drop' or 'zero', not {no_positive!r}")
+        raise ZooError(f"no_positive must be 'drop' or 'zero', not {no_positive!r}")
     sums = dict.fromkeys(METRICS, 0.0)
     used = skipped = 0
     for scores, labels in zip(scores_per_query, labels_per_query, strict=True):

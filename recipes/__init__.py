@@ -1,7 +1,7 @@
 """Recipes: paper experiments as files of ``adapter-zoo`` commands, and the quickstart."""
 
-from adapter_zoo.recipes.recipe import Recipe, RecipeError, Step, load_recipe
-from adapter_zoo.recipes.runner import find_recipe, recipe_dir, run_recipe, shipped_data
+from recipes.recipe import Recipe, RecipeError, Step, load_recipe
+from recipes.runner import find_recipe, recipe_dir, run_recipe
 
 __all__ = [
     "Recipe",
@@ -11,5 +11,4 @@ __all__ = [
     "load_recipe",
     "recipe_dir",
     "run_recipe",
-    "shipped_data",
 ]

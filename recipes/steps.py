@@ -150,17 +150,21 @@ def _forum_complete(path: Path) -> bool:
 
 
 def _has_records(folder: Path, wanted: list[dict]) -> bool:
-    """Whether ``folder/results.jsonl`` holds a record matching each of ``wanted``."""
+    """Whether ``folder/results.jsonl`` holds a record matching each of ``wanted`` (a value
+    that is a tuple lists the values allowed)."""
     from benchmarks.results import read_results
+
+    def matches(record: dict, want: dict) -> bool:
+        return all(
+            record.get(k) in v if isinstance(v, tuple) else record.get(k) == v
+            for k, v in want.items()
+        )
 
     try:
         records = read_results(folder)
     except (ValueError, OSError):
         return False
-    return all(
-        any(all(record.get(k) == v for k, v in want.items()) for record in records)
-        for want in wanted
-    )
+    return all(any(matches(record, want) for record in records) for want in wanted)
 
 
 def _never() -> bool:
@@ -205,10 +209,13 @@ def _evaluate_io(args) -> tuple[list[Path], list[Output]]:
     if args.transfer:
         inputs += _model_inputs(args.transfer)
     if args.results:
-        mode = f"finetune-{args.finetune}" if args.finetune else "zero-shot"
+        from benchmarks.results import benchmark_key
+
+        # without --finetune the record says the setting evaluate found: either of these
+        mode = f"finetune-{args.finetune}" if args.finetune else ("zero-shot", "in-domain")
         wanted = [
             {
-                "benchmark": args.benchmark,
+                "benchmark": benchmark_key(args.benchmark),
                 "split": args.split,
                 "model": args.model,
                 "adapters": adapters,
@@ -252,7 +259,7 @@ def _leaderboard_io(args) -> tuple[list[Path], list[Output]]:
 
 
 def _export_io(args) -> tuple[list[Path], list[Output]]:
-    from adapter_zoo.zoo.export import EXPORT_FILE
+    from adapter_zoo.export import EXPORT_FILE
 
     out = _path(args.out)
     return _model_inputs(args.name), [Output(out, functools.partial(_exists, out / EXPORT_FILE))]
@@ -329,7 +336,7 @@ def build_jobs(commands: list[tuple[str, list[str], dict]], *, smoke: bool) -> l
         RecipeError: a step's command line does not parse (names the step).
     """
     from adapter_zoo.cli import build_parser
-    from adapter_zoo.recipes.recipe import RecipeError
+    from recipes.recipe import RecipeError
 
     parser = build_parser()
     graph = _Graph()

@@ -27,7 +27,8 @@ def register(subparsers) -> None:
 def run_list(args) -> int:
     import json
 
-    from adapter_zoo.zoo.store import list_entries, zoo_home
+    from adapter_zoo.loading import list_entries
+    from adapter_zoo.zoo.store import zoo_home
 
     cards = list_entries(remote=args.remote)
     if args.json:
@@ -47,7 +48,7 @@ def run_list(args) -> int:
 
 
 def run_export(args) -> int:
-    from adapter_zoo.zoo.export import export_cross_encoder
+    from adapter_zoo.export import export_cross_encoder
 
     out = export_cross_encoder(args.name, args.out, overwrite=args.overwrite)
     print(f"wrote {out} (sentence_transformers.CrossEncoder({str(out)!r}))")

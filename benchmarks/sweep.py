@@ -1,8 +1,8 @@
 """``sweep_benchmark``: one benchmark scored with N zoo adapters in one shared pass.
 
-The records are ``benchmarks.evaluate``'s (one per adapter, appended with the same writer),
-with ``mode`` ``"sweep"``. ``benchmarks`` comes after ``adapter_zoo`` in the data flow, so it
-is imported inside the function only.
+The records are :func:`benchmarks.results.make_record`'s (one per adapter, appended with the
+same writer), with ``mode`` ``"sweep"``. The shared pass itself is
+``adapter_zoo.sweep.sweep``; :func:`score_models` adds the models that cannot share it.
 
 Example:
     >>> records = sweep_benchmark("wikiqa", ["beer", "cooking"])  # doctest: +SKIP
@@ -12,12 +12,14 @@ Example:
 
 from __future__ import annotations
 
-import datetime
 import json
 import time
 from collections.abc import Sequence
 
 from adapter_zoo.errors import ZooError
+from adapter_zoo.metrics import evaluate_rankings
+from benchmarks.registry import get
+from benchmarks.results import append_result, make_record
 
 
 def base_model_of(adapters: Sequence) -> str:
@@ -41,7 +43,7 @@ def shares_pass(name) -> bool:
     """Whether ``name`` is a cross-encoder adapter entry (with its head), which the shared
     ``Parallel`` pass scores; bi-encoders, ``sbert:`` models and compositions are scored one
     by one (a bi-encoder embeds each text once anyway)."""
-    from adapter_zoo.zoo.loading import resolve_entry
+    from adapter_zoo.loading import resolve_entry
     from adapter_zoo.zoo.store import read_card
 
     if ":" in str(name):
@@ -55,24 +57,45 @@ def shares_pass(name) -> bool:
 
 
 def score_models(
-    models: Sequence, pairs, *, base_model=None, batch_size=64, max_length=300, progress=False
-) -> dict:
-    """``{model: scores}`` for every model on ``pairs``: cross-encoder adapters in one shared
-    pass over their base, the others (bi-encoders, ``sbert:``, compositions) one by one."""
+    models: Sequence, pairs, *, base_model=None, batch_size=64, max_length=None, progress=False
+) -> tuple[dict, dict]:
+    """Every model's scores on ``pairs``: cross-encoder adapters in one shared pass over their
+    base (one per token limit), the others (bi-encoders, ``sbert:``, compositions) one by one.
+
+    Args:
+        models: zoo names, entry folders, ``sbert:<base>`` or composition specs.
+        pairs: (query, candidate) pairs.
+        base_model: the adapters' base (default: the one their cards name).
+        batch_size: pairs per forward.
+        max_length: token limit for every model; None: each entry's own (its card's
+            ``max_length``), as ``adapter_zoo.load`` would score it.
+        progress: a tqdm bar.
+
+    Returns:
+        ``({model: scores}, {model: the token limit it was scored at, or None})``.
+    """
     import adapter_zoo
-    from adapter_zoo.sweep.sweep import sweep
+    from adapter_zoo.sweep.sweep import resolve_adapter, sweep
+    from adapter_zoo.zoo.store import CARD_FILE, card_max_length, read_card
 
     shared = [m for m in models if shares_pass(m)]
-    scores = {}
-    if shared:
-        scores = sweep(
-            base_model or base_model_of(shared), shared, pairs, batch_size,
-            max_length=max_length, progress=progress,
-        )  # fmt: skip
+    scores, lengths, by_length = {}, {}, {}
+    for name in shared:
+        path = resolve_adapter(name)
+        card = read_card(path) if (path / CARD_FILE).is_file() else {}
+        lengths[str(name)] = max_length or card_max_length(card)
+        by_length.setdefault(lengths[str(name)], []).append(name)
+    base = (base_model or base_model_of(shared)) if shared else None
+    for length, group in by_length.items():
+        scores.update(sweep(base, group, pairs, batch_size, max_length=length, progress=progress))
     for name in models:
         if str(name) not in scores:
-            scores[str(name)] = adapter_zoo.load(str(name)).score(pairs, batch_size=batch_size)
-    return scores
+            model = adapter_zoo.load(str(name))
+            if max_length is not None and hasattr(model, "max_length"):
+                model.max_length = max_length
+            scores[str(name)] = model.score(pairs, batch_size=batch_size)
+            lengths[str(name)] = getattr(model, "max_length", None)
+    return scores, lengths
 
 
 def sweep_benchmark(
@@ -84,7 +107,7 @@ def sweep_benchmark(
     data_dir=None,
     results=None,
     batch_size: int = 64,
-    max_length: int = 300,
+    max_length: int | None = None,
     progress: bool = False,
 ) -> list[dict]:
     """Score ``benchmark``'s ``split`` with every adapter at once; one record per adapter.
@@ -99,15 +122,10 @@ def sweep_benchmark(
         data_dir: folder holding the benchmark files.
         results: folder whose ``results.jsonl`` gets the records (None: not written).
         batch_size: pairs per forward (replicated once per adapter inside).
-        max_length: token limit per pair, as ``Ranker``.
+        max_length: token limit per pair for every model; None: each entry's own.
         progress: a tqdm bar.
     """
     import numpy as np
-
-    from benchmarks.evaluate import package_versions
-    from benchmarks.metrics import METRICS, evaluate_rankings
-    from benchmarks.registry import get
-    from benchmarks.results import append_result
 
     started = time.perf_counter()
     shared = [a for a in adapters if shares_pass(a)]
@@ -115,35 +133,30 @@ def sweep_benchmark(
     bench = get(benchmark)
     dataset = bench.load(split, data_dir)
     pairs = [(q, c) for q, cands in zip(dataset["query"], dataset["candidates"]) for c in cands]
-    scores = score_models(
+    scores, lengths = score_models(
         adapters, pairs, base_model=base_model, batch_size=batch_size, max_length=max_length,
         progress=progress,
     )  # fmt: skip
     bounds = np.cumsum([0] + [len(c) for c in dataset["candidates"]])
-    wall = round(time.perf_counter() - started, 3)
+    wall = time.perf_counter() - started
     records = []
     for adapter in adapters:
         flat = scores[str(adapter)]
         per_query = [flat[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
         summary = evaluate_rankings(per_query, dataset["labels"], no_positive=bench.no_positive)
-        record = {
-            "benchmark": bench.name,
-            "split": split,
-            "model": str(base_model) if str(adapter) in map(str, shared) else str(adapter),
-            "adapters": [str(adapter)] if str(adapter) in map(str, shared) else [],
-            "mode": "sweep",
-            "metrics": {m: round(summary[m], 6) for m in METRICS},
-            "main_metric": bench.main_metric,
-            "queries": summary["queries"],
-            "queries_without_positive": summary["queries_without_positive"],
-            "no_positive": bench.no_positive,
-            "seed": 0,
-            "sweep_size": len(adapters),
-            "max_length": max_length,
-            "versions": package_versions(),
-            "wall_time_s": wall,
-            "created": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-        }
+        in_pass = str(adapter) in map(str, shared)
+        record = make_record(
+            bench,
+            split=split,
+            model=str(base_model) if in_pass else str(adapter),
+            adapters=[str(adapter)] if in_pass else [],
+            mode="sweep",
+            summary=summary,
+            seed=0,
+            seconds=wall,
+            sweep_size=len(adapters),
+            max_length=lengths[str(adapter)],
+        )
         if results is not None:
             append_result(results, record)
         records.append(record)

@@ -11,7 +11,8 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from adapter_zoo.recipes.recipe import Recipe, RecipeError, Step
+from recipes.recipe import Recipe, RecipeError, Step
+from stackexchange.catalog import shipped_data
 
 PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 FOREACH = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s+in\s+\{([A-Za-z_][A-Za-z0-9_]*)\}\s*$")
@@ -24,11 +25,6 @@ def recipe_dir() -> Path:
     return Path(__file__).resolve().parent / "toml"
 
 
-def shipped_data() -> Path:
-    """The folder of StackExchange archives shipped with the package (see ATTRIBUTION.md)."""
-    return Path(__file__).resolve().parent / "data"
-
-
 def find_recipe(name_or_path: str) -> Path:
     """Resolve a recipe name (``multicqa_mt_all``) or a path to a ``.toml`` file to a file."""
     path = Path(name_or_path)
@@ -39,6 +35,17 @@ def find_recipe(name_or_path: str) -> Path:
         return candidate
     known = sorted(p.stem for p in recipe_dir().glob("*.toml"))
     raise RecipeError(f"unknown recipe {name_or_path!r}; known recipes: {', '.join(known)}")
+
+
+def work_folder(recipe: Recipe, smoke: bool, work=None) -> Path:
+    """A run's work folder: ``work``, by default ``outputs/<recipe>[-smoke]``."""
+    return Path(work or Path("outputs") / (recipe.name + ("-smoke" if smoke else ""))).resolve()
+
+
+def builtin_variables(work: Path) -> dict:
+    """The variables every recipe may use: ``{shipped}`` (the shipped forum archives) and
+    ``{tiny_base}`` (the tiny random BERT of smoke runs)."""
+    return {"shipped": str(shipped_data()), "tiny_base": str(work / "tiny-bert")}
 
 
 def forum_short_name(host: str) -> str:
@@ -94,21 +101,7 @@ def plan(recipe: Recipe, *, smoke: bool, work: Path, builtins: dict) -> list[tup
 
 def _plan(recipe: Recipe, smoke: bool, work: Path, builtins: dict) -> list[tuple[str, list, dict]]:
     """:func:`plan`'s commands with their step's declared resources: ``(label, argv, resources)``."""
-    variables = {**recipe.variables, **(recipe.smoke_variables if smoke else {})}
-    variables = {**builtins, "work": str(work), **variables}
-    # Variables may refer to each other ("{work}/parsed"); two rounds cover the recipes.
-    for _ in range(2):
-        for key, value in list(variables.items()):
-            where = f"{recipe.path}: [vars] {key}"
-            if isinstance(value, list | tuple):
-                variables[key] = [_fill(item, variables, where) for item in value]
-            else:
-                variables[key] = _fill(value, variables, where)
-    variables = {key: _resolve_value(value) for key, value in variables.items()}
-    # Zoo entries are named after their forum's short name: {forums_names} lists them.
-    for key, value in list(variables.items()):
-        if isinstance(value, list):
-            variables.setdefault(f"{key}_names", [forum_short_name(str(v)) for v in value])
+    variables = run_variables(recipe, smoke, work, builtins)
     commands = []
     for number, step in enumerate(recipe.steps, start=1):
         if step.smoke_only and not smoke:
@@ -120,7 +113,28 @@ def _plan(recipe: Recipe, smoke: bool, work: Path, builtins: dict) -> list[tuple
     return commands
 
 
-def _fill(value, variables: dict, where: str):
+def run_variables(recipe: Recipe, smoke: bool, work: Path, builtins: dict) -> dict:
+    """The variables of a run, every placeholder filled: ``[vars]`` (with ``[smoke.vars]``
+    under ``smoke``), ``work`` and ``builtins``."""
+    variables = {**recipe.variables, **(recipe.smoke_variables if smoke else {})}
+    variables = {**builtins, "work": str(work), **variables}
+    # Variables may refer to each other ("{work}/parsed"); two rounds cover the recipes.
+    for _ in range(2):
+        for key, value in list(variables.items()):
+            where = f"{recipe.path}: [vars] {key}"
+            if isinstance(value, list | tuple):
+                variables[key] = [fill(item, variables, where) for item in value]
+            else:
+                variables[key] = fill(value, variables, where)
+    variables = {key: _resolve_value(value) for key, value in variables.items()}
+    # Zoo entries are named after their forum's short name: {forums_names} lists them.
+    for key, value in list(variables.items()):
+        if isinstance(value, list):
+            variables.setdefault(f"{key}_names", [forum_short_name(str(v)) for v in value])
+    return variables
+
+
+def fill(value, variables: dict, where: str):
     """Substitute placeholders inside one string value (lists are filled item by item)."""
     if not isinstance(value, str) or not PLACEHOLDER.search(value):
         return value
@@ -187,16 +201,15 @@ def run_recipe(
     ``executor="local"`` runs the commands one after another in this process;
     ``executor="ray"`` runs independent ones at once as Ray tasks (on the cluster at
     ``address``, or a local one), skipping those finished by an earlier run (see
-    :mod:`adapter_zoo.recipes.ray_executor`).
+    :mod:`recipes.ray_executor`).
 
     Raises:
         RecipeError: a variable is unknown, or a step fails (the step is named).
     """
     if executor not in EXECUTORS:
         raise RecipeError(f"unknown executor {executor!r}; choose {' or '.join(EXECUTORS)}")
-    work = Path(work or Path("outputs") / (recipe.name + ("-smoke" if smoke else ""))).resolve()
-    builtins = {"shipped": str(shipped_data()), "tiny_base": str(work / "tiny-bert")}
-    commands = _plan(recipe, smoke, work, builtins)
+    work = work_folder(recipe, smoke, work)
+    commands = _plan(recipe, smoke, work, builtin_variables(work))
     log(f"recipe {recipe.name}: {recipe.paper}")
     log(f"  {len(commands)} command(s); work folder {work}")
     if dry_run:
@@ -205,13 +218,13 @@ def run_recipe(
         return work
     work.mkdir(parents=True, exist_ok=True)
     if smoke:
-        from adapter_zoo.recipes.tiny import build_tiny_bert
+        from recipes.tiny import build_tiny_bert
 
         build_tiny_bert(work / "tiny-bert")
     with own_zoo(work / "zoo") if smoke else contextlib.nullcontext():
         if executor == "ray":
-            from adapter_zoo.recipes.ray_executor import run_on_ray
-            from adapter_zoo.recipes.steps import build_jobs
+            from recipes.ray_executor import run_on_ray
+            from recipes.steps import build_jobs
 
             jobs = build_jobs(commands, smoke=smoke)
             run_on_ray(jobs, work=work, address=address, log=log, recipe=recipe)

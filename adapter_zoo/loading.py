@@ -1,16 +1,22 @@
-"""``adapter_zoo.load``: a name or folder to a ready Ranker, verified first."""
+"""``adapter_zoo.load``: a name or folder to a ready Ranker, verified first.
+
+The one name -> entry resolver (:func:`resolve_entry`): a plain name is an entry of the local
+zoo, else of the Hub (never a folder of the working directory); anything with a separator is
+a folder. It sits above both the local zoo (:mod:`adapter_zoo.zoo`) and the Hub
+(:mod:`adapter_zoo.hub`, which builds on the zoo), so neither imports the other's way back.
+"""
 
 from __future__ import annotations
 
 import difflib
-import importlib
 from pathlib import Path
 
 from adapter_zoo.errors import ZooError
 from adapter_zoo.zoo.store import (
     CARD_FILE,
+    card_max_length,
     is_entry_name,
-    list_entries,
+    local_cards,
     local_entry,
     verify_entry,
     zoo_home,
@@ -27,23 +33,17 @@ def resolve_entry(name_or_path: str, *, revision: str | None = None) -> Path:
     local = local_entry(name)
     if local is not None:
         return local
+    from adapter_zoo.hub import fetch  # the Hub client, only for a name the zoo lacks
+
     try:
-        hub = importlib.import_module("adapter_zoo.hub")
-    except ModuleNotFoundError as error:
-        if error.name not in ("adapter_zoo.hub",):
-            raise
-        hub = None
-    hub_error = None
-    if hub is not None and hasattr(hub, "fetch"):
-        try:
-            return Path(hub.fetch(name, revision=revision))
-        except (ValueError, OSError) as error:
-            hub_error = str(error).splitlines()[0] if str(error) else type(error).__name__
-    known = [card["name"] for card in list_entries()]
+        return Path(fetch(name, revision=revision))
+    except (ValueError, OSError) as error:
+        hub_error = str(error).splitlines()[0] if str(error) else type(error).__name__
+    known = [card["name"] for card in local_cards()]
     close = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
     hint = f"did you mean {', '.join(close)}?" if close else "no similar local name"
     message = f"unknown adapter {name!r}; {hint}; local zoo at {home}"
-    raise ZooError(message + (f"; hub: {hub_error}" if hub_error else ""))
+    raise ZooError(f"{message}; hub: {hub_error}")
 
 
 def load(
@@ -116,6 +116,20 @@ def load(
         tokenizer,
         base_model=card["base_model"],
         card=card,
-        max_length=int(card.get("max_length", 300)),
+        max_length=card_max_length(card),
         device=device,
     )
+
+
+def list_entries(remote: bool = False) -> list[dict]:
+    """Cards of the local zoo entries (sorted by name); with ``remote``, also the Hub index's
+    entries of names the local zoo lacks (``source`` says which)."""
+    cards = local_cards()
+    if remote:
+        from adapter_zoo.hub import list_remote
+
+        local = {card["name"] for card in cards}
+        for card in list_remote():
+            if card.get("name") not in local:
+                cards.append({**card, "source": "hub"})
+    return cards

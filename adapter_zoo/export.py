@@ -159,7 +159,7 @@ def export_cross_encoder(
         out, ours=lambda f: (f / EXPORT_FILE).is_file(), overwrite=overwrite, error=ZooError,
         what="a CrossEncoder export",
     )  # fmt: skip
-    from adapter_zoo.zoo.loading import load
+    from adapter_zoo.loading import load
 
     ranker = load(str(path), device="cpu")
     head = ranker.model.active_head
@@ -177,7 +177,7 @@ def export_cross_encoder(
 def _exportable_entry(name: str) -> tuple[dict, Path]:
     """The verified card and folder of ``name``, refused before anything is written."""
     from adapter_zoo.compose import spec as compose
-    from adapter_zoo.zoo.loading import ZERO_SHOT_BI, resolve_entry
+    from adapter_zoo.loading import ZERO_SHOT_BI, resolve_entry
     from adapter_zoo.zoo.store import verify_entry
 
     if name.startswith(ZERO_SHOT_BI):

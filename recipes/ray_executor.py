@@ -1,6 +1,6 @@
 """``adapter-zoo run RECIPE --executor ray``: a recipe's independent commands as Ray tasks.
 
-Each job (one expanded command, see :mod:`adapter_zoo.recipes.steps`) runs as a Ray task that
+Each job (one expanded command, see :mod:`recipes.steps`) runs as a Ray task that
 calls the same CLI function as the local executor, so its outputs land where a local run puts
 them, through the same atomic writers. A task reserves the job's CPUs and GPUs and starts once
 every job it waits for has finished. Its stdout and stderr go to ``WORK/logs/<step>.log``.
@@ -36,8 +36,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from adapter_zoo.recipes.recipe import Recipe, RecipeError
-from adapter_zoo.recipes.steps import Job
+from recipes.recipe import Recipe, RecipeError
+from recipes.steps import Job
 from stackexchange.io import atomic_write_json
 
 FORWARDED_ENV = ("ADAPTER_ZOO_", "HF_", "TRANSFORMERS_", "TOKENIZERS_", "HUGGINGFACE_")

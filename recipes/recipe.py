@@ -7,7 +7,7 @@ recipe's ``[vars]`` (overridden by ``[smoke.vars]`` under ``--smoke``) and from 
 the package) and ``{tiny_base}`` (a tiny random BERT built offline, for smoke runs).
 
 Example:
-    >>> from adapter_zoo.recipes import load_recipe, recipe_dir
+    >>> from recipes import load_recipe, recipe_dir
     >>> recipe = load_recipe(recipe_dir() / "multicqa_mt_all.toml")
     >>> recipe.name
     'multicqa-mt-all'
@@ -42,7 +42,7 @@ class Step:
             run downloads (e.g. ASNQ replaced by a set built from a shipped forum).
         resources: what each of its commands reserves under ``--executor ray``
             (``{cpus = 4}``, ``{gpus = 0.5}``); keys left out take the command's default
-            (see :func:`adapter_zoo.recipes.steps.default_resources`).
+            (see :func:`recipes.steps.default_resources`).
     """
 
     run: str
@@ -58,7 +58,7 @@ class Recipe:
 
     Attributes:
         path: the TOML file.
-        name: short name (``adapter-zoo run NAME`` finds ``adapter_zoo/recipes/toml/NAME.toml``).
+        name: short name (``adapter-zoo run NAME`` finds ``recipes/toml/NAME.toml``).
         paper: the paper, table or figure it reproduces.
         description: what is trained and evaluated.
         hardware: what the full run needs and how long it takes.

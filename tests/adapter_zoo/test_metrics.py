@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import pytrec_eval
 
-from benchmarks import BenchmarkError
-from benchmarks.metrics import (
+from adapter_zoo.errors import ZooError
+from adapter_zoo.metrics import (
     average_precision,
     evaluate_rankings,
     ndcg_at_k,
@@ -103,12 +103,31 @@ def test_no_positive_policy():
     assert dropped["map"] == 1.0 and dropped["queries"] == 1
     assert zero["map"] == 0.5 and zero["queries"] == 2
     assert zero["queries_without_positive"] == dropped["queries_without_positive"] == 1
-    with pytest.raises(BenchmarkError, match="no_positive must be 'drop' or 'zero'"):
+    with pytest.raises(ZooError, match="no_positive must be 'drop' or 'zero'"):
         evaluate_rankings(scores, labels, no_positive="skip")
 
 
 def test_bad_input():
-    with pytest.raises(BenchmarkError, match="2 scores for 3 labels"):
+    with pytest.raises(ZooError, match="2 scores for 3 labels"):
         average_precision([1.0, 2.0], [1, 0, 0])
-    with pytest.raises(BenchmarkError, match="scores contain NaN"):
+    with pytest.raises(ZooError, match="scores contain NaN"):
         precision_at_1([float("nan"), 1.0], [1, 0])
+
+
+def test_training_dev_metrics_are_the_benchmark_metrics():
+    """Training's dev MAP and P@1 (what entries keep and cards publish) are evaluate_rankings'
+    numbers: a tie with the positive is the expectation over its orders, not a loss."""
+    from adapter_zoo.training.objective import positive_first_metrics
+
+    rng = np.random.default_rng(0)
+    lists = [rng.integers(0, 3, size=n).astype(float) for n in (2, 5, 9, 20)]
+    summary = evaluate_rankings(lists, [np.eye(1, len(s)).ravel() for s in lists])
+    assert positive_first_metrics(lists) == {
+        "dev_map": pytest.approx(summary["map"]),
+        "dev_p@1": pytest.approx(summary["p@1"]),
+    }
+    # a constant scorer is at chance level: MAP = mean of 1/rank over the 4 places
+    assert positive_first_metrics([np.zeros(4)]) == {
+        "dev_map": pytest.approx((1 + 1 / 2 + 1 / 3 + 1 / 4) / 4),
+        "dev_p@1": pytest.approx(0.25),
+    }

@@ -1,6 +1,7 @@
-"""Sub-commands ``cascade-train``, ``cascade-eval``, ``sweep`` and ``recommend`` of ``adapter-zoo``.
+"""Sub-commands ``cascade-train``, ``cascade-eval``, ``sweep`` and ``recommend`` of ``adapter-zoo``:
+the zoo's models trained on or scored against benchmarks.
 
-Heavy libraries (torch, transformers, benchmarks) are imported inside the command functions.
+Heavy libraries (torch, transformers) are imported inside the command functions.
 """
 
 from __future__ import annotations
@@ -64,7 +65,10 @@ def register(subparsers) -> None:
     sweep.add_argument("--data-dir", default=None)
     sweep.add_argument("--results", default=None, help="folder of results.jsonl to append to")
     sweep.add_argument("--batch-size", type=int, default=64)
-    sweep.add_argument("--max-length", type=int, default=300, help="token limit per pair")
+    sweep.add_argument(
+        "--max-length", type=int, default=None,
+        help="token limit per pair for every adapter (default: each entry's own)",
+    )  # fmt: skip
     sweep.set_defaults(func=run_sweep)
 
     recommend = subparsers.add_parser(
@@ -85,7 +89,10 @@ def register(subparsers) -> None:
     recommend.add_argument(
         "--dev-split", default=None, help="split the probe samples from (default: --split)"
     )
-    recommend.add_argument("--max-length", type=int, default=300, help="probe: tokens per pair")
+    recommend.add_argument(
+        "--max-length", type=int, default=None,
+        help="probe: tokens per pair (default: each entry's own)",
+    )  # fmt: skip
     recommend.add_argument("--data-dir", default=None)
     recommend.add_argument(
         "--questions", type=int, default=500, help="at most this many target questions are embedded"
@@ -96,13 +103,10 @@ def register(subparsers) -> None:
 
 def run_cascade_train(args) -> int:
     from adapter_zoo.cascade.train import train_entry
+    from benchmarks.cascade import train_on_benchmark
 
-    path = train_entry(
-        args.name,
+    options = dict(
         base=args.base,
-        data=args.data,
-        benchmark=args.benchmark,
-        data_dir=args.data_dir,
         exits=args.exits,
         adapter=args.adapter,
         alpha=args.alpha,
@@ -111,16 +115,22 @@ def run_cascade_train(args) -> int:
         batch_size=args.batch_size,
         lr=args.lr,
         max_length=args.max_length,
-        negatives=args.negatives,
         seed=args.seed,
         overwrite=args.overwrite,
     )
+    if args.data is not None:
+        path = train_entry(args.name, data=args.data, negatives=args.negatives, **options)
+    else:
+        path = train_on_benchmark(
+            args.name, args.benchmark, data_dir=args.data_dir, negatives=args.negatives,
+            **options,
+        )  # fmt: skip
     print(path)
     return 0
 
 
 def run_cascade_eval(args) -> int:
-    from adapter_zoo.cascade.evaluate import evaluate_cascade
+    from benchmarks.cascade import evaluate_cascade
 
     records = evaluate_cascade(
         args.model,
@@ -141,7 +151,7 @@ def run_cascade_eval(args) -> int:
 
 
 def run_sweep(args) -> int:
-    from adapter_zoo.sweep.evaluate import sweep_benchmark
+    from benchmarks.sweep import sweep_benchmark
 
     records = sweep_benchmark(
         args.benchmark,
@@ -168,7 +178,7 @@ def _print_records(records: list[dict], results, describe) -> None:
 
 
 def run_recommend(args) -> int:
-    from adapter_zoo.recommend import recommend
+    from benchmarks.recommend import recommend
 
     ranking = recommend(
         args.target,

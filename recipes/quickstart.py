@@ -7,7 +7,7 @@ BM25, weights chosen on beer's dev split → evaluate BM25, the zero-shot bi-enc
 a user already has), both adapters and the composition → leaderboard tables and plots.
 
 Example:
-    >>> from adapter_zoo.recipes.quickstart import quickstart
+    >>> from recipes.quickstart import quickstart
     >>> quickstart("quickstart-output")  # doctest: +SKIP
 """
 
@@ -20,7 +20,8 @@ import shutil
 from pathlib import Path
 
 from adapter_zoo.errors import ZooError
-from adapter_zoo.recipes.runner import own_zoo, shipped_data
+from recipes.runner import own_zoo
+from stackexchange.catalog import shipped_data
 
 HOME_FORUM = "beer.stackexchange.com"
 OTHER_FORUM = "bicycles.meta.stackexchange.com"
@@ -138,7 +139,7 @@ def _quickstart(out, *, base: str, max_steps: int | None, smoke: bool) -> Path:
     out = Path(out).resolve()
     out.mkdir(parents=True, exist_ok=True)
     if smoke:
-        from adapter_zoo.recipes.tiny import build_tiny_bert
+        from recipes.tiny import build_tiny_bert
 
         base = str(build_tiny_bert(out / "tiny-sentence-bert", sentence_encoder=True))
         max_steps = 4
@@ -207,8 +208,8 @@ def verdict(results: Path, benchmark_dirs: dict) -> str:
     records = read_results(results)
     lines = ["", "How the zoo's beer models did (MAP on held-out questions):"]
     for host, bench in benchmark_dirs.items():
-        scores = {r["model"]: r["metrics"]["map"] for r in records
-                  if r["benchmark"] == f"local:{bench}"}  # fmt: skip
+        key = f"local:{Path(bench).expanduser().resolve()}"  # as records name a built set
+        scores = {r["model"]: r["metrics"]["map"] for r in records if r["benchmark"] == key}
         role = "its own forum" if host == HOME_FORUM else "an unseen forum (zero-shot)"
         lines.append(f"  {host} ({role}):")
         for model in (BI_ADAPTER, CROSS_ADAPTER, COMPOSITION):

@@ -1,4 +1,5 @@
-"""``adapter-zoo run RECIPE [--smoke]`` and ``adapter-zoo quickstart``."""
+"""``adapter-zoo run RECIPE [--smoke] [--verify]``, ``adapter-zoo recipes`` and
+``adapter-zoo quickstart``."""
 
 from __future__ import annotations
 
@@ -19,6 +20,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     run.add_argument("--smoke", action="store_true", help="tiny model, shipped data, 2 steps")
     run.add_argument("--work", help="output folder (default outputs/<recipe>)")
     run.add_argument("--dry-run", action="store_true", help="print the commands only")
+    run.add_argument(
+        "--verify",
+        action="store_true",
+        help="after the run, compare its scores with the recipe's published (and expected) "
+        "ones: OK or FAIL per metric; exit status 1 on any FAIL",
+    )
     run.add_argument(
         "--executor",
         choices=("local", "ray"),
@@ -56,8 +63,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from adapter_zoo.recipes.recipe import RecipeError, load_recipe
-    from adapter_zoo.recipes.runner import find_recipe, run_recipe
+    from recipes.recipe import RecipeError, load_recipe
+    from recipes.runner import find_recipe, run_recipe
 
     recipe = load_recipe(find_recipe(args.recipe))
     if args.address and args.executor != "ray":
@@ -71,12 +78,18 @@ def _run(args: argparse.Namespace) -> int:
         address=args.address,
     )
     print(f"recipe {recipe.name} finished; outputs in {work}")
-    return 0
+    if not args.verify or args.dry_run:
+        return 0
+    from recipes.verify import format_rows, verify
+
+    checks = verify(recipe, work, smoke=args.smoke)
+    print(format_rows(checks) if checks else f"recipe {recipe.name} publishes no scores")
+    return 0 if all(check.ok for check in checks) else 1
 
 
 def _list(args: argparse.Namespace) -> int:
-    from adapter_zoo.recipes.recipe import load_recipe
-    from adapter_zoo.recipes.runner import recipe_dir
+    from recipes.recipe import load_recipe
+    from recipes.runner import recipe_dir
 
     for path in sorted(recipe_dir().glob("*.toml")):
         recipe = load_recipe(path)
@@ -85,7 +98,7 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _quickstart(args: argparse.Namespace) -> int:
-    from adapter_zoo.recipes.quickstart import quickstart
+    from recipes.quickstart import quickstart
 
     quickstart(
         args.out,

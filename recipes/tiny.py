@@ -16,7 +16,7 @@ def build_tiny_bert(path: str | Path, *, seed: int = 0, sentence_encoder: bool =
     pooling), so the tiny model stands in for MiniLM and gets its pair-cosine head.
 
     Example:
-        >>> from adapter_zoo.recipes.tiny import build_tiny_bert
+        >>> from recipes.tiny import build_tiny_bert
         >>> build_tiny_bert("/tmp/tiny-bert")  # doctest: +SKIP
     """
     path = Path(path)
