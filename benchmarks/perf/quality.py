@@ -14,8 +14,8 @@ the zero-shot bi-encoder's (target: +0.02).
 
 The learning-rate table trains beer's bi-encoder adapter at each rate of ``LEARNING_RATES``,
 scores the dev lists every ``EVAL_STEPS`` steps (the steps axis) and reports the selected
-state's test MAP; the defaults in ``adapter_zoo.biencoder.train.DEFAULT_LR_BI`` and
-``DEFAULT_STEPS`` come from it.
+state's test MAP; ``adapter_zoo.biencoder.train.DEFAULT_LR_BI`` comes from it, and the zoo's
+step count from the dev plateau it shows.
 
 The AdapterDrop table (issue 17) gives beer's bi-encoder adapter without adapters in the
 lowest k of MiniLM's 6 layers (k in ``DROP_LOWER``) on every set.
