@@ -41,6 +41,11 @@ def register(subparsers) -> None:
         help="--finetune: zoo name of the fine-tuned model (default <benchmark>-<mode>-<base>-s<seed>)",
     )
     evaluate.add_argument(
+        "--encoder", choices=("bi", "cross"), default=None,
+        help="--finetune: what to train (default: bi for sentence-encoder bases such as "
+        "minilm-l6, cross for BERT/RoBERTa; a continued adapter keeps its own)",
+    )  # fmt: skip
+    evaluate.add_argument(
         "--overwrite", action="store_true",
         help="--finetune: replace an existing zoo entry of the fine-tuned model's name",
     )  # fmt: skip
@@ -89,6 +94,7 @@ def run_evaluate(args) -> int:
         max_steps=args.max_steps,
         save_as=args.save_as,
         max_length=args.max_length,
+        encoder=args.encoder,
         overwrite=args.overwrite,
     )
     if len(args.adapter) > 1:

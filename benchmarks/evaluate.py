@@ -98,6 +98,7 @@ def evaluate(
     max_steps: int | None = None,
     save_as: str | None = None,
     max_length: int | None = None,
+    encoder: str | None = None,
     overwrite: bool = False,
 ) -> dict:
     """Evaluate ``model`` on ``benchmark``'s ``split``; return (and optionally record) the result.
@@ -118,13 +119,16 @@ def evaluate(
         finetune: ``full``, ``adapter`` or ``tanda``: train on the benchmark's train split
             first (see :mod:`benchmarks.finetune`).
         transfer: with ``finetune="tanda"``: the transfer model (a full/tanda zoo entry or a
-            model folder) that is adapted; default ``model``.
+            model folder, adapted by full fine-tuning; or an adapter entry, continued);
+            default ``model``.
         seed: seeds Python, NumPy and torch (and fine-tuning).
         max_steps: cap on fine-tuning optimizer steps.
         save_as: with ``finetune``: the zoo name of the fine-tuned model (default
             ``<benchmark>-<mode>-<base>-s<seed>``), e.g. to adapt it later with TANDA.
         max_length: token limit of a cross-encoder's (query, candidate) pairs; default the
             entry's own training length (300 for an untrained base). Baselines ignore it.
+        encoder: with ``finetune``: ``bi`` or ``cross`` (default: ``train``'s for the base;
+            a continued adapter entry keeps its own).
         overwrite: with ``finetune``: replace an existing zoo entry of the fine-tuned
             model's name (else it is refused before training).
 
@@ -157,6 +161,8 @@ def evaluate(
         raise BenchmarkError("--save-as names a fine-tuned model; it needs --finetune")
     if overwrite and not finetune:
         raise BenchmarkError("--overwrite replaces a fine-tuned model; it needs --finetune")
+    if encoder is not None and not finetune:
+        raise BenchmarkError("--encoder chooses what --finetune trains; it needs --finetune")
     dataset = bench.load(split, data_dir)
     mode = "zero-shot"
     if finetune:
@@ -178,6 +184,7 @@ def evaluate(
                 max_steps=max_steps,
                 transfer=transfer,
                 name=save_as,
+                encoder=encoder,
                 overwrite=overwrite,
             )
         scorer_model = _load_ranker(str(entry), [])

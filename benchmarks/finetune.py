@@ -1,8 +1,9 @@
 """Fine-tuning on a benchmark's train split through ``adapter_zoo.training.train``.
 
 ``adapter_zoo.training`` reads a parse output folder, so ``to_parse_folder`` writes the
-benchmark's train (and dev) split in that layout: ``OUT/<benchmark>/stats.json`` and a
-``title_body`` DatasetDict (train/dev/test) of the positive (query, candidate) pairs.
+benchmark's train (and dev) split in that layout: ``OUT/<benchmark>/stats.json``, a
+``title_body`` DatasetDict (train/dev/test) of the positive (query, candidate) pairs, and
+``dev_lists`` (the dev split's own ranking lists, which bi-encoder training selects on).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from adapter_zoo.training.dev import DEV_LISTS
 from benchmarks.errors import BenchmarkError
 from stackexchange.io import atomic_directory, atomic_write_json
 
@@ -29,6 +31,20 @@ def _positive_pairs(dataset, forum: str) -> dict[str, list]:
     return columns
 
 
+def _dev_lists(dataset) -> dict[str, list]:
+    """The dev split's lists with the positive first, one list per positive (a dev list
+    holds a single positive: ``adapter_zoo.training.objective.dev_metrics``); lists with no
+    negative rank nothing and are left out."""
+    columns = {"query": [], "candidates": []}
+    for row in dataset:
+        negatives = [c for c, label in zip(row["candidates"], row["labels"]) if label <= 0]
+        for text, label in zip(row["candidates"], row["labels"]):
+            if label > 0 and negatives:
+                columns["query"].append(row["query"])
+                columns["candidates"].append([text, *negatives])
+    return columns
+
+
 def _forum_name(benchmark) -> str:
     """A folder-safe forum name for the benchmark (a local benchmark's name is its label)."""
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in benchmark.name)
@@ -44,10 +60,13 @@ def to_parse_folder(benchmark, out_dir, data_dir=None) -> Path:
     import datasets
 
     forum = _forum_name(benchmark)
-    splits = {}
+    splits, dev_lists = {}, {"query": [], "candidates": []}
     for split in ("train", "dev"):
         if split in benchmark.splits:
-            splits[split] = _positive_pairs(benchmark.load(split, data_dir), forum)
+            dataset = benchmark.load(split, data_dir)
+            splits[split] = _positive_pairs(dataset, forum)
+            if split == "dev":
+                dev_lists = _dev_lists(dataset)
     if not splits.get("train", {}).get("query"):
         raise BenchmarkError(
             f"{benchmark.name}: no train split with positive pairs to fine-tune on"
@@ -70,6 +89,8 @@ def to_parse_folder(benchmark, out_dir, data_dir=None) -> Path:
         datasets.DatasetDict(
             {s: datasets.Dataset.from_dict(c, features=features) for s, c in splits.items()}
         ).save_to_disk(str(tmp / "title_body"))
+        if dev_lists["query"]:
+            datasets.Dataset.from_dict(dev_lists).save_to_disk(str(tmp / DEV_LISTS))
         counts = {s: len(c["query"]) for s, c in splits.items()}
         atomic_write_json(
             tmp / "stats.json",
@@ -86,22 +107,27 @@ def to_parse_folder(benchmark, out_dir, data_dir=None) -> Path:
     return target
 
 
-def _transfer_weights(transfer: str) -> str:
-    """The model folder of a full/tanda zoo entry, or ``transfer`` itself (a base model)."""
+def _transfer_start(transfer: str) -> tuple[str, dict | None]:
+    """What TANDA's adapt step starts from: (base model, None) for a full/tanda zoo entry
+    (its model folder) or a base model, (the entry's base, its card) for an adapter entry,
+    which the adapt step continues."""
     from adapter_zoo.loading import resolve_entry
     from adapter_zoo.zoo.store import verify_entry
 
     try:
         entry = resolve_entry(transfer)
     except (ValueError, OSError):
-        return transfer  # not a zoo entry: a base model name, Hub id or model folder
+        return transfer, None  # not a zoo entry: a base model name, Hub id or model folder
     card = verify_entry(entry)
-    if card.get("layout", "adapter") != "full":
+    layout = card.get("layout", "adapter")
+    if layout == "adapter":
+        return str(card["base_model"]), card
+    if layout != "full":
         raise BenchmarkError(
             f"--transfer {transfer!r}: zoo entry of kind {card.get('kind')!r}; "
-            "TANDA adapts a fully fine-tuned (full or tanda) entry"
+            "TANDA adapts a fully fine-tuned (full or tanda) entry or continues an adapter entry"
         )
-    return str(entry / "model")
+    return str(entry / "model"), None
 
 
 def finetune(
@@ -115,18 +141,25 @@ def finetune(
     max_steps: int | None = None,
     transfer: str | None = None,
     name: str | None = None,
+    encoder: str | None = None,
     overwrite: bool = False,
 ) -> Path:
     """Train on the benchmark's train split (dev for model selection); return the zoo entry.
 
-    ``full`` fine-tunes the whole base model ``model``, ``adapter`` trains one adapter and head
-    on it. ``tanda`` is TANDA's adapt step: full fine-tuning of the transfer model
-    (``transfer``, default ``model``; a full/tanda zoo entry or a model folder) with TANDA's
-    low learning rate and early stopping after 2 epochs without a better dev MAP. The
-    transfer model's encoder is kept; its ranking head is re-initialised (seeded), because
-    ``adapter_zoo.training`` starts every run with a fresh head. The zoo entry is ``name``,
-    by default ``<benchmark>-<mode>-<base>-s<seed>``; an existing entry of that name is
-    refused before any work unless ``overwrite``.
+    ``full`` fine-tunes the whole base model ``model``, ``adapter`` trains one adapter (and a
+    cross-encoder's head) on it. ``tanda`` is TANDA's adapt step on the transfer model
+    ``transfer`` (default ``model``):
+
+    - a full/tanda zoo entry or a model folder is fully fine-tuned with TANDA's low learning
+      rate and early stopping after 2 epochs without a better dev MAP; a cross-encoder's
+      ranking head is re-initialised (seeded), as every full run starts with a fresh head;
+    - an adapter zoo entry (e.g. a forum adapter) is continued: its adapter trains on the
+      benchmark at the adapter rate, starting from the entry's state (``init_from``).
+
+    ``encoder`` is ``bi`` or ``cross`` (None: ``train``'s default for the base, bi for a
+    sentence encoder such as minilm-l6; a continued adapter keeps its entry's). The zoo entry
+    is ``name``, by default ``<benchmark>-<mode>-<base>-s<seed>``; an existing entry of that
+    name is refused before any work unless ``overwrite``.
 
     Example:
         >>> finetune("minilm-l6", benchmarks.get("wikiqa"), "adapter", work_dir="tmp")
@@ -150,17 +183,30 @@ def finetune(
             f"zoo entry {name!r} already exists at {entry_path(name)}; pass --overwrite to "
             "replace it, or --save-as another name"
         )
+    base, start = str(model), None
+    if mode == "tanda":
+        base, start = _transfer_start(str(transfer or model))
+    if start is not None:
+        given = start.get("encoder", "cross")
+        if encoder not in (None, given):
+            raise BenchmarkError(
+                f"--transfer {transfer or model!r} is a {given}-encoder adapter; "
+                f"--encoder {encoder} cannot continue it"
+            )
+        encoder = given
     data = to_parse_folder(benchmark, Path(work_dir) / "data", data_dir).parent
-    base = _transfer_weights(str(transfer or model)) if mode == "tanda" else str(model)
+    full_tanda = mode == "tanda" and start is None
     config = TrainingConfig(
-        mode="adapter" if mode == "adapter" else "full",
-        encoder="cross",  # a benchmark's train split has no forum questions to select on
+        mode="full" if mode == "full" or full_tanda else "adapter",
+        encoder=encoder,
         data=str(data),
         forums=(forum,),
         name=name,
         base_model=base,
-        lr=DEFAULT_LR["tanda"] if mode == "tanda" else None,
-        patience=2 if mode == "tanda" else None,
+        pair_kinds=("title_body",),  # to_parse_folder's one pair folder
+        init_from=str(transfer or model) if start is not None else None,
+        lr=DEFAULT_LR["tanda"] if full_tanda else None,
+        patience=2 if full_tanda else None,
         seed=seed,
         max_steps=max_steps,
         overwrite=overwrite,

@@ -68,6 +68,7 @@ def _setup(config, hosts):
         freeze_lower_layers,
         fusion_adapters,
         module_name,
+        starting_adapter,
     )
     from adapter_zoo.zoo.layouts import check_base
 
@@ -78,6 +79,13 @@ def _setup(config, hosts):
     model = build_sentence_model(config.base_model, device="cpu")
     transformer = transformer_of(model)
     check_drop_lower(config.drop_lower, transformer.config.num_hidden_layers, config.base_model)
+    if config.layout == "adapter" and config.init_from:
+        name = module_name(config.name)
+        path, card = starting_adapter(config)
+        check_base(transformer, path, card, config.base_model)
+        transformer.load_adapter(str(path), load_as=name, use_safetensors=True)
+        transformer.train_adapter(name)
+        return model, {"adapter": name}
     if config.layout == "adapter":
         name = module_name(config.name)
         transformer.add_adapter(
@@ -140,7 +148,8 @@ class _Selection:
         self.best_state: dict | None = None
         self.base: dict | None = None
 
-    def evaluate(self, step: int, phase: str) -> dict:
+    def measure(self) -> dict:
+        """Dev metrics of the model as it is now, recorded nowhere."""
         model = self.encoder.model
         was_training = model.training
         train_length = self.encoder.max_length
@@ -152,15 +161,30 @@ class _Selection:
         finally:
             self.encoder.max_length = train_length
             model.train(was_training)
-        record = {"phase": phase, "step": step, **metrics}
-        record["seconds"] = round(time.perf_counter() - started, 2)
+        return {**metrics, "seconds": round(time.perf_counter() - started, 2)}
+
+    def measure_base(self, transformer) -> None:
+        """Score the base with every adapter off: the zero-shot model a continued adapter
+        (``init_from``) is compared with, though the entry cannot hold that state."""
+        active = transformer.active_adapters
+        transformer.set_active_adapters(None)
+        try:
+            self.base = {k: v for k, v in self.measure().items() if k.startswith("dev_")}
+        finally:
+            transformer.set_active_adapters(active)
+
+    def evaluate(self, step: int, phase: str) -> dict:
+        measured = self.measure()
+        metrics = {k: v for k, v in measured.items() if k != "seconds"}
+        record = {"phase": phase, "step": step, **measured}
         self.log.append(record)
         log.info("%s", json.dumps(record))
         if self.base is None:
             self.base = metrics
         if self.best is None or metrics.get("dev_map", -1) > self.best.get("dev_map", -1):
             self.best = {"step": step, "phase": phase, **metrics}
-            self.best_state = {n: p.detach().cpu().clone() for n, p in _trainable(model).items()}
+            trainable = _trainable(self.encoder.model)
+            self.best_state = {n: p.detach().cpu().clone() for n, p in trainable.items()}
         return metrics
 
     def save(self, folder: Path) -> None:
@@ -406,7 +430,9 @@ def train_bi_encoder(config) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     atomic_write_json(folder / RUN_FILE, run)
     if get_last_checkpoint_in(folder / "train") is None:
-        selection.evaluate(0, "base")
+        if config.init_from:
+            selection.measure_base(transformer_of(model))
+        selection.evaluate(0, "start" if config.init_from else "base")
 
     steps = 0
     model.train()
@@ -493,4 +519,10 @@ def _card(config, hosts, pair_counts, selection, setup, steps, dev_size, model) 
         card["adapter_entries"] = list(config.adapters)
     if config.mode == "tanda":
         card["transfer"] = {"data": config.transfer_data, "forums": list(config.transfer_forums)}
+    if config.init_from:
+        start = next(r for r in selection.log if r["phase"] == "start")
+        card["init_from"] = {
+            "entry": config.init_from,
+            "scores": {k: v for k, v in start.items() if k.startswith("dev_")},
+        }
     return card

@@ -62,6 +62,13 @@ def register(subparsers) -> None:
     p.add_argument("--extended", action="store_true", help="add title-answer and duplicate pairs")
     p.add_argument("--adapters", nargs="+", default=[], help="zoo adapters to fuse (fusion)")
     p.add_argument(
+        "--init-from",
+        default=None,
+        metavar="ENTRY",
+        help="adapter/multitask: continue this zoo adapter entry (same encoder and base) on "
+        "--forums instead of starting a new adapter (TANDA's adapt step for adapters)",
+    )
+    p.add_argument(
         "--drop-lower",
         type=int,
         default=0,
@@ -111,6 +118,7 @@ def run_train(args) -> int:
         eval_steps=args.eval_steps,
         extended=args.extended,
         adapters=tuple(args.adapters),
+        init_from=args.init_from,
         drop_lower=args.drop_lower,
         transfer_data=args.transfer_data,
         transfer_forums=tuple(args.transfer_forums),

@@ -68,6 +68,11 @@ class TrainingConfig:
         dev_queries / dev_candidates: dev MAP is measured on up to ``dev_queries`` dev
             queries per forum, each against its positive and ``dev_candidates - 1``
             sampled negatives.
+        init_from: ``adapter``/``multitask``: start from this zoo adapter entry (same encoder
+            and base) instead of a new adapter, and train it on ``forums``: TANDA's adapt
+            step for adapters, the entry's own training being the transfer step. The adapter
+            keeps the entry's configuration (its ``drop_lower`` included); a cross-encoder
+            also continues the entry's head. Dev selection starts from the entry's state.
         drop_lower: AdapterDrop (Rücklé et al., 2021): the lowest ``drop_lower`` transformer
             layers get no adapter (the adapters library's ``leave_out``), so training runs no
             backward pass through them and a ``Parallel`` sweep computes them once for all
@@ -106,6 +111,7 @@ class TrainingConfig:
     reduction_factor: int = 16
     drop_lower: int = 0
     adapters: tuple[str, ...] = ()
+    init_from: str | None = None
     fusion_config: str = "static"
     transfer_data: str | None = None
     transfer_forums: tuple[str, ...] = ()
@@ -153,6 +159,11 @@ class TrainingConfig:
             raise ZooError(f"max_steps must be at least 1, got {self.max_steps}")
         if self.mode == "fusion" and len(self.adapters) < 2:
             raise ZooError("mode 'fusion' needs at least two zoo adapters (--adapters A B ...)")
+        if self.init_from and self.layout != "adapter":
+            raise ZooError(
+                f"--init-from continues an adapter entry (modes adapter, multitask), "
+                f"not mode {self.mode!r}"
+            )
         if self.mode == "tanda" and not self.transfer_data:
             raise ZooError(
                 "mode 'tanda' needs transfer data (--transfer-data DIR [--transfer-forums F ...])"

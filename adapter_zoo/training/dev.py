@@ -5,6 +5,10 @@ accepted answers of its most BM25-similar questions, exactly as ``build-benchmar
 LAS-style test sets (``stackexchange.lists``). Selecting on these lists picks the model that
 is best on the kind of list it will be judged on; random negatives are too easy to tell a
 good sentence encoder from a better one.
+
+A folder made from a benchmark (``benchmarks.to_parse_folder``) has no forum questions; it
+holds the benchmark's own dev lists instead (``dev_lists/``: query, candidates with the
+positive first), which are read as they are.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import numpy as np
 from adapter_zoo.errors import ZooError
 
 DEV_CANDIDATES = 20
+DEV_LISTS = "dev_lists"  # a benchmark's dev split, written by benchmarks.to_parse_folder
 _QUESTION_COLUMNS = {"id", "title", "body", "accepted_answer_id", "accepted_answer", "split"}
 
 
@@ -35,6 +40,10 @@ def forum_dev_lists(
 
     lists = []
     for host in hosts:
+        given = Path(data) / host / DEV_LISTS
+        if given.is_dir():
+            lists += [(r["query"], r["candidates"]) for r in datasets.load_from_disk(str(given))]
+            continue
         folder = Path(data) / host / "questions"
         try:
             questions = datasets.load_from_disk(str(folder))

@@ -336,4 +336,6 @@ def _card(config, hosts, train_tables, dev_tables, setup, progress, accelerator)
         card["adapter_entries"] = list(config.adapters)
     if config.mode == "tanda":
         card["transfer"] = {"data": config.transfer_data, "forums": list(config.transfer_forums)}
+    if config.init_from:
+        card["init_from"] = {"entry": config.init_from}
     return card

@@ -40,6 +40,37 @@ def fusion_adapters(config) -> list[tuple[str, Path, dict]]:
     return chosen
 
 
+def starting_adapter(config) -> tuple[Path, dict]:
+    """(entry folder, card) of the zoo adapter ``config.init_from`` continues; checked.
+
+    Raises:
+        ZooError: the entry is not an adapter, is of the other encoder kind, or was trained
+            for another base model.
+    """
+    from adapter_zoo.loading import resolve_entry
+    from adapter_zoo.zoo.store import verify_entry
+
+    path = resolve_entry(config.init_from)
+    card = verify_entry(path)
+    name = config.init_from
+    if card.get("layout", "adapter") != "adapter":
+        raise ZooError(
+            f"{path}: --init-from {name!r} is a {card['kind']} entry, not an adapter; "
+            "adapters continue adapter entries"
+        )
+    if card.get("encoder", "cross") != config.encoder:
+        raise ZooError(
+            f"{path}: --init-from {name!r} is a {card.get('encoder', 'cross')}-encoder adapter; "
+            f"this run trains a {config.encoder}-encoder"
+        )
+    if str(card["base_model"]) != str(config.base_model):
+        raise ZooError(
+            f"{path}: adapter {name!r} was trained for base model "
+            f"{card['base_model']!r}, not {config.base_model!r}"
+        )
+    return path, card
+
+
 def check_drop_lower(drop_lower: int, layers: int | None, base_model: str) -> None:
     """Refuse a ``drop_lower`` that leaves no layer to train (0 <= K < the base's layers)."""
     if layers is not None and not 0 <= drop_lower < layers:
@@ -94,6 +125,15 @@ def resolve_drop_lower(config):
             raise ZooError(
                 f"--drop-lower {drop_lower} disagrees with the fused adapters, which leave out "
                 f"layers {leave_out}; fusion takes its layers from them (omit --drop-lower)"
+            )
+        drop_lower = lowest_run(leave_out)
+    elif config.init_from:
+        leave_out = adapter_leave_out(starting_adapter(config)[0])
+        if drop_lower and list(range(drop_lower)) != leave_out:
+            raise ZooError(
+                f"--drop-lower {drop_lower} disagrees with --init-from {config.init_from!r}, "
+                f"which leaves out layers {leave_out}; the adapter keeps its layers (omit "
+                "--drop-lower)"
             )
         drop_lower = lowest_run(leave_out)
     elif drop_lower:
@@ -166,6 +206,13 @@ def setup_model(config):
         add_ranking_head(model, name)
         model.train()
         return model, tokenizer, {"head": name}
+    if config.layout == "adapter" and config.init_from:
+        path, card = starting_adapter(config)
+        check_base(model, path, card, config.base_model)
+        model.load_adapter(str(path), load_as=name, with_head=True, use_safetensors=True)
+        model.train_adapter(name)  # the entry's adapter and head go on training
+        model.active_head = name
+        return model, tokenizer, {"head": name, "adapter": name}
     if config.layout == "adapter":
         from adapters import SeqBnConfig
 

@@ -20,6 +20,11 @@ step count from the dev plateau it shows.
 The AdapterDrop table (issue 17) gives beer's bi-encoder adapter without adapters in the
 lowest k of MiniLM's 6 layers (k in ``DROP_LOWER``) on every set.
 
+The TANDA table (Garg et al., 2020, with adapters): on WikiQA train, at equal steps, a new
+bi-encoder adapter against forum adapters continued there (``--finetune tanda --transfer
+<forum adapter>``: TANDA's transfer step is the forum training, its adapt step WikiQA), each
+selected on WikiQA dev and scored on WikiQA test, over ``TANDA_SEEDS``.
+
 Results: ``results/quality.json``. Run (about an hour on 2 CPU cores; entries and results
 already in ``--work`` are reused): ``python benchmarks/perf/quality.py --work /tmp/quality``
 """
@@ -48,6 +53,9 @@ ZOO_STEPS = 40  # the lr table: dev MAP stops rising by step 30-40 at every rate
 # AdapterDrop's k: the lowest k of MiniLM's 6 layers carry no adapter (0: every layer has one)
 DROP_LOWER = (0, 2, 3)
 ZERO_SHOT = "sbert:minilm-l6"
+TANDA_STEPS = 100  # three passes over WikiQA's 1,040 train pairs at batch 32
+TANDA_SEEDS = (0, 1)
+TANDA_STARTS = (None, "beer-bi", "bicycles-bi", "multitask-bi")  # None: a new adapter
 EVAL_STEPS = 10
 # Training truncates to 128 tokens (twice as fast); entries rank at MiniLM's own 256.
 BI = ["--encoder", "bi", "--max-length", "128", "--eval-steps", str(EVAL_STEPS)]
@@ -135,23 +143,62 @@ def lr_table(work: Path, sets: dict) -> list[dict]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--work", type=Path, default=Path("/tmp/adapter-zoo-quality"))
-    parser.add_argument("--only", choices=["lr", "all"], default="all")
+    parser.add_argument("--only", choices=["lr", "tanda", "all"], default="all")
     args = parser.parse_args()
     work = args.work.resolve()
     work.mkdir(parents=True, exist_ok=True)
     os.environ["ADAPTER_ZOO_HOME"] = str(work / "zoo")
     sets = prepare(work)
-    report = {
-        "benchmark": "quality",
-        "machine": machine_info(),
-        "candidates": CANDIDATES,
-        "lr_table": lr_table(work, sets),
-    }
+    output = RESULTS / "quality.json"
+    report = json.loads(output.read_text()) if output.is_file() else {}
+    report.update({"benchmark": "quality", "machine": machine_info(), "candidates": CANDIDATES})
+    if args.only in ("lr", "all"):
+        report["lr_table"] = lr_table(work, sets)
     if args.only == "all":
         report.update(zoo_and_compositions(work, sets))
+    if args.only in ("tanda", "all"):
+        report["tanda_table"] = tanda_table(work)
     RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "quality.json").write_text(json.dumps(report, indent=2) + "\n")
+    output.write_text(json.dumps(report, indent=2) + "\n")
     print(json.dumps(report.get("summary", report["lr_table"]), indent=2))
+
+
+def tanda_table(work: Path) -> dict:
+    """WikiQA test MAP of a new adapter and of continued forum adapters, at equal steps."""
+    from benchmarks import get
+    from benchmarks.finetune import finetune
+
+    rows: dict = {}
+    for start in TANDA_STARTS:
+        for seed in TANDA_SEEDS:
+            name = f"wikiqa-{'new' if start is None else start}-s{seed}"
+            started = time.perf_counter()
+            if not (work / "zoo" / name / "card.json").is_file():
+                finetune("minilm-l6", get("wikiqa"), "adapter" if start is None else "tanda",
+                         transfer=start, work_dir=work / "tanda", data_dir=SHARED / "benchmarks",
+                         seed=seed, max_steps=TANDA_STEPS, name=name)  # fmt: skip
+            card = json.loads((work / "zoo" / name / "card.json").read_text())
+            test = score(work, name, "wikiqa", "test")["metrics"]
+            row = rows.setdefault(start or "new adapter", {"runs": []})
+            row["runs"].append({
+                "seed": seed, "entry": name, "test_map": test["map"], "test_p@1": test["p@1"],
+                "dev_map": card["scores"]["dev_map"], "base_dev_map": card["base_scores"]["dev_map"],
+                "start_dev_map": card.get("init_from", {}).get("scores", {}).get("dev_map"),
+                "best_step": card["training"]["best_step"],
+                "train_seconds": round(time.perf_counter() - started, 1),
+            })  # fmt: skip
+    for row in rows.values():
+        row["mean_test_map"] = sum(r["test_map"] for r in row["runs"]) / len(row["runs"])
+    new = rows["new adapter"]["mean_test_map"]
+    zero_shot = score(work, ZERO_SHOT, "wikiqa", "test")["metrics"]["map"]
+    return {
+        "steps": TANDA_STEPS,
+        "zero_shot_test_map": zero_shot,
+        "rows": rows,
+        "continued_minus_new": {
+            s: round(r["mean_test_map"] - new, 4) for s, r in rows.items() if s != "new adapter"
+        },  # fmt: skip
+    }
 
 
 def zoo_and_compositions(work: Path, sets: dict) -> dict:

@@ -382,3 +382,61 @@ def test_drop_lower_bi_full_freezes_and_bi_fusion_follows_its_adapters(
     assert dev_metrics(adapter_zoo.load("d-both"), dev)["dev_map"] == card["scores"]["dev_map"]
     with pytest.raises(ZooError, match=r"--drop-lower 2: base model '.*' has 2 layers"):
         train(bi_config(parsed_forums, base, "adapter", "too-deep", drop_lower=2))
+
+
+def test_init_from_continues_a_forum_adapter_on_another_forum(
+    parsed_forums, tiny_sentence_bert_path
+):
+    from adapter_zoo.biencoder import BiEncoder
+    from adapter_zoo.biencoder.encoder import build_sentence_model
+    from adapter_zoo.training.models import adapter_leave_out
+
+    base = tiny_sentence_bert_path
+    train(bi_config(parsed_forums, base, "adapter", "i-beer", drop_lower=1))
+    path = train(bi_config(parsed_forums, base, "adapter", "i-bikes", ("bicycles.meta",),
+                           init_from="i-beer"))  # fmt: skip
+    card = json.loads((path / "card.json").read_text())
+    dev = forum_dev_lists(parsed_forums, [BICYCLES])
+    # step 0 is the beer adapter itself, scored on the bicycles dev lists
+    start = card["training"]["log"][0]
+    assert (start["phase"], start["step"]) == ("start", 0)
+    beer_on_bikes = dev_metrics(adapter_zoo.load("i-beer"), dev)["dev_map"]
+    assert start["dev_map"] == card["init_from"]["scores"]["dev_map"] == beer_on_bikes
+    assert card["init_from"]["entry"] == "i-beer"
+    # the base is still the zero-shot model with no adapter, which the card compares with
+    zero_shot = BiEncoder(build_sentence_model(str(base), with_adapters=False), base_model=str(base),
+                          max_length=card["max_length"])  # fmt: skip
+    assert card["base_scores"]["dev_map"] == dev_metrics(zero_shot, dev)["dev_map"]
+    # the continued adapter keeps the start's layers (AdapterDrop) and scores like its card
+    assert adapter_leave_out(path) == [0] and card["training"]["drop_lower"] == 1
+    assert dev_metrics(adapter_zoo.load("i-bikes"), dev)["dev_map"] == card["scores"]["dev_map"]
+
+
+def test_init_from_at_rate_zero_is_the_start_entry_bit_for_bit(
+    parsed_forums, tiny_sentence_bert_path
+):
+    base = tiny_sentence_bert_path
+    start = train(bi_config(parsed_forums, base, "adapter", "z-beer"))
+    # trained past its identity start, so equal scores mean the state was carried over
+    assert json.loads((start / "card.json").read_text())["training"]["best_step"] == 4
+    train(bi_config(parsed_forums, base, "adapter", "z-again", init_from="z-beer", lr=0.0))
+    pairs = [(q, c) for q, cands in forum_dev_lists(parsed_forums, [BEER])[:3] for c in cands]
+    again = adapter_zoo.load("z-again").score(pairs)
+    assert np.array_equal(again, adapter_zoo.load("z-beer").score(pairs))
+
+
+def test_init_from_refuses_what_it_cannot_continue(parsed_forums, tiny_sentence_bert_path):
+    base = tiny_sentence_bert_path
+    train(bi_config(parsed_forums, base, "adapter", "r-cross", encoder="cross", eval_steps=None))
+    train(bi_config(parsed_forums, base, "full", "r-full"))
+    train(bi_config(parsed_forums, base, "adapter", "r-beer"))
+    with pytest.raises(ZooError, match=r"--init-from 'r-cross' is a cross-encoder adapter; "
+                                       r"this run trains a bi-encoder"):  # fmt: skip
+        train(bi_config(parsed_forums, base, "adapter", "r1", init_from="r-cross"))
+    with pytest.raises(ZooError, match=r"--init-from 'r-full' is a full entry, not an adapter"):
+        train(bi_config(parsed_forums, base, "adapter", "r2", init_from="r-full"))
+    with pytest.raises(ZooError, match=r"--drop-lower 1 disagrees with --init-from 'r-beer', "
+                                       r"which leaves out layers \[\]"):  # fmt: skip
+        train(bi_config(parsed_forums, base, "adapter", "r3", init_from="r-beer", drop_lower=1))
+    with pytest.raises(ZooError, match=r"--init-from continues an adapter entry .*not mode 'full'"):
+        bi_config(parsed_forums, base, "full", "r4", init_from="r-beer")

@@ -677,3 +677,23 @@ def test_training_logs_its_progress_and_the_command_line_shows_it(
         line for line in captured.err.splitlines() if line.startswith("adapter-zoo train: {")
     ]
     assert progress and all("step" in json.loads(line.split(": ", 1)[1]) for line in progress)
+
+
+def test_init_from_continues_a_cross_encoder_adapter_and_its_head(parsed_fixture, tiny_bert_path):
+    train(config(parsed_fixture, tiny_bert_path, "adapter", "start", lr=1e-2))
+
+    def argv(name: str, *extra: str) -> list[str]:
+        return ["train", "--mode", "adapter", "--data", str(parsed_fixture), "--forums", "beer",
+                "--name", name, "--base", str(tiny_bert_path), "--epochs", "1", "--batch-size",
+                "8", "--max-length", "32", "--lr", "0", *extra]  # fmt: skip
+
+    assert main(argv("again", "--init-from", "start")) == 0
+    card = json.loads((zoo_home() / "again" / "card.json").read_text())
+    assert card["init_from"] == {"entry": "start"} and card["training"]["init_from"] == "start"
+    # at rate 0 the continued entry is its start, adapter and ranking head bit for bit
+    pairs = [("question 1 about the lager", "x"), ("a stout", "porter or stout")]
+    again = adapter_zoo.load("again").score(pairs)
+    assert np.array_equal(again, adapter_zoo.load("start").score(pairs))
+    # a new adapter's head is random: the same run without --init-from scores otherwise
+    assert main(argv("fresh")) == 0
+    assert not np.array_equal(adapter_zoo.load("fresh").score(pairs), again)

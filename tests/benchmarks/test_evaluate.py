@@ -283,3 +283,48 @@ def test_figure_2_is_readable_at_any_number_of_adapters(adapters):
     figure.canvas.draw()
     [legend] = figure.legends
     assert legend.get_window_extent().y1 <= axis.get_window_extent().y0
+
+
+def test_a_benchmark_folder_holds_its_dev_lists_positive_first(fixtures, tmp_path):
+    import datasets
+
+    from adapter_zoo.training.dev import forum_dev_lists
+
+    folder = benchmarks.to_parse_folder(benchmarks.get("wikiqa-raw"), tmp_path, fixtures)
+    lists = datasets.load_from_disk(str(folder / "dev_lists")).to_list()
+    # Q8: one positive (D8-1) against its one negative (D8-0)
+    expected = [{"query": "how big is bmc software in houston, tx",
+                 "candidates": ["Employing over 6,000 , BMC is headquartered in Houston .",
+                                "BMC Software, Inc. is an American company ."]}]  # fmt: skip
+    assert lists == expected
+    # training selects on them as they are (no forum questions to build lists from)
+    assert forum_dev_lists(tmp_path, [folder.name]) == [
+        (r["query"], r["candidates"]) for r in expected
+    ]
+
+
+@pytest.mark.integration
+def test_finetune_a_bi_encoder_then_tanda_continues_its_adapter(
+    tiny_forum, tiny_sentence_bert_path, tmp_path
+):
+    import adapter_zoo
+
+    bench = f"local:{benchmarks.build_from_forum(tiny_forum, tmp_path / 'bench')}"
+    base = str(tiny_sentence_bert_path)
+    benchmarks.evaluate(base, bench, finetune="adapter", max_steps=2, save_as="bench-bi")
+    card = adapter_zoo.load("bench-bi").card
+    dev = benchmarks.get(bench).load("dev")
+    positives = sum(sum(label > 0 for label in labels) for labels in dev["labels"])
+    # a sentence-encoder base trains a bi-encoder, selected on the benchmark's own dev lists
+    assert (card["encoder"], card["kind"], card["training"]["dev_lists"]) == (
+        "bi", "adapter", positives)  # fmt: skip
+    tanda = benchmarks.evaluate(base, bench, finetune="tanda", transfer="bench-bi", max_steps=2)
+    continued = adapter_zoo.load(tanda["entry"]).card
+    assert (continued["kind"], continued["encoder"]) == ("adapter", "bi")
+    assert continued["init_from"]["entry"] == "bench-bi" and tanda["transfer"] == "bench-bi"
+    start = continued["training"]["log"][0]
+    assert start["phase"] == "start" and start["dev_map"] == card["scores"]["dev_map"]
+    with pytest.raises(BenchmarkError, match=r"--transfer 'bench-bi' is a bi-encoder adapter; "
+                                             r"--encoder cross cannot continue it"):  # fmt: skip
+        benchmarks.evaluate(base, bench, finetune="tanda", transfer="bench-bi", encoder="cross",
+                            save_as="other")  # fmt: skip
