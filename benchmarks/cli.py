@@ -54,7 +54,8 @@ def register(subparsers) -> None:
         "--max-length",
         type=int,
         default=None,
-        help="cross-encoder pair length in tokens (default: the entry's own; 300 for base:)",
+        help="token limit: a cross-encoder's per pair, a bi-encoder's (sbert: included) per "
+        "text (default: the entry's own; 300 for base:, the model's own for sbert:)",
     )
     evaluate.add_argument("--seed", type=int, default=0)
     evaluate.set_defaults(func=run_evaluate)

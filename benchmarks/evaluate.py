@@ -126,7 +126,8 @@ def evaluate(
         save_as: with ``finetune``: the zoo name of the fine-tuned model (default
             ``<benchmark>-<mode>-<base>-s<seed>``), e.g. to adapt it later with TANDA.
         max_length: token limit of a cross-encoder's (query, candidate) pairs; default the
-            entry's own training length (300 for an untrained base). Baselines ignore it.
+            entry's own training length (300 for an untrained base); a bi-encoder's
+            (``sbert:`` included) per text. BM25 and TF-IDF ignore it.
         encoder: with ``finetune``: ``bi`` or ``cross`` (default: ``train``'s for the base;
             a continued adapter entry keeps its own).
         overwrite: with ``finetune``: replace an existing zoo entry of the fine-tuned
@@ -189,6 +190,11 @@ def evaluate(
             )
         scorer_model = _load_ranker(str(entry), [])
         mode = f"finetune-{finetune}"
+    elif isinstance(model, str) and model.startswith("sbert:"):
+        from adapter_zoo import BiEncoder
+
+        # loaded here, not by get_scorer, so that --max-length reaches it like any entry
+        scorer_model = BiEncoder.from_base(model[len("sbert:") :], device="cpu")
     elif _is_baseline(model):
         scorer_model = model
     else:

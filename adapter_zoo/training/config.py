@@ -67,7 +67,8 @@ class TrainingConfig:
             (None: six per run); the entry keeps the best state, the base's included.
         dev_queries / dev_candidates: dev MAP is measured on up to ``dev_queries`` dev
             queries per forum, each against its positive and ``dev_candidates - 1``
-            sampled negatives.
+            sampled negatives; a folder made from a benchmark is scored on the benchmark's
+            own dev lists instead (``adapter_zoo.training.dev``).
         init_from: ``adapter``/``multitask``: start from this zoo adapter entry (same encoder
             and base) instead of a new adapter, and train it on ``forums``: TANDA's adapt
             step for adapters, the entry's own training being the transfer step. The adapter

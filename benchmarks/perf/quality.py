@@ -55,7 +55,17 @@ DROP_LOWER = (0, 2, 3)
 ZERO_SHOT = "sbert:minilm-l6"
 TANDA_STEPS = 100  # three passes over WikiQA's 1,040 train pairs at batch 32
 TANDA_SEEDS = (0, 1)
-TANDA_STARTS = (None, "beer-bi", "bicycles-bi", "multitask-bi")  # None: a new adapter
+LENGTH_MODELS = (
+    ZERO_SHOT,
+    "beer-bi",
+    "beer-bi-hard",
+    "beer-bi-full",
+    "bicycles-bi",
+    "multitask-bi",
+)
+# (encoder, forum adapter continued on WikiQA; None: a new adapter), both kinds of the zoo
+TANDA_STARTS = (("bi", None), ("bi", "beer-bi"), ("bi", "bicycles-bi"), ("bi", "multitask-bi"),
+                ("cross", None), ("cross", "beer-cross"), ("cross", "bicycles-cross"))  # fmt: skip
 EVAL_STEPS = 10
 # Training truncates to 128 tokens (twice as fast); entries rank at MiniLM's own 256.
 BI = ["--encoder", "bi", "--max-length", "128", "--eval-steps", str(EVAL_STEPS)]
@@ -100,23 +110,26 @@ def train_entry(work: Path, name: str, *argv: str) -> dict:
     return card
 
 
-def score(work: Path, model: str, benchmark: str, split: str) -> dict:
-    """One evaluate record, cached in ``work/results.jsonl`` by (model, benchmark, split)."""
+def score(work: Path, model: str, benchmark: str, split: str, max_length=None) -> dict:
+    """One evaluate record, cached in ``work/results.jsonl`` by (model, benchmark, split) and
+    the token limit when one is given (None: the entry's own)."""
     from benchmarks import evaluate
 
     cache = work / "records.jsonl"
-    key = [model, benchmark, split]
+    key = [model, benchmark, split] + ([max_length] if max_length else [])
     if cache.exists():
         for line in cache.read_text().splitlines():
             record = json.loads(line)
             if record["key"] == key:
                 return record
-    result = evaluate(model, benchmark, split=split, data_dir=SHARED / "benchmarks")
+    result = evaluate(
+        model, benchmark, split=split, data_dir=SHARED / "benchmarks", max_length=max_length
+    )
     record = {"key": key, "metrics": result["metrics"], "queries": result["queries"],
               "wall_time_s": result["wall_time_s"]}  # fmt: skip
     with cache.open("a") as handle:
         handle.write(json.dumps(record) + "\n")
-    print(f"{model:45s} {benchmark:40s} {split:5s} MAP {record['metrics']['map']:.4f} "
+    print(f"{model:45s} {benchmark:40s} {split:5s} {max_length or ''} MAP {record['metrics']['map']:.4f} "
           f"P@1 {record['metrics']['p@1']:.4f} ({record['wall_time_s']:.0f}s)", flush=True)  # fmt: skip
     return record
 
@@ -143,7 +156,7 @@ def lr_table(work: Path, sets: dict) -> list[dict]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--work", type=Path, default=Path("/tmp/adapter-zoo-quality"))
-    parser.add_argument("--only", choices=["lr", "tanda", "all"], default="all")
+    parser.add_argument("--only", choices=["lr", "tanda", "length", "all"], default="all")
     args = parser.parse_args()
     work = args.work.resolve()
     work.mkdir(parents=True, exist_ok=True)
@@ -158,45 +171,93 @@ def main() -> None:
         report.update(zoo_and_compositions(work, sets))
     if args.only in ("tanda", "all"):
         report["tanda_table"] = tanda_table(work)
+    if args.only in ("length", "all"):
+        report["length_table"] = length_table(work, sets)
     RESULTS.mkdir(exist_ok=True)
     output.write_text(json.dumps(report, indent=2) + "\n")
     print(json.dumps(report.get("summary", report["lr_table"]), indent=2))
 
 
+def length_table(work: Path, sets: dict) -> dict:
+    """Forum sets' dev and test MAP of the bi-encoders at 256 tokens (MiniLM's own limit,
+    where the entries rank) and at 512 (its position table's end), on both forums."""
+    rows: dict = {}
+    for model in LENGTH_MODELS:
+        for forum in FORUMS:
+            for length in (256, 512):
+                rows.setdefault(model, {}).setdefault(forum, {})[length] = {
+                    split: score(work, model, sets[forum], split, length)["metrics"]["map"]
+                    for split in ("dev", "test")
+                }
+    chosen = {}
+    for forum in FORUMS:
+        # what bi-encoder training now does: each entry ranks at the length better on dev
+        own = [m for m in LENGTH_MODELS if m.startswith(forum) or m == "multitask-bi"]
+        options = {(m, n): rows[m][forum][n] for m in own for n in (256, 512)}
+        best = max(options, key=lambda key: options[key]["dev"])
+        zero_shot = rows[ZERO_SHOT][forum]
+        chosen[forum] = {
+            "chosen_on_dev": f"{best[0]}@{best[1]}",
+            "test_map": options[best]["test"],
+            "gain_vs_zero_shot_256": round(options[best]["test"] - zero_shot[256]["test"], 4),
+            "gain_vs_zero_shot_512": round(options[best]["test"] - zero_shot[512]["test"], 4),
+        }
+    # the same adapters trained again by the current code, which picks the length itself
+    retrained = {}
+    for name, forum in (("beer-bi-length", "beer"), ("bicycles-bi-length", "bicycles.meta")):
+        card = train_entry(work, name, "--mode", "adapter", "--forums", forum, *BI,
+                           "--max-steps", str(ZOO_STEPS))  # fmt: skip
+        short = forum.split(".")[0]
+        retrained[name] = {
+            "max_length": card["max_length"],
+            "training_dev_map_by_length": card.get("dev_map_by_length"),
+            "test_map": score(work, name, sets[short], "test")["metrics"]["map"],
+            "zero_shot_test_map": rows[ZERO_SHOT][short][256]["test"],
+        }
+    return {"rows": rows, "best_bi_entry_and_length_chosen_on_dev": chosen, "retrained": retrained}
+
+
 def tanda_table(work: Path) -> dict:
-    """WikiQA test MAP of a new adapter and of continued forum adapters, at equal steps."""
+    """WikiQA test MAP of new adapters and of continued forum adapters, at equal steps."""
     from benchmarks import get
     from benchmarks.finetune import finetune
 
     rows: dict = {}
-    for start in TANDA_STARTS:
+    for encoder, start in TANDA_STARTS:
         for seed in TANDA_SEEDS:
-            name = f"wikiqa-{'new' if start is None else start}-s{seed}"
+            name = f"wikiqa-{start or f'new-{encoder}'}-s{seed}".replace("new-bi", "new")
             started = time.perf_counter()
             if not (work / "zoo" / name / "card.json").is_file():
                 finetune("minilm-l6", get("wikiqa"), "adapter" if start is None else "tanda",
-                         transfer=start, work_dir=work / "tanda", data_dir=SHARED / "benchmarks",
-                         seed=seed, max_steps=TANDA_STEPS, name=name)  # fmt: skip
+                         transfer=start, encoder=encoder, work_dir=work / "tanda",
+                         data_dir=SHARED / "benchmarks", seed=seed, max_steps=TANDA_STEPS,
+                         name=name)  # fmt: skip
             card = json.loads((work / "zoo" / name / "card.json").read_text())
             test = score(work, name, "wikiqa", "test")["metrics"]
-            row = rows.setdefault(start or "new adapter", {"runs": []})
+            row = rows.setdefault(
+                start or f"new {encoder} adapter", {"encoder": encoder, "runs": []}
+            )
             row["runs"].append({
                 "seed": seed, "entry": name, "test_map": test["map"], "test_p@1": test["p@1"],
-                "dev_map": card["scores"]["dev_map"], "base_dev_map": card["base_scores"]["dev_map"],
+                "dev_map": card["scores"]["dev_map"],
+                "base_dev_map": card.get("base_scores", {}).get("dev_map"),
                 "start_dev_map": card.get("init_from", {}).get("scores", {}).get("dev_map"),
-                "best_step": card["training"]["best_step"],
+                "best_step": card["training"].get("best_step"),
                 "train_seconds": round(time.perf_counter() - started, 1),
             })  # fmt: skip
     for row in rows.values():
         row["mean_test_map"] = sum(r["test_map"] for r in row["runs"]) / len(row["runs"])
-    new = rows["new adapter"]["mean_test_map"]
     zero_shot = score(work, ZERO_SHOT, "wikiqa", "test")["metrics"]["map"]
     return {
         "steps": TANDA_STEPS,
         "zero_shot_test_map": zero_shot,
         "rows": rows,
         "continued_minus_new": {
-            s: round(r["mean_test_map"] - new, 4) for s, r in rows.items() if s != "new adapter"
+            start: round(
+                row["mean_test_map"] - rows[f"new {row['encoder']} adapter"]["mean_test_map"], 4
+            )
+            for start, row in rows.items()
+            if not start.startswith("new ")
         },  # fmt: skip
     }
 

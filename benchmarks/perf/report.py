@@ -203,6 +203,28 @@ def _quality_rows(data: dict) -> list[str]:
             _machine(data),
         )
     )
+    tanda = data.get("tanda_table")
+    if tanda:
+        gains = tanda["continued_minus_new"]
+        runs = tanda["rows"]
+        seeds = len(next(iter(runs.values()))["runs"])
+        rows.append(
+            _row(
+                "`quality` TANDA with adapters (WikiQA)",
+                f"WikiQA test MAP, forum adapter continued on WikiQA train vs a new adapter, "
+                f"{tanda['steps']} steps each, mean of {seeds} seeds",
+                ", ".join(f"{start} {runs[start]['mean_test_map']:.3f}" for start in gains),
+                ", ".join(
+                    f"{name} {row['mean_test_map']:.3f}"
+                    for name, row in runs.items()
+                    if name.startswith("new ")
+                ),
+                ", ".join(f"{gain:+.4f}" for gain in gains.values()),
+                "every continued > new",
+                _met(all(gain > 0 for gain in gains.values())),
+                _machine(data),
+            )
+        )
     return rows
 
 

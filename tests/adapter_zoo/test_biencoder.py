@@ -67,7 +67,8 @@ def test_adapter_entry_is_selected_on_dev_and_reloads_bit_identically(
     assert card["pairs"][BEER]["train"]["question_answer"] > 400
     # the base is scored first (step 0) and the entry is never worse than it on dev
     steps = [(r["phase"], r["step"]) for r in card["training"]["log"]]
-    assert steps == [("base", 0), ("train", 2), ("train", 4)]
+    # then the selected state at the longest length the base reads (512), kept if better
+    assert steps == [("base", 0), ("train", 2), ("train", 4), ("length", 4)]
     assert card["scores"]["dev_map"] > card["base_scores"]["dev_map"]
     assert card["training"]["best_step"] == 4
     assert (path / "adapter_config.json").is_file() and (path / "adapter.safetensors").is_file()
@@ -75,9 +76,12 @@ def test_adapter_entry_is_selected_on_dev_and_reloads_bit_identically(
     dev = forum_dev_lists(parsed_forums, [BEER])
     assert len(dev) == card["training"]["dev_lists"] and all(len(c) == 20 for _, c in dev)
     encoder = adapter_zoo.load("beer-bi")
-    # trained on 16-token texts, the entry ranks (and was selected) at its base's own length
+    # trained on 16-token texts, the steps were compared at the base's own length (32)
     assert card["training"]["max_length"] == 16
-    assert isinstance(encoder, adapter_zoo.BiEncoder) and encoder.max_length == 32
+    by_length = card["dev_map_by_length"]
+    assert set(by_length) == {"32", "512"} and card["scores"]["dev_map"] == max(by_length.values())
+    chosen = 512 if by_length["512"] > by_length["32"] else 32
+    assert isinstance(encoder, adapter_zoo.BiEncoder) and encoder.max_length == chosen
     # the saved state is the selected one: its dev MAP is the card's, recomputed
     assert dev_metrics(encoder, dev)["dev_map"] == card["scores"]["dev_map"]
     pairs = [(q, c) for q, cands in dev[:3] for c in cands]
@@ -204,8 +208,10 @@ def test_resume_after_a_crash_continues_from_the_checkpoint(
     config = bi_config(parsed_forums, tiny_sentence_bert_path, "adapter", "crash", max_steps=6)
     _crash_at_step_4(config, monkeypatch)
     resumed = json.loads((train(config) / "card.json").read_text())
-    # the log holds the base and step 2 from before the crash, then steps 4 and 6
-    assert [r["step"] for r in resumed["training"]["log"]] == [0, 2, 4, 6]
+    # the log holds the base and step 2 from before the crash, then steps 4 and 6, then the
+    # selected state (step 4 here) at the longer length
+    log = resumed["training"]["log"]
+    assert [r["step"] for r in log[:-1]] == [0, 2, 4, 6] and log[-1]["phase"] == "length"
     assert not checkpoint_dir("crash").exists()
 
     uninterrupted = json.loads(
@@ -254,7 +260,8 @@ def test_a_damaged_or_planted_checkpoint_file_is_one_line_and_restart_starts_ove
 
     restarted = train(dataclasses.replace(config, restart=True))
     steps = json.loads((restarted / "card.json").read_text())["training"]["log"]
-    assert [r["step"] for r in steps] == [0, 2, 4, 6] and not marker.exists()
+    assert [r["step"] for r in steps if r["phase"] != "length"] == [0, 2, 4, 6]
+    assert not marker.exists()
     assert not checkpoint_dir("broken").exists()
 
 
@@ -265,7 +272,9 @@ def test_train_warns_and_keeps_the_base_when_training_does_not_beat_it(
     with pytest.warns(UserWarning, match=r"'still' does not beat its base on dev \(MAP 0\.2682"):
         path = train(config)
     card = json.loads((path / "card.json").read_text())
-    assert card["training"]["best_step"] == 0 and card["scores"] == card["base_scores"]
+    assert card["training"]["best_step"] == 0
+    # the base's state, at the base's length; the entry may still rank at the longer one
+    assert card["dev_map_by_length"]["32"] == card["base_scores"]["dev_map"]
 
 
 def test_bi_encoder_refuses_cross_encoder_losses(parsed_forums, tiny_sentence_bert_path):
@@ -400,12 +409,14 @@ def test_init_from_continues_a_forum_adapter_on_another_forum(
     # step 0 is the beer adapter itself, scored on the bicycles dev lists
     start = card["training"]["log"][0]
     assert (start["phase"], start["step"]) == ("start", 0)
-    beer_on_bikes = dev_metrics(adapter_zoo.load("i-beer"), dev)["dev_map"]
+    beer = adapter_zoo.load("i-beer")
+    beer.max_length = 32  # the steps are compared at the base's length
+    beer_on_bikes = dev_metrics(beer, dev)["dev_map"]
     assert start["dev_map"] == card["init_from"]["scores"]["dev_map"] == beer_on_bikes
     assert card["init_from"]["entry"] == "i-beer"
     # the base is still the zero-shot model with no adapter, which the card compares with
     zero_shot = BiEncoder(build_sentence_model(str(base), with_adapters=False), base_model=str(base),
-                          max_length=card["max_length"])  # fmt: skip
+                          max_length=32)  # fmt: skip
     assert card["base_scores"]["dev_map"] == dev_metrics(zero_shot, dev)["dev_map"]
     # the continued adapter keeps the start's layers (AdapterDrop) and scores like its card
     assert adapter_leave_out(path) == [0] and card["training"]["drop_lower"] == 1

@@ -328,3 +328,37 @@ def test_finetune_a_bi_encoder_then_tanda_continues_its_adapter(
                                              r"--encoder cross cannot continue it"):  # fmt: skip
         benchmarks.evaluate(base, bench, finetune="tanda", transfer="bench-bi", encoder="cross",
                             save_as="other")  # fmt: skip
+
+
+@pytest.mark.integration
+def test_cross_encoder_fine_tuning_selects_on_the_benchmark_dev_lists(
+    tiny_forum, tiny_bert_path, tmp_path
+):
+    import adapter_zoo
+    from adapter_zoo.training.dev import forum_dev_lists
+    from adapter_zoo.training.objective import dev_metrics
+
+    bench = benchmarks.get(f"local:{benchmarks.build_from_forum(tiny_forum, tmp_path / 'b')}")
+    record = benchmarks.evaluate(str(tiny_bert_path), bench, finetune="adapter", max_steps=2)
+    card = adapter_zoo.load(record["entry"]).card
+    assert card["encoder"] == "cross"
+    folder = benchmarks.to_parse_folder(bench, tmp_path / "lists")
+    lists = forum_dev_lists(folder.parent, [folder.name])
+    assert len(lists) == sum(sum(label > 0 for label in row) for row in bench.load("dev")["labels"])
+    assert (
+        card["scores"]["dev_map"]
+        == dev_metrics(adapter_zoo.load(record["entry"]), lists)["dev_map"]
+    )
+
+
+def test_max_length_reaches_the_zero_shot_bi_encoder(fixtures, tiny_sentence_bert_path):
+    from adapter_zoo import BiEncoder
+
+    model = f"sbert:{tiny_sentence_bert_path}"
+    short = benchmarks.evaluate(model, "wikiqa-raw", data_dir=fixtures, max_length=4)
+    assert short["max_length"] == 4 and short["model"] == model
+    encoder = BiEncoder.from_base(str(tiny_sentence_bert_path), max_length=4)
+    assert (
+        short["metrics"] == benchmarks.evaluate(encoder, "wikiqa-raw", data_dir=fixtures)["metrics"]
+    )
+    assert benchmarks.evaluate(model, "wikiqa-raw", data_dir=fixtures)["max_length"] == 32
