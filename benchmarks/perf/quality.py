@@ -208,11 +208,15 @@ def length_table(work: Path, sets: dict) -> dict:
         card = train_entry(work, name, "--mode", "adapter", "--forums", forum, *BI,
                            "--max-steps", str(ZOO_STEPS))  # fmt: skip
         short = forum.split(".")[0]
+        test = {s: score(work, name, bench, "test")["metrics"]["map"] for s, bench in sets.items()}
+        zero_shot = {s: score(work, ZERO_SHOT, bench, "test")["metrics"]["map"]
+                     for s, bench in sets.items()}  # fmt: skip
         retrained[name] = {
+            "forum": short,
             "max_length": card["max_length"],
             "training_dev_map_by_length": card.get("dev_map_by_length"),
-            "test_map": score(work, name, sets[short], "test")["metrics"]["map"],
-            "zero_shot_test_map": rows[ZERO_SHOT][short][256]["test"],
+            "test_map": test,
+            "delta_vs_zero_shot": {s: round(test[s] - zero_shot[s], 4) for s in sets},
         }
     return {"rows": rows, "best_bi_entry_and_length_chosen_on_dev": chosen, "retrained": retrained}
 
