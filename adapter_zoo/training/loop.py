@@ -131,13 +131,15 @@ def train(config: TrainingConfig) -> Path:
     config = resolve_drop_lower(config)  # checked on the base; a fusion's from its adapters
     train_tables = _tables(config.data, hosts, config.kinds, "train", config.hard_negatives)
     dev_tables = _tables(config.data, hosts, config.kinds[:1], "dev")
-    dev = dev_lists(
-        dev_tables, queries=config.dev_queries, candidates=config.dev_candidates, seed=config.seed
-    )
     if all((Path(config.data) / host / DEV_LISTS).is_dir() for host in hosts):
         # a benchmark's own dev lists (benchmarks.to_parse_folder): its real candidates, where
         # random negatives make every state look alike (dev MAP 0.96 on WikiQA)
         dev = forum_dev_lists(config.data, hosts)
+    else:
+        dev = dev_lists(
+            dev_tables, queries=config.dev_queries, candidates=config.dev_candidates,
+            seed=config.seed,
+        )  # fmt: skip
     phases = _phases(config, train_tables)
 
     _seed_everything(config.seed)
