@@ -42,7 +42,7 @@ def test_wheel_ships_recipes_and_archives_not_perf_scripts(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
     recipes = sorted(recipe_dir().glob("*.toml"))
     archives = sorted(shipped_data().glob("*.7z"))
-    assert len(recipes) == 10 and len(archives) == 2
+    assert len(recipes) == 11 and len(archives) == 8
     for path in recipes + archives:
         assert path.relative_to(ROOT).as_posix() in names
     assert "stackexchange/samples/ATTRIBUTION.md" in names
