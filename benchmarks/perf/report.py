@@ -154,6 +154,44 @@ def _recommend_rows(data: dict) -> list[str]:
     return rows
 
 
+def _transfer_rows(data: dict) -> list[str]:
+    """Issue 23's targets: the ``adapt`` rule on the left-out forums, and the recommender."""
+    summary, hits = data["summary"], data["hit_rate"]
+    auto, n = summary["auto"], summary["auto"]["forums"]
+    rule = data["auto_rule"]
+    auto_met = (
+        auto["at_least_zero_shot"] >= n - 1
+        and auto["mean_delta"] >= 0.01
+        and auto["worst"] >= -0.01
+    )
+    best = max(summary, key=lambda name: summary[name]["mean_delta"])
+    return [
+        _row(
+            "`transfer` adapt rule (leave one forum out)",
+            f"MAP vs zero-shot bi-encoder on {n} unseen forums (every split), rule chosen on "
+            "the other 7",
+            f"mean {auto['mean_delta']:+.3f}; {auto['at_least_zero_shot']}/{n} at least equal; "
+            f"worst {auto['worst']:+.3f} (final rule: {rule['strategy']} at similarity "
+            f">= {rule['min_similarity']})",
+            f"best single strategy: {best} {summary[best]['mean_delta']:+.3f}",
+            "—",
+            f">= 0 on {n - 1} of {n}, mean >= +0.01, worst >= -0.01",
+            _met(auto_met),
+            _machine(data),
+        ),
+        _row(
+            "`transfer` most similar forum",
+            "the best single adapter on the left-out forum is the most similar forum's",
+            f"top-1 {hits['top1']:.0%} / top-3 {hits['top3']:.0%}",
+            f"random pick {hits['random_top1']:.0%} / {hits['random_top3']:.0%}",
+            "—",
+            ">= 50% / >= 85%",
+            _met(hits["top1"] >= 0.5 and hits["top3"] >= 0.85),
+            _machine(data),
+        ),
+    ]
+
+
 def _hub_rows(data: dict) -> list[str]:
     rows, peer = data["rows"], data["rows"]["snapshot_download (cold)"]
     return [
@@ -263,6 +301,8 @@ def table() -> str:
             lines += _hub_rows(data)
         elif name == "recommend":
             lines += _recommend_rows(data)
+        elif name == "transfer":
+            lines += _transfer_rows(data)
         elif name == "quality" and "summary" in data:
             lines += _quality_rows(data)
     return "\n".join(lines)
