@@ -183,15 +183,23 @@ def _plan(forum: Forum, name: str, base_model: str, steps: int, dump) -> str:
 
 
 def _download(forum: Forum, folder: Path, progress: bool):
-    from stackexchange.download import MIRROR_ENV, NoNetwork, archive_name, download_dump
+    from stackexchange.download import (
+        MIRROR_ENV,
+        OFFLINE_ENV,
+        NoNetwork,
+        archive_name,
+        download_dump,
+    )
 
     try:
         return download_dump(forum, folder, progress=progress)
     except NoNetwork as error:
+        other = f"set {MIRROR_ENV} to a mirror you can reach"
+        if error.switch == OFFLINE_ENV:  # it stops every download, a mirror's too
+            other = f"unset {OFFLINE_ENV}"
         raise ZooError(
             f"{error}; build from a dump you have (`adapter-zoo build {forum.short_name} "
-            f"--dump {archive_name(forum)}`, or adapter-zoo parse + train) or set "
-            f"{MIRROR_ENV} to a mirror you can reach"
+            f"--dump {archive_name(forum)}`, or adapter-zoo parse + train) or {other}"
         ) from None
     except DumpError as error:
         raise ZooError(f"cannot build {forum.short_name!r}: {error}") from None

@@ -62,12 +62,14 @@ class NoNetwork(DumpError):
     Attributes:
         url: what was to be downloaded.
         reason: why it could not be, in a few words.
+        switch: the offline switch that is on (``ADAPTER_ZOO_OFFLINE``...), else None.
     """
 
-    def __init__(self, url: str, reason: str):
+    def __init__(self, url: str, reason: str, switch: str | None = None):
         super().__init__(f"no network: cannot download {url} ({reason})")
         self.url = url
         self.reason = reason
+        self.switch = switch
 
 
 @dataclass(frozen=True)
@@ -278,7 +280,7 @@ def download_dump(
     url = f"{mirror}/{name}"
     switch = offline_switch(mirror_named=bool(os.environ.get(MIRROR_ENV, "").strip()))
     if switch is not None:
-        raise NoNetwork(url, f"{switch} is set")
+        raise NoNetwork(url, f"{switch} is set", switch)
     expected = expected_archive(forum, mirror)
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)

@@ -101,6 +101,19 @@ def test_no_network_is_one_line_saying_what_to_do(monkeypatch, tiny):
     assert adapter_zoo.list_entries() == []
 
 
+def test_the_offline_switch_is_one_line_saying_what_to_do(dump_mirror, monkeypatch):
+    monkeypatch.setenv("ADAPTER_ZOO_OFFLINE", "1")
+    with pytest.raises(ZooError) as error:
+        adapter_zoo.load("beer")
+    assert str(error.value) == (
+        f"no network: cannot download {dump_mirror.url}/beer.stackexchange.com.7z "
+        "(ADAPTER_ZOO_OFFLINE is set); build from a dump you have (`adapter-zoo build beer "
+        "--dump beer.stackexchange.com.7z`, or adapter-zoo parse + train) or unset "
+        "ADAPTER_ZOO_OFFLINE"
+    )
+    assert dump_mirror.requests == []
+
+
 def test_an_interrupted_download_leaves_no_entry_and_no_dump_that_looks_complete(dump_mirror, tiny):
     dump_mirror.cut_after["beer.stackexchange.com.7z"] = 500_000
     with pytest.raises(ZooError, match="download cut short at 500,000 of 3,337,659 bytes"):
