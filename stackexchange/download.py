@@ -255,8 +255,8 @@ def download_dump(
     Args:
         forum: a catalog forum or its name (``travel``, ``travel.stackexchange.com``).
         folder: where the archive (and, while downloading, ``<file>.part``) is written. An
-            archive already there under its final name was checked when it was renamed and
-            is reused when its size is still the expected one.
+            archive already there under its final name was checked when it got that name,
+            and is reused without asking the mirror.
         mirror: base URL (default :func:`dump_mirror`).
         progress: show a tqdm bar over the bytes.
 
@@ -278,28 +278,26 @@ def download_dump(
     mirror = (mirror or dump_mirror()).rstrip("/")
     _check_url(mirror)
     url = f"{mirror}/{name}"
+    folder = Path(folder)
+    final = folder / name
+    if final.is_file():  # only a checked download gets this name: reused, even offline
+        logger.info("using %s, downloaded and checked earlier", final)
+        return _dump(final, url, "an earlier download, checked then")
     switch = offline_switch(mirror_named=bool(os.environ.get(MIRROR_ENV, "").strip()))
     if switch is not None:
         raise NoNetwork(url, f"{switch} is set", switch)
     expected = expected_archive(forum, mirror)
-    folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    final = folder / name
-    if final.is_file():
-        if final.stat().st_size == expected.size:
-            logger.info("using %s, downloaded earlier", final)
-            return _dump(final, url, expected)
-        final.unlink()  # our own earlier download of another version of the dump
     part = folder / f"{name}{PART_SUFFIX}"
     _fetch(url, part, expected, progress)
     os.replace(part, final)
-    return _dump(final, url, expected)
+    return _dump(final, url, expected.source)
 
 
-def _dump(path: Path, url: str, expected: Expected) -> Dump:
+def _dump(path: Path, url: str, checked: str) -> Dump:
     from stackexchange.io import sha256_file
 
-    return Dump(path, url, path.stat().st_size, sha256_file(path), expected.source)
+    return Dump(path, url, path.stat().st_size, sha256_file(path), checked)
 
 
 def _mismatch(url: str, got: int, expected: Expected) -> DumpError:

@@ -37,7 +37,7 @@ def test_the_default_mirror_is_archive_orgs_collection(monkeypatch):
     assert archive_name(find_forum("travel")) == "travel.stackexchange.com.7z"
 
 
-def test_download_is_checked_against_the_mirrors_listing(dump_mirror, tmp_path):
+def test_download_is_checked_against_the_mirrors_listing(dump_mirror, monkeypatch, tmp_path):
     dump = download_dump("beer", tmp_path / "dumps")
     assert dump.path == tmp_path / "dumps" / BEER
     assert (dump.size, dump.sha256) == (BEER_BYTES, BEER_SHA256)
@@ -48,6 +48,11 @@ def test_download_is_checked_against_the_mirrors_listing(dump_mirror, tmp_path):
         f"/download/stackexchange/{BEER}",
     ]
     assert sorted(p.name for p in (tmp_path / "dumps").iterdir()) == [BEER]
+    # a checked archive is reused without asking the mirror, even offline
+    monkeypatch.setenv("ADAPTER_ZOO_OFFLINE", "1")
+    again = download_dump("beer.stackexchange.com", tmp_path / "dumps")
+    assert (again.sha256, again.checked) == (BEER_SHA256, "an earlier download, checked then")
+    assert len(dump_mirror.requests) == 2
 
 
 def test_a_size_unlike_the_listing_is_refused_and_nothing_is_kept(dump_mirror, tmp_path):
