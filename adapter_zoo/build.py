@@ -21,7 +21,8 @@ from __future__ import annotations
 import logging
 import math
 import os
-import tempfile
+import shutil
+import uuid
 from pathlib import Path
 
 from adapter_zoo.errors import ZooError
@@ -37,6 +38,9 @@ BUILD_STEPS = 40
 BUILD_EVAL_STEPS = 10
 BUILD_TRAIN_LENGTH = 128  # training truncates (twice as fast); the entry picks its own on dev
 DUMPS_FOLDER = ".dumps"  # in the zoo home: a cut-short download waits there to be resumed
+# The work folder (the parse) is ".<name>.tmp-build-<pid>-<hex>" in the zoo home: hidden, never
+# an entry, and a later build of the name removes it when its process died.
+BUILD_MARK = ".tmp-build-"
 # Rough costs on 2 CPU cores (benchmarks/perf/results/quality.json: beer's adapter, 40 steps
 # with five dev evaluations of 49 lists, 198 s; parse_throughput.json: ~10,000 questions/s
 # through the parser, plus unpacking the archive).
@@ -143,20 +147,41 @@ def build_entry(
     logger.info(_plan(forum, name, base_model, steps, dump))
     home = zoo_home()
     home.mkdir(parents=True, exist_ok=True)
-    # ".<name>.tmp-..." is what stackexchange.io.remove_stale_temporaries clears after a crash
-    with tempfile.TemporaryDirectory(prefix=f".{name}.tmp-build-", dir=home) as work:
+    _remove_dead_builds(home, name)
+    work = home / f".{name}{BUILD_MARK}{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    work.mkdir()
+    try:
         if dump is None:
             source = _download(forum, home / DUMPS_FOLDER, progress)
             archive, record = source.path, _source_record(source)
         else:
             archive, record = Path(dump).expanduser(), {"dump": str(Path(dump).expanduser())}
-        path = _parse_and_train(
-            forum, archive, Path(work), name, base_model, steps, overwrite, progress
-        )
+        path = _parse_and_train(forum, archive, work, name, base_model, steps, overwrite, progress)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
     _record_source(path, record)
     if dump is None:
         archive.unlink(missing_ok=True)  # the entry is what is kept; the dump can be large
     return path
+
+
+def _remove_dead_builds(home: Path, name: str) -> None:
+    """Remove the work folders of builds of ``name`` whose process is gone (killed before
+    its clean-up ran); a live build's folder is left alone."""
+    for folder in home.glob(f".{name}{BUILD_MARK}*"):
+        pid = folder.name[len(f".{name}{BUILD_MARK}") :].split("-", 1)[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
 
 
 def _forum(name: str) -> Forum:
