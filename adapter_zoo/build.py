@@ -155,7 +155,7 @@ def build_entry(
             source = _download(forum, home / DUMPS_FOLDER, progress)
             archive, record = source.path, _source_record(source)
         else:
-            archive, record = Path(dump).expanduser(), {"dump": str(Path(dump).expanduser())}
+            archive, record = Path(dump).expanduser(), _local_record(Path(dump).expanduser())
         path = _parse_and_train(forum, archive, work, name, base_model, steps, overwrite, progress)
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -232,6 +232,15 @@ def _download(forum: Forum, folder: Path, progress: bool):
 
 def _source_record(dump) -> dict:
     return {"dump": dump.url, "size": dump.size, "sha256": dump.sha256, "checked": dump.checked}
+
+
+def _local_record(dump: Path) -> dict:
+    from stackexchange.io import sha256_file
+
+    record = {"dump": str(dump.resolve())}
+    if dump.is_file():
+        record.update(size=dump.stat().st_size, sha256=sha256_file(dump))
+    return record
 
 
 def _parse_and_train(forum, archive, work, name, base_model, steps, overwrite, progress) -> Path:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import os
 import socket
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -136,6 +138,14 @@ def test_a_name_that_is_no_forum_keeps_the_unknown_adapter_error(dump_mirror):
 
 
 def test_build_command_takes_a_dump_you_have(tiny, capsys):
+    # the work folder of a killed build (its process is gone) is removed, a live one's kept
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    )
+    stale = zoo_home() / f".bicycles.meta.tmp-build-{int(dead.stdout)}-0badc0de"
+    live = zoo_home() / f".bicycles.meta.tmp-build-{os.getpid()}-0badc0de"
+    (stale / "parsed").mkdir(parents=True)
+    live.mkdir()
     dump = shipped_data() / "bicycles.meta.stackexchange.com.7z"
     argv = ["build", "bicycles.meta", "--dump", str(dump), "--base", tiny, "--steps", "1"]
     assert main(argv) == 0
@@ -151,11 +161,13 @@ def test_build_command_takes_a_dump_you_have(tiny, capsys):
         f"training a bi-encoder adapter on {tiny} (1 steps); roughly "
     ) in err
     card = adapter_zoo.load("bicycles.meta", build=False).card
-    assert card["source"]["dump"] == str(dump) and card["forums"] == [
-        "bicycles.meta.stackexchange.com"
-    ]
+    assert card["forums"] == ["bicycles.meta.stackexchange.com"]
+    assert card["source"]["dump"] == str(dump) and card["source"]["size"] == 409_506
     assert main(argv) == 2
     assert "zoo entry 'bicycles.meta' already exists" in capsys.readouterr().err
+    assert not stale.exists() and live.is_dir()
+    names = {p.name for p in zoo_home().iterdir() if p.name != ".checkpoints"}
+    assert names == {live.name, "bicycles.meta"}
 
 
 def test_evaluate_no_build_refuses_a_forum_name(dump_mirror, capsys):
@@ -165,25 +177,6 @@ def test_evaluate_no_build_refuses_a_forum_name(dump_mirror, capsys):
     err = capsys.readouterr().err
     assert "whose entry can be built from its dump" in err and len(err.strip().splitlines()) == 1
     assert dump_mirror.requests == []
-
-
-def test_a_killed_builds_work_folder_is_removed_by_the_next_build(tiny):
-    # a process that is gone: started and waited for
-    import subprocess
-    import sys
-
-    dead = subprocess.run(
-        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
-    )
-    stale = zoo_home() / f".bicycles.meta.tmp-build-{int(dead.stdout)}-0badc0de"
-    live = zoo_home() / f".bicycles.meta.tmp-build-{os.getpid()}-0badc0de"
-    (stale / "parsed").mkdir(parents=True)
-    live.mkdir()
-    dump = shipped_data() / "bicycles.meta.stackexchange.com.7z"
-    build_entry("bicycles.meta", dump=dump, base_model=tiny, steps=1, progress=False)
-    assert not stale.exists() and live.is_dir()
-    names = {p.name for p in zoo_home().iterdir() if p.name != ".checkpoints"}
-    assert names == {live.name, "bicycles.meta"}
 
 
 def test_build_entry_refuses_a_name_outside_the_catalog():
