@@ -14,6 +14,7 @@ Example:
 from __future__ import annotations
 
 from adapter_zoo.biencoder import BiEncoder
+from adapter_zoo.build import build_entry
 from adapter_zoo.compose import BM25Scorer, Rerank, ScoreFusion, compose_entry
 from adapter_zoo.errors import ZooError
 from adapter_zoo.export import export_cross_encoder
@@ -36,6 +37,7 @@ __all__ = [
     "ScoreFusion",
     "TrainingConfig",
     "ZooError",
+    "build_entry",
     "compose_entry",
     "export_cross_encoder",
     "list",

@@ -4,6 +4,9 @@ The one name -> entry resolver (:func:`resolve_entry`): a plain name is an entry
 zoo, else of the Hub (never a folder of the working directory); anything with a separator is
 a folder. It sits above both the local zoo (:mod:`adapter_zoo.zoo`) and the Hub
 (:mod:`adapter_zoo.hub`, which builds on the zoo), so neither imports the other's way back.
+A name that is neither but is a forum of the site catalog (``travel``,
+``travel.stackexchange.com``) is built from the forum's dump (:mod:`adapter_zoo.build`) when
+asked to (``load``'s default), and the entry is cached under the forum's short name.
 """
 
 from __future__ import annotations
@@ -26,19 +29,57 @@ from adapter_zoo.zoo.store import (
 ZERO_SHOT_BI = "sbert:"
 
 
-def resolve_entry(name_or_path: str, *, revision: str | None = None) -> Path:
-    """The entry folder for a local zoo name, a local path, or (else) the Hub."""
+def resolve_entry(
+    name_or_path: str,
+    *,
+    revision: str | None = None,
+    build: bool = False,
+    base_model: str | None = None,
+    build_steps: int | None = None,
+) -> Path:
+    """The entry folder for a local zoo name, a local path, else the Hub; else, for a forum of
+    the site catalog, the entry built from its dump (with ``build``; else a ZooError saying
+    how to build it).
+
+    Args:
+        name_or_path: a zoo name, entry folder, Hub name, or catalog forum (short name or host).
+        revision: Hub revision (a name with a revision is never built).
+        build: build a catalog forum's entry when nothing else has the name.
+        base_model: the base a built entry is trained on (default ``minilm-l6``).
+        build_steps: training steps of a built entry (default
+            :data:`adapter_zoo.build.BUILD_STEPS`).
+
+    Example:
+        >>> resolve_entry("travel", build=True)  # doctest: +SKIP
+        PosixPath('.../adapter-zoo/travel')
+    """
+    from adapter_zoo.build import build_entry, catalog_forum, how_to_build
+
     name = str(name_or_path)
     home = zoo_home()
     local = local_entry(name)
     if local is not None:
         return local
+    forum = catalog_forum(name) if revision is None else None
+    # a forum's entry is cached (and indexed) under its short name, whatever spelling was used
+    key = forum.short_name if forum is not None else name
+    if key != name and local_entry(key) is not None:
+        return local_entry(key)
     from adapter_zoo.hub import fetch  # the Hub client, only for a name the zoo lacks
 
     try:
-        return Path(fetch(name, revision=revision))
+        return Path(fetch(key, revision=revision))
     except (ValueError, OSError) as error:
         hub_error = str(error).splitlines()[0] if str(error) else type(error).__name__
+    if forum is not None and build:
+        options = {"base_model": base_model, "steps": build_steps}
+        return build_entry(forum, **{k: v for k, v in options.items() if v is not None})
+    if forum is not None:
+        raise ZooError(
+            f"{name!r} is not in the local zoo ({home}) nor on the Hub ({hub_error}); it is "
+            f"the forum {forum.host}, whose entry can be built from its dump: "
+            f"{how_to_build(forum)}"
+        )
     known = [card["name"] for card in local_cards()]
     close = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
     hint = f"did you mean {', '.join(close)}?" if close else "no similar local name"
@@ -47,13 +88,26 @@ def resolve_entry(name_or_path: str, *, revision: str | None = None) -> Path:
 
 
 def load(
-    name_or_path: str, *, revision: str | None = None, device=None, base_model: str | None = None
+    name_or_path: str,
+    *,
+    revision: str | None = None,
+    device=None,
+    base_model: str | None = None,
+    build: bool = True,
+    build_steps: int | None = None,
 ):
     """Load a zoo entry as a ranker after checking its files.
 
     Cross-encoder entries give a :class:`~adapter_zoo.ranker.Ranker`, bi-encoder entries
     (card ``encoder: "bi"``) a :class:`~adapter_zoo.biencoder.BiEncoder`; both have
     ``score(pairs)`` and ``rank(query, candidates)``.
+
+    A forum of the site catalog that neither the local zoo nor the Hub has (``travel``,
+    ``travel.stackexchange.com``, ``bicycles.meta``) is built on first use: its dump is
+    downloaded (archive.org's ``stackexchange`` collection, or the mirror in
+    ``$ADAPTER_ZOO_DUMP_MIRROR``) and checked, parsed, and the zoo's default bi-encoder adapter
+    trained on it (minutes on a CPU; one INFO log line says what and how long) and cached in
+    the local zoo under the forum's short name (see :mod:`adapter_zoo.build`).
 
     Compositions load as rankers with the same ``score``/``rank`` (see
     :mod:`adapter_zoo.compose`): a ``fusion:``/``rerank:`` spec, ``bm25``, or a composite zoo
@@ -66,10 +120,16 @@ def load(
             a Hub name, a spec (``fusion:A+B*0.2+bm25*0.1``, ``rerank:A>B@20``) or ``bm25``.
         revision: Hub revision (only for names fetched from the Hub).
         device: torch device; CUDA when available by default.
-        base_model: when given, the entry must have been made for this base model.
+        base_model: when given, the entry must have been made for this base model (and a
+            built entry is trained on it).
+        build: build a catalog forum's entry when nothing else has the name; False refuses,
+            saying how to build it.
+        build_steps: training steps of a built entry (default 40, the zoo's recipe).
 
     Example:
         >>> ranker = load("beer")  # doctest: +SKIP
+        >>> encoder = load("travel")  # on a fresh machine: downloads, parses, trains, caches
+        ... # doctest: +SKIP
         >>> ranker.rank("Which glass for a stout?", ["A nonic pint.", "Any bicycle."])  # doctest: +SKIP
     """
     from adapter_zoo.compose import spec as compose
@@ -95,7 +155,13 @@ def load(
         return multicqa.load_legacy(
             local, base_model=base_model or multicqa.LEGACY_BASE, device=device
         )
-    path = resolve_entry(name_or_path, revision=revision)
+    path = resolve_entry(
+        name_or_path,
+        revision=revision,
+        build=build,
+        base_model=base_model,
+        build_steps=build_steps,
+    )
     card = verify_entry(path)
     if base_model is not None and str(base_model) != str(card["base_model"]):
         raise ZooError(

@@ -1,5 +1,6 @@
 """``adapter-zoo list``: the entries of the local zoo (and the Hub index with --remote);
-``adapter-zoo export NAME --out DIR``: a full cross-encoder entry as a CrossEncoder folder."""
+``adapter-zoo export NAME --out DIR``: a full cross-encoder entry as a CrossEncoder folder;
+``adapter-zoo build FORUM [--dump PATH]``: a catalog forum's entry built from its dump."""
 
 from __future__ import annotations
 
@@ -22,6 +23,26 @@ def register(subparsers) -> None:
     export.add_argument("--out", required=True, metavar="DIR", help="the folder to write")
     export.add_argument("--overwrite", action="store_true", help="replace DIR whatever it holds")
     export.set_defaults(func=run_export)
+
+    build = subparsers.add_parser(
+        "build",
+        help="build a forum's default bi-encoder adapter from its dump into the zoo",
+        description="Download FORUM's dump (archive.org's stackexchange collection, or the "
+        "mirror in $ADAPTER_ZOO_DUMP_MIRROR; checked against the mirror's file listing or the "
+        "catalog's size), parse it, train the zoo's default bi-encoder adapter and save it as "
+        "the zoo entry FORUM. adapter_zoo.load(FORUM) does the same on first use.",
+    )
+    build.add_argument("forum", metavar="FORUM", help="a catalog forum: travel, bicycles.meta, ...")
+    build.add_argument(
+        "--dump", default=None, metavar="PATH", help="the forum's .7z archive you already have"
+    )
+    build.add_argument(
+        "--name", default=None, help="the entry's name (default: FORUM's short name)"
+    )
+    build.add_argument("--base", default=None, help="base model (default: minilm-l6)")
+    build.add_argument("--steps", type=int, default=None, help="training steps (default: 40)")
+    build.add_argument("--overwrite", action="store_true", help="replace an existing entry")
+    build.set_defaults(func=run_build)
 
 
 def run_list(args) -> int:
@@ -52,4 +73,19 @@ def run_export(args) -> int:
 
     out = export_cross_encoder(args.name, args.out, overwrite=args.overwrite)
     print(f"wrote {out} (sentence_transformers.CrossEncoder({str(out)!r}))")
+    return 0
+
+
+def run_build(args) -> int:
+    from adapter_zoo.build import build_entry
+
+    options = {"base_model": args.base, "steps": args.steps}
+    path = build_entry(
+        args.forum,
+        dump=args.dump,
+        name=args.name,
+        overwrite=args.overwrite,
+        **{k: v for k, v in options.items() if v is not None},
+    )
+    print(f"adapter-zoo build: wrote zoo entry {path.name!r} at {path}")
     return 0

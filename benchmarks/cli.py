@@ -58,6 +58,11 @@ def register(subparsers) -> None:
         "text (default: the entry's own; 300 for base:, the model's own for sbert:)",
     )
     evaluate.add_argument("--seed", type=int, default=0)
+    evaluate.add_argument(
+        "--no-build", dest="build", action="store_false",
+        help="refuse a forum name that is neither in the zoo nor on the Hub instead of "
+        "building its entry from the forum's dump",
+    )  # fmt: skip
     evaluate.set_defaults(func=run_evaluate)
 
     board = subparsers.add_parser("leaderboard", help="tables and plots from a results folder")
@@ -97,6 +102,7 @@ def run_evaluate(args) -> int:
         max_length=args.max_length,
         encoder=args.encoder,
         overwrite=args.overwrite,
+        build=args.build,
     )
     if len(args.adapter) > 1:
         records = evaluate_each(args.model, args.benchmark, args.adapter, **options)

@@ -58,9 +58,10 @@ def _model_name(model) -> str:
     return (card or {}).get("name") or str(getattr(model, "base_model", type(model).__name__))
 
 
-def _load_ranker(model, adapters):
+def _load_ranker(model, adapters, build: bool = True):
     """A Ranker for ``base:<base>``, a zoo name/path or ``fusion:``/``rerank:`` spec (through
-    ``adapter_zoo.load``), a base model plus one zoo adapter, or a Ranker (returned as is)."""
+    ``adapter_zoo.load``, which builds a catalog forum's entry unless ``build`` is False), a
+    base model plus one zoo adapter, or a Ranker (returned as is)."""
     if not isinstance(model, str | os.PathLike):
         return model
     import adapter_zoo
@@ -75,9 +76,9 @@ def _load_ranker(model, adapters):
         return adapter_zoo.Ranker.from_base(model[len("base:") :])
     if adapters:
         # the adapter entry names the base model it was trained on; it must be ``model``
-        return adapter_zoo.load(adapters[0], base_model=model)
+        return adapter_zoo.load(adapters[0], base_model=model, build=build)
     try:
-        return adapter_zoo.load(model)
+        return adapter_zoo.load(model, build=build)
     except (ValueError, OSError) as error:
         raise BenchmarkError(
             f"model {model!r}: not bm25, tfidf, sbert:<base>, base:<base>, a loadable zoo "
@@ -100,6 +101,7 @@ def evaluate(
     max_length: int | None = None,
     encoder: str | None = None,
     overwrite: bool = False,
+    build: bool = True,
 ) -> dict:
     """Evaluate ``model`` on ``benchmark``'s ``split``; return (and optionally record) the result.
 
@@ -132,6 +134,8 @@ def evaluate(
             a continued adapter entry keeps its own).
         overwrite: with ``finetune``: replace an existing zoo entry of the fine-tuned
             model's name (else it is refused before training).
+        build: a catalog forum's name that neither the zoo nor the Hub has is built from
+            its dump (``adapter_zoo.load``); False refuses it (CLI ``--no-build``).
 
     Returns:
         The record (:func:`benchmarks.results.make_record`): benchmark, benchmark_name,
@@ -198,7 +202,7 @@ def evaluate(
     elif _is_baseline(model):
         scorer_model = model
     else:
-        scorer_model = _load_ranker(model, adapters)
+        scorer_model = _load_ranker(model, adapters, build)
     if max_length is not None and hasattr(scorer_model, "max_length"):
         scorer_model.max_length = max_length
     if not finetune:

@@ -29,8 +29,9 @@ def default_data_dir() -> Path:
 
 def is_offline() -> bool:
     """True when the Hub's offline switches or ``ADAPTER_ZOO_OFFLINE`` are set."""
-    flags = ("ADAPTER_ZOO_OFFLINE", "HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")
-    return any(os.environ.get(flag, "").lower() in ("1", "true", "yes") for flag in flags)
+    from stackexchange.download import offline_switch
+
+    return offline_switch() is not None
 
 
 def benchmark_root(folder: str, data_dir: str | os.PathLike | None, paths=()) -> Path:

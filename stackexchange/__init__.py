@@ -6,6 +6,7 @@ Example:
 """
 
 from stackexchange.catalog import Forum, catalog, forum_set, shipped_data
+from stackexchange.download import download_dump
 from stackexchange.dump import parse_dump
 from stackexchange.errors import AdapterZooError, DumpError
 from stackexchange.parse import is_complete, parse_forum, read_stats
@@ -16,6 +17,7 @@ __all__ = [
     "DumpError",
     "Forum",
     "catalog",
+    "download_dump",
     "forum_set",
     "html_to_text",
     "is_complete",

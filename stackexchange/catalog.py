@@ -94,6 +94,9 @@ class Forum:
         meta: a meta site.
         category: one of ``CATEGORIES`` (best effort, see the module docstring).
         used_by_multicqa: listed in MultiCQA's released training config.
+        archive_files: the dump's archive files (one ``<host>.7z`` for all but the largest
+            sites; empty for a catalog read from a ``Sites.xml``).
+        archive_bytes: their total size in the catalog's dump (0 when unknown).
     """
 
     host: str
@@ -103,6 +106,8 @@ class Forum:
     meta: bool
     category: str
     used_by_multicqa: bool
+    archive_files: tuple[str, ...] = ()
+    archive_bytes: int = 0
 
 
 def short_name(host: str) -> str:
@@ -139,6 +144,8 @@ def _shipped() -> tuple[Forum, ...]:
             meta=row["is_meta"] == "1",
             category=_category_of(short_name(row["host"])),
             used_by_multicqa=row["in_multicqa_config"] == "1",
+            archive_files=tuple(name for name in row["archive_files"].split(";") if name),
+            archive_bytes=int(row["archive_bytes_7z"] or 0),
         )
         for row in rows
     )

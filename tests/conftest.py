@@ -75,3 +75,106 @@ def tiny_sentence_bert_path(tmp_path_factory) -> Path:
     from recipes.tiny import build_tiny_bert
 
     return build_tiny_bert(tmp_path_factory.mktemp("models") / "tiny-st", sentence_encoder=True)
+
+
+class DumpMirror:
+    """A loopback HTTP server laid out as archive.org's ``stackexchange`` collection.
+
+    It serves the shipped forum archives at ``/download/stackexchange/<host>.7z`` (byte
+    ranges too, as archive.org does) and, unless ``listing`` is None, a file listing
+    ``stackexchange_files.xml`` with their real size, md5 and sha1.
+
+    Attributes:
+        url: the mirror's base URL (set ``ADAPTER_ZOO_DUMP_MIRROR`` to it).
+        files: file name → bytes served.
+        listing: file name → size written in the listing (default: the real sizes); None:
+            no listing (404).
+        cut_after: file name → bytes sent before the connection is dropped.
+        requests: ``(path, Range header or None)`` of every request, in order.
+    """
+
+    PREFIX = "/download/stackexchange/"
+
+    def __init__(self, files: dict[str, bytes]):
+        self.files = files
+        self.listing: dict[str, int] | None = {name: len(data) for name, data in files.items()}
+        self.cut_after: dict[str, int] = {}
+        self.requests: list[tuple[str, str | None]] = []
+        self.url = ""
+
+    def archive_requests(self) -> list[tuple[str, str | None]]:
+        return [r for r in self.requests if r[0].endswith(".7z")]
+
+    def listing_xml(self) -> bytes:
+        import hashlib
+
+        rows = []
+        for name, size in (self.listing or {}).items():
+            data = self.files[name]
+            rows.append(
+                f'  <file name="{name}" source="original">\n    <format>7z</format>\n'
+                f"    <size>{size}</size>\n    <md5>{hashlib.md5(data).hexdigest()}</md5>\n"
+                f"    <sha1>{hashlib.sha1(data).hexdigest()}</sha1>\n  </file>"
+            )
+        return (
+            '<?xml version="1.0" encoding="UTF-8"?>\n<files>\n' + "\n".join(rows) + "\n</files>\n"
+        ).encode()
+
+
+@pytest.fixture
+def dump_mirror(monkeypatch):
+    """The shipped archives served from 127.0.0.1 as archive.org lays them out; the mirror
+    variable points at it for the test's duration, and the server stops after it."""
+    import http.server
+    import threading
+
+    from stackexchange.catalog import shipped_data
+
+    mirror = DumpMirror({path.name: path.read_bytes() for path in shipped_data().glob("*.7z")})
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        timeout = 10  # a stuck client cannot hold the server past the test
+
+        def log_message(self, *args):  # quiet
+            pass
+
+        def do_GET(self):
+            mirror.requests.append((self.path, self.headers.get("Range")))
+            name = self.path.removeprefix(DumpMirror.PREFIX)
+            if not self.path.startswith(DumpMirror.PREFIX):
+                data = None
+            elif name == "stackexchange_files.xml":
+                data = mirror.listing_xml() if mirror.listing is not None else None
+            else:
+                data = mirror.files.get(name)
+            if data is None:
+                self.send_error(404)
+                return
+            start = 0
+            wanted = self.headers.get("Range", "")
+            if wanted.startswith("bytes=") and wanted.endswith("-"):
+                start = int(wanted[len("bytes=") : -1])
+                self.send_response(206)
+                self.send_header("Content-Range", f"bytes {start}-{len(data) - 1}/{len(data)}")
+            else:
+                self.send_response(200)
+            self.send_header("Content-Length", str(len(data) - start))
+            self.end_headers()
+            body = data[start:]
+            if name in mirror.cut_after:
+                body = body[: mirror.cut_after[name]]
+                self.close_connection = True
+            self.wfile.write(body)
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
+    thread.daemon = True
+    thread.start()
+    mirror.url = f"http://127.0.0.1:{server.server_address[1]}{DumpMirror.PREFIX.rstrip('/')}"
+    monkeypatch.setenv("ADAPTER_ZOO_DUMP_MIRROR", mirror.url)
+    try:
+        yield mirror
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)

@@ -1,0 +1,281 @@
+"""Building a forum's zoo entry from its dump: what ``adapter_zoo.load("travel")`` does when
+neither the local zoo nor the Hub has the name.
+
+The forum's dump is downloaded (:func:`stackexchange.download.download_dump`: archive.org's
+``stackexchange`` collection, or ``$ADAPTER_ZOO_DUMP_MIRROR``) or read from a file you give,
+parsed, and the zoo's default bi-encoder adapter is trained on it (MiniLM-L6, the quickstart's
+and quality benchmark's recipe: :data:`BUILD_STEPS` steps, dev MAP every
+:data:`BUILD_EVAL_STEPS`, the best state kept). The entry is saved in the local zoo under the
+forum's short name, so the next ``load`` reads it from there.
+
+Example:
+    >>> from adapter_zoo.build import build_entry
+    >>> build_entry("travel")  # doctest: +SKIP
+    PosixPath('.../adapter-zoo/travel')
+    >>> build_entry("beer", dump="beer.stackexchange.com.7z")  # a dump you already have
+    ... # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import shutil
+import uuid
+from pathlib import Path
+
+from adapter_zoo.errors import ZooError
+from stackexchange.catalog import Forum, find_forum
+from stackexchange.errors import DumpError
+
+logger = logging.getLogger(__name__)
+
+BUILD_BASE = "minilm-l6"
+# recipes/quickstart.py's BI_STEPS and benchmarks/perf/quality.py's ZOO_STEPS: dev MAP stops
+# rising by step 30-40 at every learning rate of the quality benchmark's lr table.
+BUILD_STEPS = 40
+BUILD_EVAL_STEPS = 10
+BUILD_TRAIN_LENGTH = 128  # training truncates (twice as fast); the entry picks its own on dev
+DUMPS_FOLDER = ".dumps"  # in the zoo home: a cut-short download waits there to be resumed
+# The work folder (the parse) is ".<name>.tmp-build-<pid>-<hex>" in the zoo home: hidden, never
+# an entry, and a later build of the name removes it when its process died.
+BUILD_MARK = ".tmp-build-"
+# Rough costs on 2 CPU cores (benchmarks/perf/results/quality.json: beer's adapter, 40 steps
+# with five dev evaluations of 49 lists, 198 s; parse_throughput.json: ~10,000 questions/s
+# through the parser, plus unpacking the archive).
+STEP_SECONDS = 2.5
+DEV_LIST_SECONDS = 0.4  # per dev list and evaluation
+DEV_LISTS_MAX = 200  # TrainingConfig.dev_queries
+PARSE_QUESTIONS_PER_SECOND = 2_000
+
+
+def catalog_forum(name: str) -> Forum | None:
+    """The catalog forum a plain name means (``travel``, ``travel.stackexchange.com``,
+    ``bicycles.meta``), else None.
+
+    Example:
+        >>> catalog_forum("travel").host
+        'travel.stackexchange.com'
+        >>> catalog_forum("my-adapter") is None
+        True
+    """
+    if not name or "/" in name or "\\" in name or ":" in name:
+        return None
+    try:
+        return find_forum(name)
+    except DumpError:
+        return None
+
+
+def estimate_seconds(forum: Forum, steps: int = BUILD_STEPS) -> float:
+    """Rough seconds to parse ``forum`` and train its adapter on 2 CPU cores (no download).
+
+    Example:
+        >>> round(estimate_seconds(catalog_forum("beer")))
+        190
+    """
+    # dev lists: the dev split is a tenth of the questions; about half have an accepted answer
+    dev_lists = min(DEV_LISTS_MAX, forum.questions // 20)
+    evaluations = 1 + math.ceil(steps / BUILD_EVAL_STEPS)
+    training = steps * STEP_SECONDS + evaluations * dev_lists * DEV_LIST_SECONDS
+    return forum.questions / PARSE_QUESTIONS_PER_SECOND + training
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{max(10, round(seconds, -1)):.0f} s"
+    if seconds < 90 * 60:
+        return f"{round(seconds / 60):.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def how_to_build(forum: Forum) -> str:
+    """The ways to build ``forum``'s entry, for messages."""
+    return (
+        f"adapter_zoo.load({forum.short_name!r}) builds it (without build=False), as does "
+        f"`adapter-zoo build {forum.short_name}` (--dump PATH for a dump you have)"
+    )
+
+
+def build_entry(
+    forum: str | Forum,
+    *,
+    dump: str | os.PathLike | None = None,
+    name: str | None = None,
+    base_model: str = BUILD_BASE,
+    steps: int = BUILD_STEPS,
+    overwrite: bool = False,
+    progress: bool = True,
+) -> Path:
+    """Build ``forum``'s default bi-encoder adapter from its dump into the local zoo.
+
+    Logs one line (INFO) on what it does and roughly how long it takes, and shows progress
+    bars while downloading, parsing and training.
+
+    Args:
+        forum: a forum of the site catalog, by short name or host.
+        dump: the forum's ``.7z`` archive (or extracted folder) you already have; None
+            downloads it from the mirror (``$ADAPTER_ZOO_DUMP_MIRROR``, default archive.org)
+            into ``<zoo home>/.dumps`` and removes it once the entry is built.
+        name: the entry's name (default: the forum's short name).
+        base_model: the base the adapter is trained on.
+        steps: training steps (the zoo's default, :data:`BUILD_STEPS`; fewer is quicker).
+        overwrite: replace an existing entry of that name.
+        progress: show progress bars.
+
+    Returns:
+        The entry folder.
+
+    Raises:
+        ZooError: not a catalog forum, the entry exists (without ``overwrite``), no network
+            (saying what to do instead), or the dump is refused (its size or checksum).
+
+    Example:
+        >>> build_entry("travel")  # doctest: +SKIP
+        PosixPath('.../adapter-zoo/travel')
+    """
+    from adapter_zoo.zoo.store import entry_path, zoo_home
+
+    if steps < 1:
+        raise ZooError(f"build steps must be at least 1, got {steps}")
+    forum = forum if isinstance(forum, Forum) else _forum(forum)
+    name = name or forum.short_name
+    final = entry_path(name)
+    if final.exists() and not overwrite:
+        raise ZooError(f"zoo entry {name!r} already exists at {final}; pass overwrite=True")
+    logger.info(_plan(forum, name, base_model, steps, dump))
+    home = zoo_home()
+    home.mkdir(parents=True, exist_ok=True)
+    _remove_dead_builds(home, name)
+    work = home / f".{name}{BUILD_MARK}{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    work.mkdir()
+    try:
+        if dump is None:
+            source = _download(forum, home / DUMPS_FOLDER, progress)
+            archive, record = source.path, _source_record(source)
+        else:
+            archive, record = Path(dump).expanduser(), _local_record(Path(dump).expanduser())
+        path = _parse_and_train(forum, archive, work, name, base_model, steps, overwrite, progress)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    _record_source(path, record)
+    if dump is None:
+        archive.unlink(missing_ok=True)  # the entry is what is kept; the dump can be large
+    return path
+
+
+def _remove_dead_builds(home: Path, name: str) -> None:
+    """Remove the work folders of builds of ``name`` whose process is gone (killed before
+    its clean-up ran); a live build's folder is left alone."""
+    for folder in home.glob(f".{name}{BUILD_MARK}*"):
+        pid = folder.name[len(f".{name}{BUILD_MARK}") :].split("-", 1)[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
+def _forum(name: str) -> Forum:
+    try:
+        return find_forum(name)
+    except DumpError as error:
+        raise ZooError(f"cannot build {name!r}: {error}") from None
+
+
+def _plan(forum: Forum, name: str, base_model: str, steps: int, dump) -> str:
+    if dump is None:
+        from stackexchange.download import dump_mirror
+
+        size = f"{forum.archive_bytes / 1e6:,.0f} MB" if forum.archive_bytes else "its dump"
+        fetch = f"downloading {size} from {dump_mirror()}"
+    else:
+        fetch = f"reading {dump}"
+    return (
+        f"building zoo entry {name!r} from {forum.host}'s dump: {fetch}, parsing "
+        f"{forum.questions:,} questions, training a bi-encoder adapter on {base_model} "
+        f"({steps} steps); roughly {_duration(estimate_seconds(forum, steps))} on 2 CPU cores "
+        "besides the download"
+    )
+
+
+def _download(forum: Forum, folder: Path, progress: bool):
+    from stackexchange.download import (
+        MIRROR_ENV,
+        OFFLINE_ENV,
+        NoNetwork,
+        archive_name,
+        download_dump,
+    )
+
+    try:
+        return download_dump(forum, folder, progress=progress)
+    except NoNetwork as error:
+        other = f"set {MIRROR_ENV} to a mirror you can reach"
+        if error.switch == OFFLINE_ENV:  # it stops every download, a mirror's too
+            other = f"unset {OFFLINE_ENV}"
+        raise ZooError(
+            f"{error}; build from a dump you have (`adapter-zoo build {forum.short_name} "
+            f"--dump {archive_name(forum)}`, or adapter-zoo parse + train) or {other}"
+        ) from None
+    except DumpError as error:
+        raise ZooError(f"cannot build {forum.short_name!r}: {error}") from None
+
+
+def _source_record(dump) -> dict:
+    return {"dump": dump.url, "size": dump.size, "sha256": dump.sha256, "checked": dump.checked}
+
+
+def _local_record(dump: Path) -> dict:
+    from stackexchange.io import sha256_file
+
+    record = {"dump": str(dump.resolve())}
+    if dump.is_file():
+        record.update(size=dump.stat().st_size, sha256=sha256_file(dump))
+    return record
+
+
+def _parse_and_train(forum, archive, work, name, base_model, steps, overwrite, progress) -> Path:
+    from adapter_zoo.training import TrainingConfig, train
+    from stackexchange.parse import parse_forum
+
+    try:
+        parse_forum(archive, work / "parsed", forum=forum.host, progress=progress)
+    except DumpError as error:
+        raise ZooError(f"cannot build {forum.short_name!r}: {error}") from None
+    config = TrainingConfig(
+        mode="adapter",
+        data=str(work / "parsed"),
+        forums=(forum.host,),
+        name=name,
+        base_model=base_model,
+        encoder="bi",
+        max_steps=steps,
+        eval_steps=min(BUILD_EVAL_STEPS, steps),
+        max_length=BUILD_TRAIN_LENGTH,
+        overwrite=overwrite,
+        restart=True,  # a checkpoint of an earlier, crashed build read another parse folder
+    )
+    return train(config)
+
+
+def _record_source(path: Path, record: dict) -> None:
+    """Add where the entry's data came from to its card (``card.json`` and ``README.md``
+    are not hashed, so the entry stays verifiable)."""
+    import json
+
+    from adapter_zoo.zoo.store import CARD_FILE, README_FILE, read_card, render_readme
+    from stackexchange.io import atomic_write_text
+
+    card = read_card(path)
+    card["source"] = {**record, "built_by": "adapter_zoo.build.build_entry"}
+    atomic_write_text(path / CARD_FILE, json.dumps(card, indent=2, ensure_ascii=False) + "\n")
+    atomic_write_text(path / README_FILE, render_readme(card))
