@@ -70,5 +70,5 @@ def test_installed_wheel_lists_the_recipes(wheel, tmp_path):
     ).stdout.splitlines()
     assert out[0] == str(site / "adapter_zoo" / "__init__.py")
     listed = {line.split()[0] for line in out[1:] if line and not line.startswith(" ")}
-    assert len(listed) == 10
+    assert len(listed) == 11
     assert listed == {path.stem for path in recipe_dir().glob("*.toml")}
