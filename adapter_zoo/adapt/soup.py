@@ -141,7 +141,6 @@ def soup_entry(
         "members": members,
         "weights": [w / total for w in weights],
         "max_length": max_length,
-        "training": None,
         **(card or {}),
     }
     if len(lengths) > 1:
