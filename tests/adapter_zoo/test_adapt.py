@@ -350,3 +350,39 @@ def test_cli_adapt_prints_the_choice(zoo, parsed, tmp_path, capsys):
     out = capsys.readouterr().out
     assert code == 0 and out.startswith("cli: nearest -> ")
     assert "beer" in out.splitlines()[2] and "similarity to the target:" in out
+
+
+def test_targets_dump_benchmark_and_list(parsed, tmp_path):
+    import datasets
+
+    from stackexchange.catalog import shipped_data
+
+    # a raw dump is parsed on the fly: the same titles as the parsed forum's
+    dump = target_texts(shipped_data() / f"{BICYCLES}.7z")
+    assert dump == [t.strip() for t in forum_questions(parsed / BICYCLES, split=None)]
+    bench = tmp_path / "bench"
+    for split, queries in (("dev", ["Is a porter a stout?"]), ("test", ["Which hops?", " "])):
+        datasets.Dataset.from_dict({"query": queries}).save_to_disk(str(bench / split))
+    (bench / "benchmark.json").write_text(json.dumps({"name": "b", "splits": ["dev", "test"]}))
+    assert target_texts(bench) == ["Is a porter a stout?", "Which hops?"]
+    (bench / "benchmark.json").write_text(json.dumps({"name": "b", "splits": ["../x"]}))
+    with pytest.raises(ZooError, match=r"benchmark.json: unknown split '../x'"):
+        target_texts(bench)
+    with pytest.raises(ZooError, match="no such target"):
+        target_texts(tmp_path / "missing")
+    assert target_texts(["  a stout? ", ""]) == ["a stout?"]
+
+
+def test_hub_model_card_says_what_adapt_chose():
+    from adapter_zoo.hub.model_card import render_model_card
+
+    record = {"strategy": "soup", "requested": "auto", "members": ["beer", "bikes"],
+              "weights": [0.9, 0.1], "similarities": {"beer": 0.81, "bikes": 0.52},
+              "reason": "auto: the nearest entry beer has similarity 0.810 >= 0.5, so soup.",
+              "target": {"kind": "text file", "file": "q.txt", "texts": 40},
+              "embedder": "all-MiniLM-L6-v2"}  # fmt: skip
+    card = {"name": "mine", "kind": "soup", "encoder": "bi", "layout": "adapter",
+            "base_model": "minilm-l6", "forums": [BEER], "adapt": record}  # fmt: skip
+    text = render_model_card(card, "org/mine")
+    assert "## Adaptation" in text and record["reason"] in text
+    assert "| beer | 0.9000 |" in text and "| bikes | 0.5200 |" in text
