@@ -386,3 +386,17 @@ def test_hub_model_card_says_what_adapt_chose():
     text = render_model_card(card, "org/mine")
     assert "## Adaptation" in text and record["reason"] in text
     assert "| beer | 0.9000 |" in text and "| bikes | 0.5200 |" in text
+
+
+def test_cross_encoder_entries_store_the_centroid_too(parsed, tiny_bert_path, monkeypatch):
+    from adapter_zoo.adapt import domain
+
+    monkeypatch.setattr(domain, "MAX_TEXTS", TEXTS)
+    path = train(TrainingConfig(mode="adapter", encoder="cross", data=str(parsed),
+                                forums=("bicycles.meta",), name="bikes-cross",
+                                base_model=str(tiny_bert_path), batch_size=8, max_length=32,
+                                max_steps=1, seed=0))  # fmt: skip
+    card = verify_entry(path)
+    assert card["encoder"] == "cross" and card["domain"]["texts"] == TEXTS
+    titles = sample_texts(training_texts(parsed, [BICYCLES]), TEXTS)
+    assert np.array_equal(entry_centroid("bikes-cross"), domain_centroid(titles))
