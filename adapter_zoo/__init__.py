@@ -13,6 +13,10 @@ Example:
 
 from __future__ import annotations
 
+# ``adapt`` is the function: the package adapter_zoo.adapt is imported first (binding the
+# module here), then the name is rebound to the function, and stays so (a later import of a
+# submodule, adapter_zoo.adapt.domain, finds the package in sys.modules and rebinds nothing).
+from adapter_zoo.adapt import adapt
 from adapter_zoo.biencoder import BiEncoder
 from adapter_zoo.build import build_entry
 from adapter_zoo.compose import BM25Scorer, Rerank, ScoreFusion, compose_entry
@@ -37,6 +41,7 @@ __all__ = [
     "ScoreFusion",
     "TrainingConfig",
     "ZooError",
+    "adapt",
     "build_entry",
     "compose_entry",
     "export_cross_encoder",

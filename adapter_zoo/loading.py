@@ -175,7 +175,7 @@ def load(
 
         return read_bi_encoder(path, card, device=device)
     if card.get("kind") == "composite":
-        return compose.build(compose.parse_spec(card["spec"]), device=device, card=card)
+        return compose.load_composite(path, card, device=device)
     model, tokenizer = read_model(path, card)
     return Ranker(
         model,

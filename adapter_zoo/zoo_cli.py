@@ -1,11 +1,15 @@
 """``adapter-zoo list``: the entries of the local zoo (and the Hub index with --remote);
 ``adapter-zoo export NAME --out DIR``: a full cross-encoder entry as a CrossEncoder folder;
-``adapter-zoo build FORUM [--dump PATH]``: a catalog forum's entry built from its dump."""
+``adapter-zoo build FORUM [--dump PATH]``: a catalog forum's entry built from its dump;
+``adapter-zoo adapt``: a zoo entry for an unlabelled domain (:mod:`adapter_zoo.adapt.cli`)."""
 
 from __future__ import annotations
 
 
 def register(subparsers) -> None:
+    from adapter_zoo.adapt.cli import register as register_adapt
+
+    register_adapt(subparsers)
     parser = subparsers.add_parser("list", help="list the zoo's entries")
     parser.add_argument("--remote", action="store_true", help="also list the Hub index")
     parser.add_argument("--json", action="store_true", help="print the cards as JSON")

@@ -1,9 +1,11 @@
 """Rank zoo adapters for a target: domain similarity, optionally a scored probe on a dev sample.
 
-* Domain similarity, as MultiCQA measured it: the cosine between the mean sentence embedding
-  (sentence-transformers, all-MiniLM-L6-v2, normalized) of the target's questions and that of
-  each adapter's training forum questions (found through its card: ``training.data`` and
-  ``forums``, or ``forums_dir``).
+* Domain similarity, as MultiCQA measured it (:mod:`adapter_zoo.adapt.domain`, the one
+  copy ``adapter_zoo.adapt`` uses too): the cosine between the centroid (normalised mean of
+  normalised all-MiniLM-L6-v2 embeddings) of the target's questions and each adapter's
+  stored centroid of its training questions (``domain.safetensors``); an older entry without
+  one is embedded from its training forums (its card's ``training.data`` and ``forums``, or
+  ``forums_dir``).
 * Probe: with ``dev_sample=N`` and a benchmark target, N labelled queries (seeded sample among
   those with a relevant candidate) are scored by every adapter in one shared sweep pass; the
   adapters are ranked by the benchmark's main metric on them, similarity breaking ties.
@@ -16,13 +18,18 @@ Example:
 
 from __future__ import annotations
 
-import json
 import random
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
+from adapter_zoo.adapt.domain import (
+    domain_centroid,
+    entry_centroid,
+    forum_questions,
+    load_embedder,
+)
 from adapter_zoo.errors import ZooError
 from adapter_zoo.metrics import evaluate_rankings
 from benchmarks.registry import get
@@ -30,26 +37,6 @@ from benchmarks.sweep import score_models, sweep_benchmark
 
 # The model a user already has: the recommender measures the zoo against it.
 ZERO_SHOT_BASE = "sbert:minilm-l6"
-
-
-def _sample(texts: list[str], limit: int, seed: int) -> list[str]:
-    texts = [t for t in dict.fromkeys(texts) if t and t.strip()]
-    if len(texts) > limit:
-        texts = random.Random(seed).sample(texts, limit)
-    return texts
-
-
-def forum_questions(forum_dir: Path, *, split: str | None = "train") -> list[str]:
-    """Question titles of one parsed forum (``DIR/<host>/questions``), of ``split`` if given."""
-    from stackexchange.store import read_dataset
-
-    folder = Path(forum_dir) / "questions"
-    if not folder.is_dir():
-        raise ZooError(f"{forum_dir}: no questions/ folder (not a parsed forum)")
-    questions = read_dataset(folder, ZooError)
-    if split is not None and "split" in questions.column_names:
-        questions = questions.filter(lambda row: row["split"] == split)
-    return list(questions["title"])
 
 
 def target_questions(target, *, split: str = "test", data_dir=None) -> list[str]:
@@ -61,47 +48,6 @@ def target_questions(target, *, split: str = "test", data_dir=None) -> list[str]
         return [q for forum in forum_dirs(path) for q in forum_questions(forum, split=None)]
     name = "local:" + str(path) if path.is_dir() else str(target)
     return list(get(name).load(split, data_dir)["query"])
-
-
-def adapter_questions(adapter, *, forums_dir=None) -> list[str]:
-    """Training-forum questions of a zoo adapter, found through its card."""
-    from adapter_zoo.sweep.sweep import resolve_adapter
-
-    path = resolve_adapter(adapter)
-    try:
-        card = json.loads((path / "card.json").read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as error:
-        raise ZooError(f"{path}: no readable card.json to find its forums ({error})") from None
-    data = forums_dir or (card.get("training") or {}).get("data")
-    if not card.get("forums") or not data:
-        raise ZooError(f"{path}: the card names no training forums/data; pass forums_dir")
-    texts = []
-    for host in card["forums"]:
-        forum = Path(data) / host
-        if not forum.is_dir():
-            raise ZooError(f"{path}: training forum {host!r} not found at {forum}; pass forums_dir")
-        texts += forum_questions(forum)
-    return texts
-
-
-def mean_embedding(model, texts: Sequence[str]) -> np.ndarray:
-    """The normalized mean of the normalized sentence embeddings of ``texts``."""
-    if not texts:
-        raise ZooError("recommend: no questions to embed")
-    vectors = model.encode(list(texts), batch_size=64, normalize_embeddings=True)
-    mean = np.asarray(vectors, dtype=np.float64).mean(axis=0)
-    return mean / np.linalg.norm(mean)
-
-
-def load_embedder(device=None):
-    """all-MiniLM-L6-v2 from the offline package, as a SentenceTransformer."""
-    from sentence_transformers import SentenceTransformer
-
-    from adapter_zoo.ranker import resolve_base_model
-
-    return SentenceTransformer(
-        resolve_base_model("minilm-l6"), device=device or "cpu", trust_remote_code=False
-    )
 
 
 def probe_scores(
@@ -139,14 +85,18 @@ def similarities(
     seed: int = 0,
     embedder=None,
 ) -> dict[str, float]:
-    """Domain similarity of each adapter's training questions to the target's questions."""
+    """Domain similarity of each adapter's training questions to the target's questions.
+
+    ``max_questions`` and ``seed`` sample the target's questions; an adapter's side is its
+    stored centroid (500 titles, seed 0), embedded the same way for an older entry.
+    """
     embedder = embedder or load_embedder()
     questions = target_questions(target, split=split, data_dir=data_dir)
-    target_vector = mean_embedding(embedder, _sample(questions, max_questions, seed))
+    target_vector = domain_centroid(questions, embedder, max_texts=max_questions, seed=seed)
     result = {}
     for adapter in adapters:
-        texts = _sample(adapter_questions(adapter, forums_dir=forums_dir), max_questions, seed)
-        result[str(adapter)] = float(mean_embedding(embedder, texts) @ target_vector)
+        centroid = entry_centroid(adapter, forums_dir=forums_dir, embedder=embedder)
+        result[str(adapter)] = float(np.asarray(centroid, np.float64) @ target_vector)
     return result
 
 

@@ -265,6 +265,14 @@ def _export_io(args) -> tuple[list[Path], list[Output]]:
     return _model_inputs(args.name), [Output(out, functools.partial(_exists, out / EXPORT_FILE))]
 
 
+def _adapt_io(args) -> tuple[list[Path], list[Output]]:
+    from adapter_zoo.zoo.store import zoo_home
+
+    # without --zoo, adapt reads every local entry: it waits for every entry written before
+    zoo = [_zoo_path(name) for name in args.zoo] if args.zoo else [zoo_home().absolute()]
+    return [_path(args.target), *zoo], [_entry(args.name)]
+
+
 COMMAND_IO = {
     "parse": _parse_io,
     "build-benchmark": _build_io,
@@ -275,6 +283,7 @@ COMMAND_IO = {
     "sweep": _scoring_io,
     "leaderboard": _leaderboard_io,
     "export": _export_io,
+    "adapt": _adapt_io,
 }
 
 

@@ -480,6 +480,9 @@ def train_bi_encoder(config) -> Path:
         lines = "".join(json.dumps(r) + "\n" for r in selection.log)
         (target / "training_log.jsonl").write_text(lines, encoding="utf-8")
 
+    from adapter_zoo.adapt.domain import with_domain
+
+    writer = with_domain(writer, card, config.data, hosts)
     path = save_entry(writer, config.name, card, overwrite=config.overwrite)
     shutil.rmtree(folder, ignore_errors=True)
     return path

@@ -112,6 +112,7 @@ def compose_entry(
     grid: Sequence[float] = WEIGHT_GRID,
     overwrite: bool = False,
     device=None,
+    card: dict | None = None,
 ) -> Path:
     """Save a composition as the zoo entry ``name``; with ``data``, chosen and scored on dev.
 
@@ -132,6 +133,7 @@ def compose_entry(
         grid: fusion weights tried for every member but the first.
         overwrite: replace an existing entry of that name.
         device: torch device for the members while scoring.
+        card: more card fields (``adapter_zoo.adapt`` records its plan here).
 
     Returns:
         The entry's folder. Its card: ``kind`` ``composite``, ``encoder`` ``composite``,
@@ -154,15 +156,18 @@ def compose_entry(
         raise ZooError(f"composite {name!r} cannot have itself as a member ({spec})")
     if (data is None) != (forum is None):
         raise ZooError("composing on dev needs both data (a parse output folder) and forum")
-    card = {
-        "kind": "composite",
-        "encoder": "composite",
-        "composition": spec.kind,
-        "base_model": "composite",
-        "members": list(spec.members),
-        "forums": [],
-        "forum": None,
-    }
+    extra, card = (
+        card or {},
+        {
+            "kind": "composite",
+            "encoder": "composite",
+            "composition": spec.kind,
+            "base_model": "composite",
+            "members": list(spec.members),
+            "forums": [],
+            "forum": None,
+        },
+    )
     if data is None:
         build(spec, device=device)  # every member must load before the entry names it
     else:
@@ -182,7 +187,7 @@ def compose_entry(
         card["weights"] = list(spec.weights)
     else:
         card["top_k"] = spec.top_k
-    return save_entry(lambda folder: None, name, card, overwrite=overwrite)
+    return save_entry(lambda folder: None, name, {**card, **extra}, overwrite=overwrite)
 
 
 def _choose_on_dev(spec: Spec, lists, grid, device) -> tuple[Spec, dict]:

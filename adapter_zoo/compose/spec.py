@@ -32,6 +32,13 @@ from adapter_zoo.errors import ZooError
 FUSION = "fusion"
 RERANK = "rerank"
 BM25 = "bm25"
+# Composite entries that are no spec string: per-query routing (its members' centroids in
+# ROUTE_FILE inside the entry) and an alias (one member under another name, as
+# ``adapter_zoo.adapt`` saves its choice of a single model).
+ROUTE = "route"
+ALIAS = "alias"
+ROUTE_FILE = "route.safetensors"
+ROUTE_TENSOR = "centroids"
 PREFIXES = (FUSION + ":", RERANK + ":")
 
 
@@ -162,3 +169,47 @@ def load_spec(text: str, *, device=None):
     spec = parse_spec(text)
     card = {"name": str(text), "kind": "composite", "composition": spec.kind, "spec": str(spec)}
     return build(spec, device=device, card=card)
+
+
+def load_composite(path, card: dict, *, device=None):
+    """The composition of the verified composite entry at ``path`` (card ``kind:
+    composite``): a fusion or rerank from its ``spec``, a route from its members and
+    ``route.safetensors``, an alias as its one member (with the alias's card).
+
+    Raises:
+        ZooError: an unknown ``composition`` or a damaged route file.
+    """
+    from pathlib import Path
+
+    composition = card.get("composition")
+    members = [str(m) for m in card.get("members") or []]
+    if composition == ALIAS:
+        if len(members) != 1:
+            raise ZooError(f"{path}: alias entry {card['name']!r} must name exactly one member")
+        model = load_member(members[0], device=device)
+        model.card = card
+        return model
+    if composition == ROUTE:
+        from adapter_zoo.compose.route import RoutedRanker
+
+        centroids = _route_centroids(Path(path) / ROUTE_FILE, len(members))
+        return RoutedRanker(members, centroids, members, card=card, device=device)
+    if composition in (FUSION, RERANK):
+        return build(parse_spec(card["spec"]), device=device, card=card)
+    raise ZooError(f"{path}: unknown composition {composition!r} in the card of {card['name']!r}")
+
+
+def _route_centroids(file, members: int):
+    import numpy as np
+    from safetensors import SafetensorError
+    from safetensors.numpy import load_file
+
+    try:
+        centroids = load_file(str(file)).get(ROUTE_TENSOR)
+    except (SafetensorError, OSError) as error:
+        raise ZooError(f"{file}: not a readable safetensors file ({error})") from None
+    if centroids is None or centroids.ndim != 2 or len(centroids) != members:
+        raise ZooError(f"{file}: expected a tensor {ROUTE_TENSOR!r} with one row per member")
+    if not np.all(np.isfinite(centroids)):
+        raise ZooError(f"{file}: the centroids are not all finite")
+    return centroids

@@ -56,7 +56,12 @@ def render_model_card(card: dict, repo_id: str, *, head_type: str | None = None)
         >>> "library_name: adapter-transformers" in text and "license: cc-by-sa-4.0" in text
         True
     """
-    from adapter_zoo.zoo.cards import attribution, dev_scores_section, front_matter
+    from adapter_zoo.zoo.cards import (
+        adaptation_section,
+        attribution,
+        dev_scores_section,
+        front_matter,
+    )
     from adapter_zoo.zoo.cards import licence_metadata as licence
 
     forums = list(card.get("forums") or [])
@@ -97,6 +102,7 @@ def render_model_card(card: dict, repo_id: str, *, head_type: str | None = None)
         "",
     ]
     lines += _library_snippet(card, repo_id, head_type)
+    lines += adaptation_section(card)
     lines += dev_scores_section(card)
     if card.get("training"):
         lines += ["## Training", "", "```json", json.dumps(card["training"], indent=2), "```", ""]

@@ -303,6 +303,9 @@ def train(config: TrainingConfig) -> Path:
             lines = "".join(json.dumps(record) + "\n" for record in progress["log"])
             (folder / "training_log.jsonl").write_text(lines, encoding="utf-8")
 
+        from adapter_zoo.adapt.domain import with_domain
+
+        writer = with_domain(writer, card, config.data, hosts)
         path = save_entry(writer, config.name, card, overwrite=config.overwrite)
         ckpt.remove_checkpoint(config.name)
     accelerator.wait_for_everyone()

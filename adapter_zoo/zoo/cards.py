@@ -99,3 +99,36 @@ def front_matter(**metadata) -> list[str]:
     from huggingface_hub import ModelCardData
 
     return ["---", ModelCardData(**metadata).to_yaml(), "---", ""]
+
+
+def adaptation_section(card: dict) -> list[str]:
+    """Markdown lines for an entry ``adapter_zoo.adapt`` made: what was chosen and why, and
+    the target's similarity to every zoo entry considered."""
+    record = card.get("adapt")
+    if not record:
+        return []
+    target = record.get("target") or {}
+    lines = [
+        "## Adaptation",
+        "",
+        f"Made by `adapter_zoo.adapt` for an unlabelled target ({target.get('kind')}, "
+        f"{target.get('texts')} texts): strategy **{record['strategy']}** "
+        f"(asked: {record.get('requested')}).",
+        "",
+        record["reason"],
+        "",
+        "| member | weight |",
+        "|---|---|",
+        *(f"| {m} | {w:.4f} |" for m, w in zip(record["members"], record["weights"])),
+        "",
+    ]
+    if record.get("similarities"):
+        lines += [
+            f"Domain similarity to the target (cosine of {record.get('embedder')} centroids):",
+            "",
+            "| entry | similarity |",
+            "|---|---|",
+            *(f"| {n} | {s:.4f} |" for n, s in record["similarities"].items()),
+            "",
+        ]
+    return lines

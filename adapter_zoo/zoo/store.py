@@ -92,6 +92,7 @@ def render_readme(card: dict) -> str:
     fields, the attribution line, how to load it, and its dev scores labelled as such.
     """
     from adapter_zoo.zoo.cards import (
+        adaptation_section,
         attribution,
         dev_scores_section,
         front_matter,
@@ -123,6 +124,7 @@ def render_readme(card: dict) -> str:
         "```",
         "",
     ]
+    lines += adaptation_section(card)
     lines += dev_scores_section(card)
     if card.get("training"):
         lines += ["## Training", "", "```json", json.dumps(card["training"], indent=2), "```", ""]

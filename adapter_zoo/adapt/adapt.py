@@ -1,0 +1,215 @@
+"""``adapt``: serve a domain nobody labelled from the zoo, and save the choice as an entry.
+
+From the target's unlabelled texts alone (:func:`~adapter_zoo.adapt.targets.read_target`),
+its domain centroid is compared with each zoo entry's (:mod:`adapter_zoo.adapt.domain`), a
+plan is made (:func:`~adapter_zoo.adapt.plan.plan_adaptation`) and its model saved:
+
+* ``zero-shot``, ``nearest``, ``multitask``: an alias entry naming that one model;
+* ``soup``: a bi-encoder adapter entry, the members' weight average
+  (:mod:`adapter_zoo.adapt.soup`);
+* ``fusion``: a score-fusion composite with the plan's weights (``adapter_zoo.compose``);
+* ``route``: a per-query routing composite (:mod:`adapter_zoo.adapt.route`).
+
+The card's ``adapt`` field (and the README) say what was chosen and why.
+
+Example:
+    >>> path = adapt("parsed/ai.stackexchange.com", name="ai")  # doctest: +SKIP
+    >>> adapter_zoo.load("ai").card["adapt"]["reason"]  # doctest: +SKIP
+    'auto: the nearest entry quantumcomputing has similarity 0.612 >= 0.5, so soup: ...'
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+
+from adapter_zoo.adapt import plan as planning
+from adapter_zoo.errors import ZooError
+
+logger = logging.getLogger(__name__)
+
+# Entries adapt chooses from: one forum's adapter, or a multi-task adapter over several.
+ADAPTER_KINDS = ("adapter", "multitask")
+
+
+def zoo_centroids(zoo: Sequence[str] | None = None) -> tuple[dict, dict]:
+    """``(centroids, cards)`` of the zoo entries adapt may use, by name.
+
+    ``zoo=None``: every local ``adapter``/``multitask`` entry with a domain centroid (the
+    others are skipped and logged); named entries must each have one.
+    """
+    from adapter_zoo.adapt.domain import entry_centroid
+    from adapter_zoo.zoo.store import local_cards, read_card
+
+    centroids, cards = {}, {}
+    if zoo is None:
+        for card in local_cards():
+            name = card["name"]
+            if card.get("kind") not in ADAPTER_KINDS:
+                logger.info("adapt: skipping %s (a %s entry)", name, card.get("kind"))
+                continue
+            try:
+                centroids[name] = entry_centroid(card["path"])
+            except ZooError as error:
+                logger.warning("adapt: skipping %s: %s", name, error)
+                continue
+            cards[name] = card
+        return centroids, cards
+    from adapter_zoo.loading import resolve_entry
+    from adapter_zoo.zoo.store import is_entry_name
+
+    for name in map(str, zoo):
+        path = resolve_entry(name) if is_entry_name(name) else Path(name).expanduser()
+        card = read_card(path)
+        if card.get("kind") not in ADAPTER_KINDS:
+            raise ZooError(f"adapt: {name!r} is a {card.get('kind')!r} entry, not an adapter")
+        centroids[name] = entry_centroid(path)
+        cards[name] = card
+    return centroids, cards
+
+
+def adapt(
+    target,
+    *,
+    name: str,
+    zoo: Sequence[str] | None = None,
+    strategy: str = planning.AUTO,
+    top_k: int = 3,
+    overwrite: bool = False,
+) -> Path:
+    """Build the zoo model for an unlabelled target domain and save it as entry ``name``.
+
+    Args:
+        target: the target's texts (a list of strings) or a path: a parsed forum, a parse
+            output folder, a dump (``.7z`` or extracted folder), a benchmark folder, or a
+            text file with one question or candidate text per line (see
+            :func:`~adapter_zoo.adapt.targets.read_target`). No labels are read.
+        name: the zoo entry to write.
+        zoo: entry names to choose from (default: every local adapter/multitask entry with a
+            domain centroid).
+        strategy: ``auto`` or one of :data:`~adapter_zoo.adapt.plan.STRATEGIES`.
+        top_k: members of soup, fusion and route.
+        overwrite: replace an existing entry of that name.
+
+    Returns:
+        The entry's folder; ``adapter_zoo.load(name)`` scores with it. Its card's ``adapt``:
+        ``strategy``, ``requested``, ``members``, ``weights``, ``similarities`` (every
+        entry), ``reason``, ``target`` (kind and number of texts, no local path).
+
+    Raises:
+        ZooError: an empty or unreadable target, an unknown strategy, no usable entry.
+    """
+    from adapter_zoo.adapt.domain import domain_centroid
+    from adapter_zoo.adapt.targets import read_target
+    from adapter_zoo.zoo.store import entry_folder
+
+    if strategy not in (*planning.STRATEGIES, planning.AUTO):
+        raise ZooError(
+            f"unknown strategy {strategy!r}: use one of "
+            f"{', '.join((planning.AUTO, *planning.STRATEGIES))}"
+        )
+    final = entry_folder(name)
+    if final.exists() and not overwrite:
+        raise ZooError(f"zoo entry {name!r} already exists at {final}; pass overwrite")
+    texts, about = read_target(target)
+    centroids, cards = zoo_centroids(zoo)
+    centroids.pop(final.name, None)  # an entry never serves as its own member
+    if not centroids and strategy != planning.ZERO_SHOT:
+        raise ZooError(
+            "adapt: no zoo entry with a domain centroid to choose from (train adapters "
+            "first, or use --strategy zero-shot)"
+        )
+    target_centroid = domain_centroid(texts)
+    multitask = {n: c for n, c in centroids.items() if cards[n].get("kind") == "multitask"}
+    single = {n: c for n, c in centroids.items() if n not in multitask}
+    best_multitask = None
+    if multitask:
+        ranked = planning.plan_adaptation(target_centroid, multitask, planning.NEAREST)
+        best_multitask = ranked.members[0]
+    if strategy == planning.MULTITASK and best_multitask is None:
+        raise ZooError("adapt: strategy multitask, but the zoo has no multitask entry")
+    if strategy == planning.SOUP:
+        single = _soup_candidates(single, cards)
+    chosen = planning.plan_adaptation(
+        target_centroid, single, strategy, top_k=top_k, multitask=best_multitask
+    )
+    if chosen.strategy == planning.SOUP and strategy == planning.AUTO:
+        usable = _soup_candidates(single, cards)
+        if set(chosen.members) - set(usable):
+            chosen = planning.plan_adaptation(
+                target_centroid, usable, planning.SOUP, top_k=top_k, multitask=best_multitask
+            )
+            chosen = planning.AdaptationPlan(
+                chosen.strategy, chosen.members, chosen.weights, chosen.similarities,
+                "auto: " + chosen.reason,
+            )  # fmt: skip
+    similarities = {n: planning.cosine(target_centroid, c) for n, c in centroids.items()}
+    record = {
+        "strategy": chosen.strategy,
+        "requested": strategy,
+        "members": list(chosen.members),
+        "weights": list(chosen.weights),
+        "similarities": dict(sorted(similarities.items(), key=lambda item: -item[1])),
+        "reason": chosen.reason,
+        "target": about,
+        "top_k": top_k,
+        "embedder": "all-MiniLM-L6-v2",
+    }
+    logger.info("adapt %s: %s", name, chosen.reason)
+    return _save(name, chosen, record, overwrite)
+
+
+def _soup_candidates(entries: dict, cards: dict) -> dict:
+    usable = {
+        n: c for n, c in entries.items()
+        if cards[n].get("encoder") == "bi" and cards[n].get("layout", "adapter") == "adapter"
+    }  # fmt: skip
+    for skipped in set(entries) - set(usable):
+        logger.info("adapt: %s is not a bi-encoder adapter entry; left out of the soup", skipped)
+    return usable
+
+
+def _save(name: str, chosen, record: dict, overwrite: bool) -> Path:
+    extra = {"adapt": record}
+    if chosen.strategy == planning.SOUP:
+        from adapter_zoo.adapt.soup import soup_entry
+
+        return soup_entry(name, chosen.members, chosen.weights, card=extra, overwrite=overwrite)
+    if chosen.strategy == planning.ROUTE:
+        from adapter_zoo.adapt.route import route_entry
+
+        return route_entry(name, chosen.members, card=extra, overwrite=overwrite)
+    if chosen.strategy == planning.FUSION and len(chosen.members) > 1:
+        from adapter_zoo.compose.entry import compose_entry
+        from adapter_zoo.compose.spec import FUSION, Spec
+
+        spec = Spec(FUSION, chosen.members, chosen.weights)
+        return compose_entry(name, str(spec), card=extra, overwrite=overwrite)
+    return alias_entry(name, chosen.members[0], card=extra, overwrite=overwrite)
+
+
+def alias_entry(name: str, member: str, *, card: dict | None = None, overwrite=False) -> Path:
+    """Save the composite entry ``name`` that loads as ``member`` (a zoo name, a Hub name or
+    ``sbert:<base>``), with its own card.
+
+    Example:
+        >>> alias_entry("my-domain", "sbert:minilm-l6")  # doctest: +SKIP
+    """
+    from adapter_zoo.compose.spec import ALIAS, load_member
+    from adapter_zoo.zoo.store import entry_folder, save_entry
+
+    if entry_folder(name).name == str(member):
+        raise ZooError(f"alias {name!r} cannot name itself")
+    load_member(str(member))  # the member must load before the entry names it
+    full = {
+        "kind": "composite",
+        "encoder": "composite",
+        "composition": ALIAS,
+        "base_model": "composite",
+        "members": [str(member)],
+        "forums": [],
+        "spec": str(member),
+        **(card or {}),
+    }
+    return save_entry(lambda folder: None, name, full, overwrite=overwrite)

@@ -1,0 +1,112 @@
+"""The unlabelled texts of a target domain: what ``adapt`` reads, and nothing more.
+
+No labels and no pairs are used: only questions (or candidate texts).
+
+Example:
+    >>> texts = target_texts("questions.txt")  # one question per line  # doctest: +SKIP
+    >>> texts, about = read_target("parsed/")  # doctest: +SKIP
+    >>> about  # doctest: +SKIP
+    {'kind': 'parsed forums', 'forums': ['ai.stackexchange.com'], 'texts': 604}
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+
+from adapter_zoo.adapt.domain import forum_questions
+from adapter_zoo.errors import ZooError
+
+DUMP_SUFFIX = ".7z"
+POSTS = "Posts.xml"
+BENCHMARK_SPLITS = ("train", "dev", "test")
+
+
+def target_texts(target) -> list[str]:
+    """The texts of ``target`` (see :func:`read_target`), in their order, blanks dropped.
+
+    Example:
+        >>> target_texts(["Which glass for a stout?", "  "])
+        ['Which glass for a stout?']
+    """
+    return read_target(target)[0]
+
+
+def read_target(target) -> tuple[list[str], dict]:
+    """The texts of ``target`` and a description of it for a card (kind, count, no path).
+
+    Args:
+        target: a list of strings; a parsed forum folder (``DIR/<host>`` with ``questions/``:
+            the titles of all its questions); a parse output folder (all its forums); a
+            raw dump (``.7z`` archive, or an extracted folder with ``Posts.xml``: parsed
+            into a temporary folder); a benchmark folder (``benchmark.json``: the queries of
+            all its splits); or a text file, one question or candidate text per line.
+
+    Raises:
+        ZooError: no such target, or it holds no text.
+    """
+    if isinstance(target, list | tuple):
+        texts = [str(t).strip() for t in target if str(t).strip()]
+        return _checked(texts, {"kind": "texts"}, "the given list")
+    path = Path(str(target)).expanduser()
+    if not path.exists():
+        raise ZooError(f"{path}: no such target (a parsed forum, a dump, a benchmark or a file)")
+    if path.is_file() and path.suffix != DUMP_SUFFIX:
+        return _text_file(path)
+    if path.suffix == DUMP_SUFFIX or (path / POSTS).is_file():
+        return _dump(path)
+    if (path / "benchmark.json").is_file():
+        return _benchmark(path)
+    from adapter_zoo.cascade.data import forum_dirs
+
+    forums = forum_dirs(path)
+    texts = [t.strip() for f in forums for t in forum_questions(f, split=None) if t.strip()]
+    about = {"kind": "parsed forums", "forums": [f.name for f in forums]}
+    return _checked(texts, about, path)
+
+
+def _checked(texts: list[str], about: dict, where) -> tuple[list[str], dict]:
+    if not texts:
+        raise ZooError(f"{where}: no text to describe the target domain (empty)")
+    return texts, {**about, "texts": len(texts)}
+
+
+def _text_file(path: Path) -> tuple[list[str], dict]:
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except UnicodeDecodeError as error:
+        raise ZooError(
+            f"{path}: not a UTF-8 text file ({error.reason} at byte {error.start})"
+        ) from None
+    texts = [line.strip() for line in lines if line.strip()]
+    return _checked(texts, {"kind": "text file", "file": path.name}, path)
+
+
+def _dump(path: Path) -> tuple[list[str], dict]:
+    from stackexchange import parse_forum
+
+    with tempfile.TemporaryDirectory(prefix="adapter-zoo-adapt-") as tmp:
+        forum = parse_forum(path, tmp)
+        texts = [t.strip() for t in forum_questions(forum, split=None) if t.strip()]
+    return _checked(texts, {"kind": "dump", "forums": [forum.name]}, path)
+
+
+def _benchmark(path: Path) -> tuple[list[str], dict]:
+    from stackexchange.store import read_dataset
+
+    try:
+        manifest = json.loads((path / "benchmark.json").read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:
+        raise ZooError(f"{path / 'benchmark.json'}: not valid JSON ({error})") from None
+    texts = []
+    for split in manifest.get("splits") or []:
+        if split not in BENCHMARK_SPLITS:
+            raise ZooError(f"{path / 'benchmark.json'}: unknown split {split!r}")
+        texts += [q.strip() for q in read_dataset(path / split, ZooError)["query"] if q.strip()]
+    about = {
+        "kind": "benchmark",
+        "benchmark": manifest.get("name"),
+        "splits": manifest.get("splits"),
+    }
+    return _checked(texts, about, path)
