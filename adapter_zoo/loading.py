@@ -34,9 +34,12 @@ def resolve_entry(name_or_path: str, *, revision: str | None = None) -> Path:
     if local is not None:
         return local
     from adapter_zoo.hub import fetch  # the Hub client, only for a name the zoo lacks
+    from adapter_zoo.zoo.untrusted import UnsafeEntryError
 
     try:
         return Path(fetch(name, revision=revision))
+    except UnsafeEntryError:
+        raise  # found, and refused: no "unknown adapter"
     except (ValueError, OSError) as error:
         hub_error = str(error).splitlines()[0] if str(error) else type(error).__name__
     known = [card["name"] for card in local_cards()]
@@ -109,7 +112,10 @@ def load(
 
         return read_bi_encoder(path, card, device=device)
     if card.get("kind") == "composite":
-        return compose.build(compose.parse_spec(card["spec"]), device=device, card=card)
+        spec = compose.parse_spec(card["spec"])
+        for member in spec.members:
+            _refuse_local_member(member, path)
+        return compose.build(spec, device=device, card=card)
     model, tokenizer = read_model(path, card)
     return Ranker(
         model,
@@ -119,6 +125,19 @@ def load(
         max_length=card_max_length(card),
         device=device,
     )
+
+
+def _refuse_local_member(member: str, path: Path) -> None:
+    """A composite entry names its members by zoo or Hub name: a path of the machine it was
+    made on (absolute, in a home, climbing with ``..``) would make it read outside itself."""
+    from adapter_zoo.zoo.untrusted import UnsafeEntryError, is_local_path
+
+    text = member[len(ZERO_SHOT_BI) :] if member.startswith(ZERO_SHOT_BI) else member
+    if is_local_path(text) or text.startswith(".") or "\\" in text or ".." in text.split("/"):
+        raise UnsafeEntryError(
+            f"{path / CARD_FILE}: composite member {member!r} is a path outside the entry; "
+            "a composite names its members by zoo or Hub name, refused"
+        )
 
 
 def list_entries(remote: bool = False) -> list[dict]:
