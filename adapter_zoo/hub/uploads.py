@@ -63,11 +63,17 @@ def push(
 
     check_repo_id(repo_id)
     folder = local_entry(name_or_path)
-    # never publish a corrupted entry, nor this machine's paths (the training data's folder):
-    # the local card keeps them for the tools that read the data again
-    card = without_local_paths(verify_entry(folder))
+    # Never publish a corrupted entry, nor this machine's paths (the training data's folder):
+    # the local card keeps them for the tools that read the data again. The base model is
+    # kept as named: loading needs it, and a base given as a folder is the user's choice.
+    local = verify_entry(folder)
+    card = without_local_paths(local, keep=("base_model",))
     readme = render_model_card(card, repo_id, head_type=entry_head_type(folder)).encode("utf-8")
-    card_bytes = (json.dumps(card, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+    card_bytes = (
+        (folder / CARD_FILE).read_bytes()
+        if card == local
+        else (json.dumps(card, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+    )
     operations = [CommitOperationAdd(path, str(folder / path)) for path in sorted(card["files"])]
     operations.append(CommitOperationAdd(CARD_FILE, card_bytes))
     operations.append(CommitOperationAdd(README_FILE, readme))

@@ -224,15 +224,18 @@ def public_name(value: str) -> str:
     return PureWindowsPath(value).name if PureWindowsPath(value).drive else Path(value).name
 
 
-def without_local_paths(value):
-    """``value`` (a card, or any JSON value) with every local path replaced by its last part.
+def without_local_paths(value, *, keep: tuple[str, ...] = ()):
+    """``value`` (a card, or any JSON value) with every local path replaced by its last part;
+    the top-level keys in ``keep`` are left as they are.
 
     Example:
         >>> without_local_paths({"training": {"data": "/home/me/parsed", "lr": 0.001}})
         {'training': {'data': 'parsed', 'lr': 0.001}}
     """
     if isinstance(value, dict):
-        return {key: without_local_paths(item) for key, item in value.items()}
+        return {
+            key: item if key in keep else without_local_paths(item) for key, item in value.items()
+        }
     if isinstance(value, list):
         return [without_local_paths(item) for item in value]
     return public_name(value) if is_local_path(value) else value
