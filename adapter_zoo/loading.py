@@ -66,9 +66,12 @@ def resolve_entry(
     if key != name and local_entry(key) is not None:
         return local_entry(key)
     from adapter_zoo.hub import fetch  # the Hub client, only for a name the zoo lacks
+    from adapter_zoo.zoo.untrusted import UnsafeEntryError
 
     try:
         return Path(fetch(key, revision=revision))
+    except UnsafeEntryError:
+        raise  # found, and refused: no "unknown adapter"
     except (ValueError, OSError) as error:
         hub_error = str(error).splitlines()[0] if str(error) else type(error).__name__
     if forum is not None and build:
@@ -175,6 +178,11 @@ def load(
 
         return read_bi_encoder(path, card, device=device)
     if card.get("kind") == "composite":
+        members = [str(m) for m in card.get("members") or []]
+        if "spec" in card:
+            members += list(compose.parse_spec(card["spec"]).members)
+        for member in members:
+            _refuse_local_member(member, path)
         return compose.load_composite(path, card, device=device)
     model, tokenizer = read_model(path, card)
     return Ranker(
@@ -185,6 +193,19 @@ def load(
         max_length=card_max_length(card),
         device=device,
     )
+
+
+def _refuse_local_member(member: str, path: Path) -> None:
+    """A composite entry names its members by zoo or Hub name: a path of the machine it was
+    made on (absolute, in a home, climbing with ``..``) would make it read outside itself."""
+    from adapter_zoo.zoo.untrusted import UnsafeEntryError, is_local_path
+
+    text = member[len(ZERO_SHOT_BI) :] if member.startswith(ZERO_SHOT_BI) else member
+    if is_local_path(text) or text.startswith(".") or "\\" in text or ".." in text.split("/"):
+        raise UnsafeEntryError(
+            f"{path / CARD_FILE}: composite member {member!r} is a path outside the entry; "
+            "a composite names its members by zoo or Hub name, refused"
+        )
 
 
 def list_entries(remote: bool = False) -> list[dict]:

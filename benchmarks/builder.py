@@ -104,6 +104,44 @@ def is_built_benchmark(folder: str | os.PathLike) -> bool:
     )
 
 
+def files_not_built(folder: str | os.PathLike) -> list[str]:
+    """Files and folders in a built benchmark ``folder`` that :func:`build_from_forum` did
+    not write (a user's own, added since): those its ``benchmark.json`` does not list.
+
+    Benchmarks built before the list was recorded count their splits' folders as theirs.
+
+    Example:
+        >>> files_not_built("bench/beer")  # doctest: +SKIP
+        ['notes.md']
+    """
+    folder = Path(folder)
+    manifest = json.loads((folder / "benchmark.json").read_text(encoding="utf-8"))
+    listed = manifest.get("files")
+    if isinstance(listed, list):
+        known = {str(f) for f in listed}
+        parents = {p for f in known for p in _parents(f)}
+        return [
+            relative
+            for relative in _relatives(folder)
+            if relative not in known and relative not in parents
+        ]
+    splits = {str(s) for s in manifest.get("splits") or []}
+    return [
+        relative
+        for relative in _relatives(folder)
+        if relative != "benchmark.json" and relative.split("/")[0] not in splits
+    ]
+
+
+def _relatives(folder: Path) -> list[str]:
+    return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*"))
+
+
+def _parents(relative: str) -> list[str]:
+    parts = relative.split("/")
+    return ["/".join(parts[:i]) for i in range(1, len(parts))]
+
+
 def build_from_forum(
     forum_dir: str | os.PathLike,
     out_dir: str | os.PathLike,
@@ -147,6 +185,12 @@ def build_from_forum(
         out_dir, ours=is_built_benchmark, overwrite=overwrite, what="a benchmark",
         error=BenchmarkError,
     )  # fmt: skip
+    if not overwrite and is_built_benchmark(out_dir) and files_not_built(out_dir):
+        raise BenchmarkError(
+            f"{out_dir}: a benchmark built by adapter-zoo, but it also holds "
+            f"{Path(out_dir) / files_not_built(out_dir)[0]}, which the build did not write; "
+            "a rebuild would replace it: move it away or pass --overwrite"
+        )
     questions = _load_questions(forum_dir)
     rng = np.random.default_rng(seed)
     if task == "answer_selection":
@@ -170,6 +214,7 @@ def build_from_forum(
             datasets.Dataset.from_dict(
                 {c: [r[c] for r in rows[split]] for c in COLUMNS}, features=column_features()
             ).save_to_disk(str(tmp / split))
+        files = [f for f in _relatives(tmp) if (tmp / f).is_file()] + ["benchmark.json"]
         atomic_write_json(tmp / "benchmark.json", {
             "name": f"{forum_dir.name}-{short}",
             "task": task,
@@ -187,5 +232,7 @@ def build_from_forum(
             "queries": stats["test"]["queries"],
             "seed": seed,
             "source": {"forum": forum_dir.name, "path": str(forum_dir.resolve())},
+            # what a rebuild may replace: a file added since is the user's
+            "files": sorted(files),
         })  # fmt: skip
     return Path(out_dir)

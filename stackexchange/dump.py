@@ -8,8 +8,13 @@ from pathlib import Path
 
 from stackexchange.catalog import short_name, unknown_forum
 from stackexchange.errors import DumpError
-from stackexchange.io import remove_stale_temporaries
-from stackexchange.parse import DEFAULT_MAX_POSITIVES, check_output, is_complete, parse_forum
+from stackexchange.io import output_lock, remove_stale_temporaries
+from stackexchange.parse import (
+    DEFAULT_MAX_POSITIVES,
+    check_output,
+    is_complete,
+    parse_forum_unlocked,
+)
 from stackexchange.pool import process_pool
 from stackexchange.source import POSTS, forum_host
 
@@ -67,17 +72,23 @@ def parse_dump(
 
     Complete forums are skipped (unless ``overwrite``). A source inside ``out_dir``, or
     something other than a parsed forum at ``out_dir/<host>`` (without ``overwrite``), is
-    refused before any work. ``workers`` processes (default: one
+    refused before any work. One run at a time writes into ``out_dir`` (a second is refused,
+    see ``stackexchange.io.output_lock``). ``workers`` processes (default: one
     per core) parse several forums at once, or, when one forum is left, chunks of its
     Posts.xml; ``workers=1`` does everything in this process. A forum that fails does not
     stop the others; the run then raises one DumpError naming how many failed and the first.
     """
-    from tqdm.auto import tqdm
-
     chosen = select_forums(find_forums(source), forums)
     out = Path(out_dir)
     for host, path in chosen.items():  # before any work: nothing may be lost
         check_output(path, out, host, overwrite=overwrite)
+    with output_lock(out, error=DumpError):
+        return _parse_locked(chosen, out, max_positives, workers, overwrite, seed)
+
+
+def _parse_locked(chosen, out: Path, max_positives, workers, overwrite, seed) -> list[Path]:
+    from tqdm.auto import tqdm
+
     remove_stale_temporaries(out)  # leftovers of a crashed run
     todo = {h: p for h, p in chosen.items() if overwrite or not is_complete(out / h)}
     kwargs = dict(max_positives=max_positives, overwrite=overwrite, seed=seed)
@@ -87,7 +98,7 @@ def parse_dump(
         chunk_workers = workers if len(todo) == 1 else 1
         for host, path in tqdm(todo.items(), desc="forums", unit="forum", disable=len(todo) < 2):
             try:
-                parse_forum(
+                parse_forum_unlocked(
                     path, out, forum=host, progress=len(todo) == 1, workers=chunk_workers, **kwargs
                 )
             except DumpError as error:
@@ -96,7 +107,7 @@ def parse_dump(
         with process_pool(min(workers, len(todo))) as pool:
             futures = {
                 # forums already use every worker: no chunk workers inside them
-                pool.submit(parse_forum, path, out, forum=host, workers=1, **kwargs): host
+                pool.submit(parse_forum_unlocked, path, out, forum=host, workers=1, **kwargs): host
                 for host, path in todo.items()
             }
             for future in tqdm(as_completed(futures), total=len(futures), desc="forums"):

@@ -10,12 +10,22 @@ import hashlib
 import json
 import os
 import shutil
+import socket
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 TEMP_MARK = ".tmp-"
 OLD_MARK = ".old-"
+# Beside each temporary (and each old copy an overwrite sets aside) a record says which
+# process made it: clean-up removes only recorded ones whose process is gone, never a
+# user's file that merely has a name like them, nor a temporary of a run still going.
+RECORD_SUFFIX = ".adapter-zoo"
+_RECORD_KIND = "adapter-zoo temporary"
+# One run writing into a folder at a time (see output_lock); the locks live outside the
+# folders, so a run (or a failed one) leaves nothing of them in the user's output.
+LOCK_DIR = "adapter-zoo-locks"
+_in_progress: set[Path] = set()  # this process's temporaries still being written
 
 
 def refuse_input_inside_output(
@@ -105,31 +115,82 @@ def atomic_directory(final: str | os.PathLike, *, overwrite: bool = False) -> It
     _restore_interrupted(final)
     if final.exists() and not overwrite:
         raise FileExistsError(f"{final}: already exists")
-    tmp = final.parent / f".{final.name}{TEMP_MARK}{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    tmp, old = _temporary_name(final, TEMP_MARK), None
+    _record(tmp)
     tmp.mkdir()
     try:
-        yield tmp
-    except BaseException as error:
-        shutil.rmtree(tmp, ignore_errors=True)
-        named = _naming(error, final)
-        if named is error:
-            raise
-        raise named from error
-    if os.path.lexists(final):
-        # The old folder is kept aside until the new one is in place; a crash between the
-        # two renames leaves it under its .old- name, and the next clean-up restores it.
-        old = final.parent / f".{final.name}{OLD_MARK}{uuid.uuid4().hex[:8]}"
-        os.replace(final, old)
-        os.replace(tmp, final)
-        _remove(old)
-    else:
-        os.replace(tmp, final)
+        try:
+            yield tmp
+        except BaseException as error:
+            shutil.rmtree(tmp, ignore_errors=True)
+            _unrecord(tmp)
+            named = _naming(error, final)
+            if named is error:
+                raise
+            raise named from error
+        if os.path.lexists(final):
+            # The old folder is kept aside until the new one is in place; a crash between
+            # the two renames leaves it under its .old- name, and the next clean-up
+            # restores it.
+            old = _temporary_name(final, OLD_MARK)
+            _record(old)
+            os.replace(final, old)
+            os.replace(tmp, final)
+            _unrecord(tmp)
+            _remove(old)
+            _unrecord(old)
+        else:
+            os.replace(tmp, final)
+            _unrecord(tmp)
+    finally:  # what a crash left is a crashed run's now: the next clean-up takes it
+        _in_progress.difference_update({tmp, old})
+
+
+def _temporary_name(final: Path, mark: str) -> Path:
+    return final.parent / f".{final.name}{mark}{os.getpid()}-{uuid.uuid4().hex[:12]}"
+
+
+def _record_of(entry: Path) -> Path:
+    return entry.with_name(entry.name + RECORD_SUFFIX)
+
+
+def _record(entry: Path) -> None:
+    """Write the record that this process made ``entry`` (before ``entry`` exists)."""
+    owner = {"kind": _RECORD_KIND, "pid": os.getpid(), "host": socket.gethostname()}
+    _in_progress.add(entry)
+    _record_of(entry).write_text(json.dumps(owner), encoding="utf-8")
+
+
+def _unrecord(entry: Path) -> None:
+    _record_of(entry).unlink(missing_ok=True)
+    _in_progress.discard(entry)
+
+
+def _crashed_temporary(entry: Path) -> bool:
+    """Whether ``entry`` is a temporary (or old copy) the project recorded and whose process
+    has ended on this machine, or that this process left behind (an interrupted write): a
+    crashed run's. A live run's, another machine's (a shared folder) and an unrecorded one
+    (a user's file) are not."""
+    import psutil
+
+    try:
+        owner = json.loads(_record_of(entry).read_text(encoding="utf-8"))
+    except (OSError, ValueError, UnicodeDecodeError):
+        return False
+    if not isinstance(owner, dict) or owner.get("kind") != _RECORD_KIND:
+        return False
+    pid = owner.get("pid")
+    if owner.get("host") != socket.gethostname() or not isinstance(pid, int):
+        return False
+    if pid == os.getpid():
+        return entry not in _in_progress
+    return not psutil.pid_exists(pid)
 
 
 def _old_name_of(entry: Path) -> str | None:
-    """The final name whose old copy ``entry`` is (``.NAME.old-HEX``), else None."""
+    """The final name whose old copy ``entry`` is (``.NAME.old-ID``), else None."""
     name = entry.name
-    if not name.startswith(".") or OLD_MARK not in name:
+    if not name.startswith(".") or OLD_MARK not in name or name.endswith(RECORD_SUFFIX):
         return None
     return name[1 : name.rindex(OLD_MARK)] or None
 
@@ -142,12 +203,14 @@ def _remove(entry: Path) -> None:
 
 
 def _restore_interrupted(final: Path) -> None:
-    """Put back the old ``final`` that a crash left aside between an overwrite's renames."""
+    """Put back the old ``final`` that a crashed run left aside between an overwrite's
+    renames (only one the project recorded)."""
     if os.path.lexists(final) or not final.parent.is_dir():
         return
     for entry in sorted(final.parent.iterdir()):
-        if _old_name_of(entry) == final.name:
+        if _old_name_of(entry) == final.name and _crashed_temporary(entry):
             os.replace(entry, final)
+            _unrecord(entry)
             return
 
 
@@ -160,15 +223,18 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.parent / f".{path.name}{TEMP_MARK}{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    tmp = _temporary_name(path, TEMP_MARK)
     try:
-        with open(tmp, "wb") as handle:
+        _record(tmp)
+        with open(tmp, "xb") as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
+        _unrecord(tmp)
     except BaseException as error:
         tmp.unlink(missing_ok=True)
+        _unrecord(tmp)
         named = _naming(error, path)
         if named is error:
             raise
@@ -186,26 +252,80 @@ def atomic_write_json(path: str | os.PathLike, obj) -> None:
 
 
 def remove_stale_temporaries(parent: str | os.PathLike) -> list[Path]:
-    """Clean up what a crashed run left in ``parent``; return the entries removed.
+    """Clean up what a crashed run of the project left in ``parent``; return what was removed.
 
-    Temporary folders and files (never complete) are deleted. An old copy that an overwrite
-    had set aside is put back under its final name when that name is missing (the crash came
-    between the two renames), and deleted only when the new folder is in place.
+    Only temporaries the project recorded (see ``RECORD_SUFFIX``) and whose process has ended
+    are touched: a user's file named like one, and a temporary of a run still writing, are
+    left alone. Temporary folders and files (never complete) are deleted. An old copy that an
+    overwrite had set aside is put back under its final name when that name is missing (the
+    crash came between the two renames), and deleted only when the new folder is in place.
     """
     parent = Path(parent)
     removed = []
     if not parent.is_dir():
         return removed
-    for entry in sorted(parent.iterdir()):
+    crashed = [e for e in sorted(parent.iterdir()) if _is_temporary(e) and _crashed_temporary(e)]
+    for entry in crashed:  # old copies first: one may go back under its final name
         final = _old_name_of(entry)
         if final is not None:
             _restore_interrupted(parent / final)
-        if not os.path.lexists(entry):  # it was put back
-            continue
-        if final is not None or (entry.name.startswith(".") and TEMP_MARK in entry.name):
+    for entry in crashed:
+        if os.path.lexists(entry):  # not put back
             _remove(entry)
             removed.append(entry)
+        _unrecord(entry)
     return removed
+
+
+def _is_temporary(entry: Path) -> bool:
+    name = entry.name
+    return (
+        name.startswith(".")
+        and not name.endswith(RECORD_SUFFIX)
+        and (TEMP_MARK in name or OLD_MARK in name)
+    )
+
+
+def lock_file(folder: str | os.PathLike) -> Path:
+    """The lock file of output ``folder``: in the system's temporary folder, named by the
+    hash of ``folder``'s resolved path (the same folder by any path gets the same lock)."""
+    import tempfile
+
+    key = hashlib.sha256(str(Path(folder).resolve()).encode("utf-8")).hexdigest()[:32]
+    return Path(tempfile.gettempdir()) / LOCK_DIR / f"{key}.lock"
+
+
+@contextlib.contextmanager
+def output_lock(folder: str | os.PathLike, *, error: type[Exception] = FileExistsError):
+    """Hold ``folder``'s lock (see :func:`lock_file`) while one run writes into it.
+
+    A second run into the same folder is refused at once instead of clobbering the first's
+    work (its clean-up would otherwise meet the first run's temporaries).
+
+    Raises:
+        error: another process holds the lock; the message names the folder.
+
+    Example:
+        >>> import tempfile
+        >>> with output_lock(tempfile.mkdtemp()):
+        ...     pass
+    """
+    from filelock import FileLock, Timeout
+
+    path = lock_file(folder)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(str(path), timeout=0)
+    try:
+        lock.acquire()
+    except Timeout:
+        raise error(
+            f"{folder}: another adapter-zoo run is writing into it (lock {path}); "
+            "wait until it ends or choose another output"
+        ) from None
+    try:
+        yield folder
+    finally:
+        lock.release()
 
 
 def sha256_file(path: str | os.PathLike, chunk_size: int = 1 << 20) -> str:

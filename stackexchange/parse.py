@@ -12,6 +12,7 @@ from stackexchange.io import (
     atomic_directory,
     atomic_write_json,
     check_replaceable,
+    output_lock,
     refuse_input_inside_output,
 )
 from stackexchange.source import POST_LINKS, POSTS, forum_host, open_forum
@@ -79,6 +80,33 @@ def parse_forum(
         >>> forum_dir.name  # doctest: +SKIP
         'beer.stackexchange.com'
     """
+    check_output(source, out_dir, forum_host(source, forum), overwrite=overwrite)
+    with output_lock(out_dir, error=DumpError):  # one run at a time writes into out_dir
+        return parse_forum_unlocked(
+            source,
+            out_dir,
+            forum=forum,
+            max_positives=max_positives,
+            overwrite=overwrite,
+            seed=seed,
+            progress=progress,
+            workers=workers,
+        )
+
+
+def parse_forum_unlocked(
+    source: str | os.PathLike,
+    out_dir: str | os.PathLike,
+    *,
+    forum: str | None = None,
+    max_positives: int = DEFAULT_MAX_POSITIVES,
+    overwrite: bool = False,
+    seed: int = 0,
+    progress: bool = False,
+    workers: int | None = None,
+) -> Path:
+    """:func:`parse_forum` for a caller that holds ``out_dir``'s lock (``parse_dump``, whose
+    worker processes parse forums into the folder it locked)."""
     if max_positives < 1:
         raise DumpError(f"max_positives must be at least 1, not {max_positives}")
     host = forum_host(source, forum)

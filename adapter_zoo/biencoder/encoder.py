@@ -97,12 +97,15 @@ class BiEncoder:
     def encode(
         self, texts: Sequence[str], *, batch_size: int = 64, progress: bool = False
     ) -> np.ndarray:
-        """Unit-length embeddings of ``texts``, one float32 row each."""
+        """Unit-length embeddings of ``texts``, one float32 row each (each text cut first to a
+        bound derived from ``max_length``, see :func:`adapter_zoo.ranker.ranker.clip_text`)."""
+        from adapter_zoo.ranker.ranker import clip_text
+
         if not len(texts):
             dim = self.model.get_sentence_embedding_dimension()
             return np.zeros((0, dim), dtype=np.float32)
         return self.model.encode(
-            [str(t) for t in texts],
+            [clip_text(str(t), self.max_length) for t in texts],
             batch_size=batch_size,
             normalize_embeddings=True,
             convert_to_numpy=True,

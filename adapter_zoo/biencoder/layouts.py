@@ -42,6 +42,9 @@ def read_bi_encoder(path: Path, card: dict, *, device=None) -> BiEncoder:
     if layout == "full":
         from sentence_transformers import SentenceTransformer
 
+        from adapter_zoo.zoo.untrusted import check_sentence_modules
+
+        check_sentence_modules(path / "model")  # it would import a module file of the entry
         model = SentenceTransformer(str(path / "model"), device="cpu", trust_remote_code=False)
         return BiEncoder(
             model, base_model=card["base_model"], card=card, max_length=max_length, device=device

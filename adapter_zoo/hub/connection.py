@@ -21,6 +21,12 @@ COMMIT = re.compile(r"^[0-9a-f]{40}$")
 _COMMIT_HEADER = "X-Repo-Commit"
 _guarded = False
 PROBE_SECONDS = 5.0
+# Every Hub request gets (connect, read) timeouts unless huggingface_hub passes its own
+# (HF_HUB_ETAG_TIMEOUT, HF_HUB_DOWNLOAD_TIMEOUT): many HfApi calls pass none and would wait
+# forever on a server that accepts the connection and never answers. The read timeout bounds
+# each wait for data, not a whole transfer; ADAPTER_ZOO_HUB_TIMEOUT sets it (seconds).
+CONNECT_SECONDS = 10.0
+READ_SECONDS = 60.0
 
 
 def hub_endpoint() -> str:
@@ -116,6 +122,23 @@ def check_revision(revision: str | None) -> str | None:
     return revision
 
 
+def hub_timeout() -> tuple[float, float]:
+    """The (connect, read) timeouts of a Hub request that names none, in seconds.
+
+    Example:
+        >>> hub_timeout()  # doctest: +SKIP
+        (10.0, 60.0)
+    """
+    text = os.environ.get("ADAPTER_ZOO_HUB_TIMEOUT", "").strip()
+    try:
+        read = float(text) if text else READ_SECONDS
+    except ValueError:
+        raise ZooError(f"ADAPTER_ZOO_HUB_TIMEOUT={text!r}: not a number of seconds") from None
+    if not read > 0 or read == float("inf"):
+        raise ZooError(f"ADAPTER_ZOO_HUB_TIMEOUT={text!r}: must be a positive finite number")
+    return min(CONNECT_SECONDS, read), read
+
+
 def _refuse_bad_commit(response, *args, **kwargs):
     """requests response hook: a commit id from the server must be 40 hex digits."""
     commit = response.headers.get(_COMMIT_HEADER)
@@ -128,7 +151,8 @@ def _refuse_bad_commit(response, *args, **kwargs):
 
 
 def guard_hub_responses() -> None:
-    """Make every ``huggingface_hub`` HTTP session refuse an invalid commit header.
+    """Make every ``huggingface_hub`` HTTP session refuse an invalid commit header and give
+    each request that names no timeout :func:`hub_timeout`.
 
     ``huggingface_hub`` builds cache paths from the ``X-Repo-Commit`` header (after a 404,
     ``.no_exist/<commit>/<file>``), so a hostile server could otherwise make a download
@@ -147,6 +171,14 @@ def guard_hub_responses() -> None:
     def factory():
         session = previous()
         session.hooks["response"].append(_refuse_bad_commit)
+        send = session.request
+
+        def request(method, url, *args, **kwargs):
+            if kwargs.get("timeout") is None and len(args) < 7:  # 7th after url: timeout
+                kwargs["timeout"] = hub_timeout()
+            return send(method, url, *args, **kwargs)
+
+        session.request = request
         return session
 
     configure_http_backend(backend_factory=factory)

@@ -123,6 +123,7 @@ def pull(repo_id: str, *, revision: str | None = None) -> Path:
     """
     from adapter_zoo.zoo import multicqa
     from adapter_zoo.zoo.store import CARD_FILE, verify_entry
+    from adapter_zoo.zoo.untrusted import UnsafeEntryError
 
     folder = download(repo_id, revision)
     if not (folder / CARD_FILE).is_file():
@@ -136,6 +137,8 @@ def pull(repo_id: str, *, revision: str | None = None) -> Path:
         )
     try:
         verify_entry(folder)
+    except UnsafeEntryError as error:  # as published: pulling again gives the same
+        raise UnsafeEntryError(f"{describe(repo_id, revision)}: {error}") from None
     except ZooError as error:
         raise ZooError(
             f"{describe(repo_id, revision)}: {error}; the download is incomplete or corrupted, "

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from adapter_zoo.errors import ZooError
 from adapter_zoo.hub.connection import (
+    guard_hub_responses,
     hub_api,
     hub_cache,
     hub_endpoint,
@@ -63,6 +64,7 @@ def list_remote() -> list[dict]:
     from huggingface_hub.errors import EntryNotFoundError, RepositoryNotFoundError
 
     repo = index_repo()
+    guard_hub_responses()
     try:
         path = hf_hub_download(
             repo,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -58,13 +59,23 @@ def push(
     from adapter_zoo.hub.index import index_entry, update_index
     from adapter_zoo.hub.model_card import entry_head_type, render_model_card
     from adapter_zoo.zoo.store import CARD_FILE, README_FILE, verify_entry
+    from adapter_zoo.zoo.untrusted import without_local_paths
 
     check_repo_id(repo_id)
     folder = local_entry(name_or_path)
-    card = verify_entry(folder)  # never publish a corrupted entry
+    # Never publish a corrupted entry, nor this machine's paths (the training data's folder):
+    # the local card keeps them for the tools that read the data again. The base model is
+    # kept as named: loading needs it, and a base given as a folder is the user's choice.
+    local = verify_entry(folder)
+    card = without_local_paths(local, keep=("base_model",))
     readme = render_model_card(card, repo_id, head_type=entry_head_type(folder)).encode("utf-8")
-    uploads = sorted(card["files"]) + [CARD_FILE]
-    operations = [CommitOperationAdd(path, str(folder / path)) for path in uploads]
+    card_bytes = (
+        (folder / CARD_FILE).read_bytes()
+        if card == local
+        else (json.dumps(card, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+    )
+    operations = [CommitOperationAdd(path, str(folder / path)) for path in sorted(card["files"])]
+    operations.append(CommitOperationAdd(CARD_FILE, card_bytes))
     operations.append(CommitOperationAdd(README_FILE, readme))
 
     require_hub(f"push {folder} to {repo_id}")
@@ -85,7 +96,8 @@ def push(
         if tag is not None:
             api.create_tag(repo_id, tag=tag, revision=info.oid)
         if index:
-            size = sum((folder / path).stat().st_size for path in uploads) + len(readme)
+            size = sum((folder / path).stat().st_size for path in card["files"])
+            size += len(card_bytes) + len(readme)
             update_index(index_entry(card, repo_id, info.oid, size))
     except RequestException as error:  # the connection dropped after the probe
         reason = str(error).splitlines()[0] if str(error) else type(error).__name__

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 import numpy as np
@@ -9,6 +10,54 @@ import numpy as np
 from adapter_zoo.ranker.model import add_ranking_head, build_model
 
 UNTRAINED_HEAD = "ranker"
+# Texts are cut to max_length * CHARS_PER_TOKEN characters before tokenisation: a pair's
+# tokenisation (with truncation) costs memory in proportion to the product of both texts'
+# lengths, so a 1 MB candidate would otherwise take gigabytes for the same max_length tokens.
+# English WordPiece tokens average 4-5 characters; 16 leaves every normal text untouched.
+CHARS_PER_TOKEN = 16
+_LAST_SPACE = re.compile(r"\s(?=\S*$)")
+
+
+def clip_text(text: str, max_length: int) -> str:
+    """``text`` cut to ``max_length * CHARS_PER_TOKEN`` characters, at the last whitespace
+    before that bound (a word is never split); a text within the bound is returned as is.
+
+    The cut keeps far more than ``max_length`` tokens of any ordinary text, so the tokens a
+    model reads are those of the whole text; only a text with more characters per token than
+    the bound allows (e.g. one very long "word") can read differently.
+
+    Example:
+        >>> clip_text("a stout", 1)
+        'a stout'
+        >>> clip_text("a stout " * 3, 1)
+        'a stout a stout'
+        >>> len(clip_text("word " * 1000, 2))
+        29
+    """
+    bound = int(max_length) * CHARS_PER_TOKEN
+    if len(text) <= bound:
+        return text
+    head = text[:bound]
+    space = _LAST_SPACE.search(head)
+    return head[: space.start()] if space and space.start() > 0 else head
+
+
+def clip_pair(query: str, candidate: str, max_length: int) -> tuple[str, str]:
+    """A (query, candidate) pair cut for tokenisation: the longer text (in characters) at
+    twice :func:`clip_text`'s bound, the other at the bound itself.
+
+    Truncation (``longest_first``) takes tokens from the longer side first, so the longer
+    text must stay the longer one after the cut for the model to read the same tokens.
+
+    Example:
+        >>> [len(t) for t in clip_pair("word " * 1000, "word " * 10, 4)]
+        [124, 50]
+    """
+    query_bound, candidate_bound = (2, 1) if len(query) > len(candidate) else (1, 2)
+    return (
+        clip_text(query, query_bound * max_length),
+        clip_text(candidate, candidate_bound * max_length),
+    )
 
 
 def encode_pairs(
@@ -19,11 +68,13 @@ def encode_pairs(
     One sequence per pair, the longer side truncated first; padded torch tensors unless
     ``padding=False`` (then plain lists, without ``pair_segments``). Padded batches also
     hold ``pair_segments`` (see :func:`pair_segments`), which the pair-cosine head reads
-    and other heads ignore.
+    and other heads ignore. Texts are cut first (:func:`clip_pair`), so memory does not grow
+    with text length.
     """
+    clipped = [clip_pair(q, c, max_length) for q, c in zip(queries, candidates, strict=True)]
     encoded = tokenizer(
-        list(queries),
-        list(candidates),
+        [q for q, _ in clipped],
+        [c for _, c in clipped],
         truncation="longest_first",
         max_length=max_length,
         padding=padding,
@@ -49,9 +100,10 @@ def pair_segments(encoded) -> list[list[int]]:
 
 def length_order(tokenizer, pairs: Sequence[tuple[str, str]], max_length: int) -> np.ndarray:
     """Indices of ``pairs``, longest first (stable), so batches taken in order pad little."""
+    clipped = [clip_pair(q, c, max_length) for q, c in pairs]
     lengths = tokenizer(
-        [q for q, _ in pairs],
-        [c for _, c in pairs],
+        [q for q, _ in clipped],
+        [c for _, c in clipped],
         truncation="longest_first",
         max_length=max_length,
         return_length=True,

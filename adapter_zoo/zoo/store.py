@@ -6,9 +6,16 @@ import datetime
 import json
 import os
 from collections.abc import Callable
-from pathlib import Path, PurePosixPath, PureWindowsPath
+from pathlib import Path
 
 from adapter_zoo.errors import ZooError
+from adapter_zoo.zoo.untrusted import (
+    check_no_code,
+    check_no_symlinks,
+    check_relative_name,
+    is_relative_inside,
+    strip_model_paths,
+)
 from stackexchange.io import atomic_directory, atomic_write_text, sha256_file
 
 CARD_FILE = "card.json"
@@ -158,6 +165,7 @@ def save_entry(
         raise ZooError(f"zoo entry {str(name)!r} already exists at {final}; pass overwrite=True")
     with atomic_directory(final, overwrite=overwrite) as tmp:
         folder_writer(tmp)
+        strip_model_paths(tmp, str(card.get("base_model", "")))  # no path of this machine
         full = {"name": final.name, **{k: v for k, v in card.items() if k != "name"}}
         full["files"] = _hash_files(tmp)
         full["created"] = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
@@ -189,30 +197,31 @@ def read_card(path: str | os.PathLike) -> dict:
     if not isinstance(card["files"], dict):
         raise ZooError(f"{card_file}: 'files' must map relative paths to sha256 hashes")
     for relative in card["files"]:
-        if not _inside_entry(relative):
+        if not is_relative_inside(relative):
             raise ZooError(
                 f"{card_file}: file {relative!r} is not a relative path inside the entry"
             )
     return card
 
 
-def _inside_entry(relative) -> bool:
-    """Whether a card's file name is a plain relative POSIX path (no ``..``, not absolute)."""
-    if not isinstance(relative, str) or not relative or "\\" in relative or "\0" in relative:
-        return False
-    path = PurePosixPath(relative)
-    return (
-        not path.is_absolute()
-        and path.as_posix() == relative
-        and not any(part in ("", ".", "..") for part in path.parts)
-        and not PureWindowsPath(relative).drive
-    )
-
-
 def verify_entry(path: str | os.PathLike) -> dict:
-    """Check every file of the entry at ``path`` against its card's sha256; return the card."""
+    """Check every file of the entry at ``path`` against its card's sha256; return the card.
+
+    An entry is untrusted input (see :mod:`adapter_zoo.zoo.untrusted`): it may hold no
+    symbolic link, name no folder outside itself and ask no loader to run code.
+
+    Raises:
+        ZooError: one line naming the file and what is wrong with it.
+    """
     path = Path(path)
     card = read_card(path)
+    check_no_symlinks(path, card["name"])
+    if card.get("layout") == "fusion":
+        adapters = card.get("adapters")
+        if not isinstance(adapters, list) or not adapters:
+            raise ZooError(f"{path / CARD_FILE}: a fusion entry's 'adapters' must list folders")
+        for name in adapters:
+            check_relative_name(name, "adapters", path / CARD_FILE)
     for relative, expected in card["files"].items():
         file = path / relative
         if not file.is_file():
@@ -224,6 +233,7 @@ def verify_entry(path: str | os.PathLike) -> dict:
     extra = set(_hash_files(path)) - set(card["files"])
     if extra:
         raise ZooError(f"{path / sorted(extra)[0]}: not listed in the card of {card['name']!r}")
+    check_no_code(path, card["files"])
     return card
 
 

@@ -85,3 +85,58 @@ def test_rank_returns_sentence_transformers_dicts_when_asked(ranker):
     assert ranker.rank("why is my stout flat", candidates) == [
         (candidates[i], float(scores[i])) for i in order
     ]
+
+
+def _prose(chars: int, seed: int) -> str:
+    """Word-like text of about ``chars`` characters (varied words, so tokens vary too)."""
+    rng = np.random.default_rng(seed)
+    words = ["stout", "porter", "yeast", "barrel", "hops", "a", "the", "fermentation,", "ale."]
+    text = " ".join(rng.choice(words, size=chars // 5))
+    return text[:chars]
+
+
+def test_long_texts_are_cut_before_tokenisation_and_the_model_reads_the_same_tokens(ranker):
+    from adapter_zoo.ranker.ranker import CHARS_PER_TOKEN, clip_text, encode_pairs
+
+    query, candidate = _prose(20_000, 1), _prose(3_000, 2)
+    normal = _prose(40 * CHARS_PER_TOKEN, 3)  # within the bound of max_length 64: untouched
+    assert clip_text(normal, 64) is normal
+    assert len(clip_text(query, 64)) <= 64 * CHARS_PER_TOKEN
+    for max_length in (64, 63):  # both truncation parities of the pair budget
+        clipped = encode_pairs(ranker.tokenizer, [query, normal], [candidate] * 2, max_length)
+        whole = ranker.tokenizer(
+            [query, normal], [candidate] * 2, truncation="longest_first",
+            max_length=max_length, padding=True, return_tensors="pt",
+        )  # fmt: skip
+        assert clipped["input_ids"].tolist() == whole["input_ids"].tolist()
+
+
+def test_a_megabyte_query_and_candidate_score_with_bounded_memory(ranker):
+    """Before the cut, 1 MB each was killed by the OS (54 kB each added 855 MB)."""
+    import threading
+
+    import psutil
+
+    from adapter_zoo.ranker.ranker import clip_text
+
+    huge = _prose(1_000_000, 4)
+    process, peak, done = psutil.Process(), [0], threading.Event()
+
+    def watch():  # the resident size's peak while scoring (a sanity bound, not a timing)
+        while not done.is_set():
+            peak[0] = max(peak[0], process.memory_info().rss)
+            done.wait(0.002)
+
+    ranker.score([("warm up", "a short text")])
+    before = process.memory_info().rss
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        [score] = ranker.score([(huge, huge)])
+    finally:
+        done.set()
+        watcher.join()
+    assert (peak[0] - before) / 2**20 < 300
+    assert len(clip_text(huge, ranker.max_length)) <= ranker.max_length * 16
+    beginning = huge[:50_000]  # the model reads the same tokens of both
+    assert score == ranker.score([(beginning, beginning)])[0]

@@ -203,11 +203,17 @@ def test_an_entry_needing_custom_code_is_refused_and_its_code_never_runs(tmp_pat
             "    model_type = 'zoo-custom'\n"
         )
 
-    save_entry(writer, "custom", {"kind": "full", "layout": "full", "base_model": "bert-base"})
+    entry = save_entry(
+        writer, "custom", {"kind": "full", "layout": "full", "base_model": "bert-base"}
+    )
     # transformers asks on stdin whether to run a model's own code: someone answers yes
     monkeypatch.setattr(builtins, "input", lambda *_: "y")
-    with pytest.raises(ValueError, match="contains custom code which must be executed"):
+    with pytest.raises(ZooError) as error:
         load("custom", device="cpu")
+    assert str(error.value) == (
+        f"{entry / 'model' / 'config.json'}: its 'auto_map' names code to import; a zoo entry "
+        "runs no code of its own, refused"
+    )
     assert not marker.exists()
 
 

@@ -152,3 +152,26 @@ def test_build_benchmark_refuses_an_out_that_is_or_contains_the_forum(tiny_forum
             )
     assert _files(tmp_path) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["parsed"]
+
+
+def test_rebuilding_a_benchmark_keeps_files_the_user_added_unless_overwrite(
+    tiny_forum, tmp_path, capsys
+):
+    from adapter_zoo.cli import main
+
+    out = tmp_path / "bench"
+    assert main(["build-benchmark", str(tiny_forum), "--out", str(out)]) == 0
+    built = _files(out)
+    assert main(["build-benchmark", str(tiny_forum), "--out", str(out)]) == 0  # ours: rebuilt
+    assert _files(out) == built
+    (out / "test" / "notes.md").write_text("my error analysis")
+    capsys.readouterr()
+    assert main(["build-benchmark", str(tiny_forum), "--out", str(out)]) == 2
+    assert capsys.readouterr().err == (
+        f"adapter-zoo build-benchmark: error: {out}: a benchmark built by adapter-zoo, but it "
+        f"also holds {out / 'test' / 'notes.md'}, which the build did not write; a rebuild "
+        "would replace it: move it away or pass --overwrite\n"
+    )
+    assert _files(out) == {**built, "test/notes.md": b"my error analysis"}
+    assert main(["build-benchmark", str(tiny_forum), "--out", str(out), "--overwrite"]) == 0
+    assert _files(out) == built

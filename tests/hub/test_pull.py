@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from adapter_zoo import ZooError
@@ -200,3 +202,57 @@ def test_a_revision_that_climbs_out_of_the_cache_is_refused(revision):
 def test_a_repository_id_with_dot_dot_is_refused():
     with pytest.raises(ZooError, match=r"^invalid Hub repository id 'org/\.\.'"):
         pull("org/..")
+
+
+@pytest.fixture
+def silent_hub(tmp_path, monkeypatch):
+    """A loopback server that accepts every connection and never answers; it stops itself
+    after 60 s at most (and at the end of the test)."""
+    import socket
+    import threading
+
+    from huggingface_hub import constants
+
+    server = socket.create_server(("127.0.0.1", 0))
+    server.settimeout(0.2)
+    stop = threading.Event()
+    held = []
+
+    def serve():
+        deadline = time.monotonic() + 60
+        while not stop.is_set() and time.monotonic() < deadline:
+            try:
+                held.append(server.accept()[0])  # read nothing, answer nothing
+            except TimeoutError:
+                continue
+        for connection in held:
+            connection.close()
+        server.close()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    url = f"http://127.0.0.1:{server.getsockname()[1]}"
+    monkeypatch.setenv("HF_ENDPOINT", url)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hf-cache"))
+    monkeypatch.setenv("ADAPTER_ZOO_HUB_TIMEOUT", "1")
+    yield url
+    stop.set()
+    thread.join(timeout=5)
+
+
+def test_a_hub_that_accepts_and_never_answers_fails_in_one_line_within_the_timeout(silent_hub):
+    from huggingface_hub import constants
+
+    started = time.monotonic()
+    with pytest.raises(ZooError) as error:
+        pull(REPO)
+    elapsed = time.monotonic() - started
+    assert str(error.value) == (
+        f"{REPO}@main: not in the Hugging Face cache ({constants.HF_HUB_CACHE}) and the Hub "
+        f"cannot be reached; connect to {silent_hub} and run `adapter-zoo pull {REPO}` "
+        "once to download it"
+    )
+    # a bound, not a timing: a 1 s read timeout, never the hang it replaces
+    assert elapsed < 30, elapsed

@@ -339,3 +339,24 @@ def test_pushed_cascade_entry_pulls_and_scores_the_same(upload_standin, tiny_ber
     local = run_cascade(ranker, lists, alpha=0.3)
     for a, b in zip(pulled.scores, local.scores, strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+def test_pushed_card_carries_no_local_path_and_the_local_card_keeps_it(
+    upload_standin, entries, tmp_path
+):
+    import shutil
+
+    folder = tmp_path / "beer-data"
+    shutil.copytree(entries["beer"], folder)
+    data = str(tmp_path / "home" / "me" / "parsed")
+    card = json.loads((folder / "card.json").read_text())
+    card["training"] = {"data": data, "venv": "/opt/venv/lib/python3.11/site-packages/m"}
+    (folder / "card.json").write_text(json.dumps(card, indent=2))
+    push(folder, "me/beer-data")
+    sent = upload_standin.sent[0]["files"]
+    pushed = json.loads(sent["card.json"])
+    assert pushed["training"] == {"data": "parsed", "venv": "m"}
+    assert pushed["base_model"] == card["base_model"]  # loading needs it as named
+    for name in ("card.json", "README.md", "adapter_config.json"):
+        assert data.encode() not in sent[name] and b"/opt/venv" not in sent[name]
+    assert json.loads((folder / "card.json").read_text())["training"]["data"] == data

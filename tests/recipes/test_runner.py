@@ -191,3 +191,42 @@ def test_the_tanda_recipes_name_the_record_that_reproduces_the_paper(tmp_path):
                   "mode": "finetune-tanda", "metrics": dict(scores)}  # fmt: skip
         append_result(work / "results", record)
         assert all(check.ok for check in verify(recipe, work))
+
+
+def test_smoke_refuses_a_work_folder_it_did_not_create_and_keeps_its_files(tmp_path):
+    recipe = load_recipe(write(tmp_path))
+    work = tmp_path / "w"
+    (work / "tiny-bert").mkdir(parents=True)
+    (work / "tiny-bert" / "notes.txt").write_text("mine")  # a user's folder, no config.json
+    ran = []
+    with pytest.raises(RecipeError) as error:
+        run_recipe(recipe, smoke=True, work=work, execute=ran.append, log=lambda _: None)
+    assert str(error.value) == (
+        f"{work}: already exists and was not made by an adapter-zoo --smoke run "
+        "(no .adapter-zoo-smoke.json); --smoke writes only into folders it creates: choose "
+        "another --work"
+    )
+    assert ran == [] and (work / "tiny-bert" / "notes.txt").read_text() == "mine"
+    assert sorted(p.name for p in work.rglob("*")) == ["notes.txt", "tiny-bert"]
+
+
+def test_smoke_reruns_in_its_own_folder_but_never_replaces_a_tiny_model_folder_of_the_user(
+    tmp_path,
+):
+    recipe = load_recipe(write(tmp_path))
+    work = tmp_path / "w"
+    run_recipe(recipe, smoke=True, work=work, execute=lambda _: 0, log=lambda _: None)
+    assert (work / "tiny-bert" / "config.json").is_file()
+    run_recipe(recipe, smoke=True, work=work, execute=lambda _: 0, log=lambda _: None)  # rerun
+    import shutil
+
+    shutil.rmtree(work / "tiny-bert")
+    (work / "tiny-bert").mkdir()
+    (work / "tiny-bert" / "notes.txt").write_text("mine")
+    with pytest.raises(RecipeError) as error:
+        run_recipe(recipe, smoke=True, work=work, execute=lambda _: 0, log=lambda _: None)
+    assert str(error.value) == (
+        f"{work / 'tiny-bert'}: already exists and is not a tiny model built by adapter-zoo "
+        "(no config.json); it is left as it is: move it away or choose another folder"
+    )
+    assert [p.name for p in (work / "tiny-bert").iterdir()] == ["notes.txt"]

@@ -8,6 +8,7 @@ import datasets
 import pytest
 
 import stackexchange
+from stackexchange.io import lock_file
 from stackexchange.splits import SPLITS
 
 KINDS = ("title_body", "title_answer", "duplicates")
@@ -163,6 +164,49 @@ def test_complete_forum_is_skipped_unless_overwrite(bicycles_meta_dir, tmp_path)
     stackexchange.parse_forum(bicycles_meta_dir, tmp_path, overwrite=True)
     assert (first / "stats.json").stat().st_mtime_ns != stamp
     assert [p.name for p in tmp_path.iterdir()] == ["bicycles.meta.stackexchange.com"]
+
+
+def test_parse_never_deletes_a_users_file_named_like_a_temporary(bicycles_meta_dir, tmp_path):
+    from stackexchange.dump import parse_dump
+
+    out = tmp_path / "out"
+    out.mkdir()
+    mine = {".notes.tmp-mine": "notes", ".bicycles.meta.stackexchange.com.old-1": "backup"}
+    for name, text in mine.items():
+        (out / name).write_text(text)
+    [parsed] = parse_dump(bicycles_meta_dir, out, workers=1)
+    assert _stats(parsed)["questions"] == 453
+    for name, text in mine.items():
+        assert (out / name).read_text() == text
+    assert sorted(p.name for p in out.iterdir()) == sorted(
+        [*mine, "bicycles.meta.stackexchange.com"]
+    )
+
+
+def test_a_second_parse_into_the_same_output_is_refused_while_the_first_runs(
+    bicycles_meta_dir, tmp_path
+):
+    from stackexchange.dump import parse_dump
+    from stackexchange.errors import DumpError
+    from stackexchange.io import output_lock
+
+    out = tmp_path / "out"
+    with output_lock(out):  # a first run, writing
+        (out / ".x.tmp-1-ffff").mkdir(parents=True)  # its temporary: the second must not touch it
+        for second in (
+            lambda: parse_dump(bicycles_meta_dir, out, workers=1),
+            lambda: stackexchange.parse_forum(bicycles_meta_dir, out),
+        ):
+            with pytest.raises(DumpError) as error:
+                second()
+            assert str(error.value) == (
+                f"{out}: another adapter-zoo run is writing into it (lock {lock_file(out)}); "
+                "wait until it ends or choose another output"
+            )
+        assert [p.name for p in out.iterdir()] == [".x.tmp-1-ffff"]
+    assert stackexchange.parse_forum(bicycles_meta_dir, out).name == (
+        "bicycles.meta.stackexchange.com"
+    )
 
 
 @pytest.mark.parametrize(
