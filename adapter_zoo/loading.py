@@ -8,6 +8,7 @@ a folder. It sits above both the local zoo (:mod:`adapter_zoo.zoo`) and the Hub
 
 from __future__ import annotations
 
+import contextvars
 import difflib
 from pathlib import Path
 
@@ -24,6 +25,13 @@ from adapter_zoo.zoo.store import (
 
 # ``sbert:<base>``: the base as a zero-shot bi-encoder (the model a user already has).
 ZERO_SHOT_BI = "sbert:"
+# The composite entries being loaded, outermost first (their folders and names): a composite
+# that contains itself through others is refused instead of recursing without end.
+_COMPOSITES: contextvars.ContextVar[tuple[tuple[str, str], ...]] = contextvars.ContextVar(
+    "composites_loading", default=()
+)
+# Composites nest at most this deep (a guard also for chains through Hub names).
+MAX_COMPOSITE_DEPTH = 16
 
 
 def resolve_entry(name_or_path: str, *, revision: str | None = None) -> Path:
@@ -109,7 +117,7 @@ def load(
 
         return read_bi_encoder(path, card, device=device)
     if card.get("kind") == "composite":
-        return compose.build(compose.parse_spec(card["spec"]), device=device, card=card)
+        return _load_composite(path, card, device)
     model, tokenizer = read_model(path, card)
     return Ranker(
         model,
@@ -119,6 +127,23 @@ def load(
         max_length=card_max_length(card),
         device=device,
     )
+
+
+def _load_composite(path: Path, card: dict, device):
+    from adapter_zoo.compose import spec as compose
+
+    chain = _COMPOSITES.get()
+    here = (str(path.resolve()), str(card["name"]))
+    names = " -> ".join([name for _, name in chain] + [here[1]])
+    if here[0] in (folder for folder, _ in chain):
+        raise ZooError(f"{path}: composite entry {card['name']!r} contains itself ({names})")
+    if len(chain) >= MAX_COMPOSITE_DEPTH:
+        raise ZooError(f"{path}: composites nested more than {MAX_COMPOSITE_DEPTH} deep ({names})")
+    token = _COMPOSITES.set((*chain, here))
+    try:
+        return compose.build(compose.parse_spec(card["spec"]), device=device, card=card)
+    finally:
+        _COMPOSITES.reset(token)
 
 
 def list_entries(remote: bool = False) -> list[dict]:
