@@ -20,6 +20,7 @@ from adapter_zoo.errors import ZooError
 from adapter_zoo.metrics import evaluate_rankings
 from benchmarks.registry import get
 from benchmarks.results import append_result, make_record
+from stackexchange.numbers import check_number
 
 
 def base_model_of(adapters: Sequence) -> str:
@@ -127,7 +128,13 @@ def sweep_benchmark(
     """
     import numpy as np
 
+    from adapter_zoo.sweep.sweep import refuse_repeats
+
     started = time.perf_counter()
+    check_number("sweep: batch_size", batch_size, integer=True, low=1, error=ZooError)
+    if max_length is not None:
+        check_number("sweep: max_length", max_length, integer=True, low=1, error=ZooError)
+    refuse_repeats(adapters)
     shared = [a for a in adapters if shares_pass(a)]
     base_model = base_model or (base_model_of(shared) if shared else None)
     bench = get(benchmark)
@@ -157,7 +164,8 @@ def sweep_benchmark(
             sweep_size=len(adapters),
             max_length=lengths[str(adapter)],
         )
-        if results is not None:
-            append_result(results, record)
         records.append(record)
+    if results is not None:  # only once every model is scored: a failure writes nothing
+        for record in records:
+            append_result(results, record)
     return records

@@ -9,6 +9,7 @@ from pathlib import Path
 from stackexchange.catalog import short_name, unknown_forum
 from stackexchange.errors import DumpError
 from stackexchange.io import remove_stale_temporaries
+from stackexchange.numbers import check_number
 from stackexchange.parse import DEFAULT_MAX_POSITIVES, check_output, is_complete, parse_forum
 from stackexchange.pool import process_pool
 from stackexchange.source import POSTS, forum_host
@@ -74,6 +75,11 @@ def parse_dump(
     """
     from tqdm.auto import tqdm
 
+    whole = dict(integer=True, error=DumpError)
+    check_number("max_positives", max_positives, low=1, **whole)
+    check_number("seed", seed, low=0, high=2**32 - 1, **whole)
+    if workers is not None:
+        check_number("workers", workers, low=1, **whole)
     chosen = select_forums(find_forums(source), forums)
     out = Path(out_dir)
     for host, path in chosen.items():  # before any work: nothing may be lost

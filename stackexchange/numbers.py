@@ -128,7 +128,8 @@ def number_option(
 # The options most commands share.
 positive_int = number_option(integer=True, low=1)
 non_negative_int = number_option(integer=True, low=0)
-positive_float = number_option(low=0, low_open=True)
+# A learning rate: 0 is allowed (a run that must leave the weights as they are).
+non_negative_float = number_option(low=0)
 # A seed: what numpy's and torch's generators take.
 seed_int = number_option(integer=True, low=0, high=2**32 - 1)
 # A token limit: BERT-family models read at most 512 positions, long-context ones more; the
