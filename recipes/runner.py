@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import itertools
 import os
 import re
@@ -18,6 +19,10 @@ PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 FOREACH = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s+in\s+\{([A-Za-z_][A-Za-z0-9_]*)\}\s*$")
 SET_PREFIX = "set:"
 EXECUTORS = ("local", "ray")
+# The recipe files being run, outermost first (a step may run another recipe).
+_RUNNING: contextvars.ContextVar[tuple[Path, ...]] = contextvars.ContextVar(
+    "recipes_running", default=()
+)
 
 
 def recipe_dir() -> Path:
@@ -181,6 +186,44 @@ def own_zoo(folder: str | Path) -> Iterator[Path]:
             os.environ["ADAPTER_ZOO_HOME"] = old
 
 
+def _recipe_step(argv: list[str]) -> tuple[str, bool] | None:
+    """``(recipe, smoke)`` of a step that runs a recipe (``run RECIPE ...``), else None."""
+    if not argv or argv[0] != "run":
+        return None
+    from adapter_zoo.cli import build_parser
+
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit:  # the step itself reports its bad arguments when it runs
+        return None
+    return args.recipe, args.smoke
+
+
+def refuse_self_runs(recipe: Recipe, *, smoke: bool, work: Path, chain=()) -> None:
+    """Refuse a recipe whose steps run it again, directly or through other recipes (it would
+    never end); checked before anything runs, following every ``run`` step's recipe.
+
+    Raises:
+        RecipeError: ``<file>: step 2 runs recipe 'a', which is already running (a -> b -> a);
+            a recipe may not run itself``.
+    """
+    chain = (*chain, recipe.path.resolve())
+    for label, argv, _ in _plan(recipe, smoke, work, builtin_variables(work)):
+        step = _recipe_step(argv)
+        if step is None:
+            continue
+        target = find_recipe(step[0]).resolve()
+        if target in chain:
+            names = " -> ".join(path.stem for path in (*chain, target))
+            raise RecipeError(
+                f"{recipe.path}: {label} runs recipe {step[0]!r}, which is already running "
+                f"({names}); a recipe may not run itself"
+            )
+        from recipes.recipe import load_recipe
+
+        refuse_self_runs(load_recipe(target), smoke=step[1], work=work, chain=chain)
+
+
 def run_recipe(
     recipe: Recipe,
     *,
@@ -204,12 +247,14 @@ def run_recipe(
     :mod:`recipes.ray_executor`).
 
     Raises:
-        RecipeError: a variable is unknown, or a step fails (the step is named).
+        RecipeError: a variable is unknown, a step runs this recipe again (directly or
+            through another), or a step fails (the step is named).
     """
     if executor not in EXECUTORS:
         raise RecipeError(f"unknown executor {executor!r}; choose {' or '.join(EXECUTORS)}")
     work = work_folder(recipe, smoke, work)
     commands = _plan(recipe, smoke, work, builtin_variables(work))
+    refuse_self_runs(recipe, smoke=smoke, work=work, chain=_RUNNING.get())
     log(f"recipe {recipe.name}: {recipe.paper}")
     log(f"  {len(commands)} command(s); work folder {work}")
     if dry_run:
@@ -235,7 +280,11 @@ def run_recipe(
         for label, argv, _ in commands:
             log(f"  {label}: adapter-zoo {shlex.join(argv)}")
             started = time.perf_counter()
-            code = execute(argv)
+            token = _RUNNING.set((*_RUNNING.get(), recipe.path.resolve()))
+            try:  # a step that runs a recipe sees this one running (refuse_self_runs)
+                code = execute(argv)
+            finally:
+                _RUNNING.reset(token)
             if code:
                 raise RecipeError(
                     f"{recipe.path}: {label} failed with exit code {code}: "
