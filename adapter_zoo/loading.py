@@ -47,7 +47,7 @@ def resolve_entry(name_or_path: str, *, revision: str | None = None) -> Path:
         return Path(fetch(name, revision=revision))
     except (ValueError, OSError) as error:
         hub_error = str(error).splitlines()[0] if str(error) else type(error).__name__
-    known = [card["name"] for card in local_cards()]
+    known = [card["name"] for card in local_cards() if "broken" not in card]
     close = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
     hint = f"did you mean {', '.join(close)}?" if close else "no similar local name"
     message = f"unknown adapter {name!r}; {hint}; local zoo at {home}"
@@ -148,7 +148,8 @@ def _load_composite(path: Path, card: dict, device):
 
 def list_entries(remote: bool = False) -> list[dict]:
     """Cards of the local zoo entries (sorted by name); with ``remote``, also the Hub index's
-    entries of names the local zoo lacks (``source`` says which)."""
+    entries of names the local zoo lacks (``source`` says which). A local entry whose card
+    cannot be read is listed with ``broken``, the reason (see ``adapter_zoo.zoo.local_cards``)."""
     cards = local_cards()
     if remote:
         from adapter_zoo.hub import list_remote

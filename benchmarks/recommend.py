@@ -16,7 +16,6 @@ Example:
 
 from __future__ import annotations
 
-import json
 import random
 from collections.abc import Sequence
 from pathlib import Path
@@ -67,12 +66,10 @@ def target_questions(target, *, split: str = "test", data_dir=None) -> list[str]
 def adapter_questions(adapter, *, forums_dir=None) -> list[str]:
     """Training-forum questions of a zoo adapter, found through its card."""
     from adapter_zoo.sweep.sweep import resolve_adapter
+    from adapter_zoo.zoo.store import read_card
 
     path = resolve_adapter(adapter)
-    try:
-        card = json.loads((path / "card.json").read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as error:
-        raise ZooError(f"{path}: no readable card.json to find its forums ({error})") from None
+    card = read_card(path)  # checked: a missing or malformed card is one line naming it
     data = forums_dir or (card.get("training") or {}).get("data")
     if not card.get("forums") or not data:
         raise ZooError(f"{path}: the card names no training forums/data; pass forums_dir")

@@ -12,7 +12,6 @@ Example:
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Sequence
 
@@ -26,12 +25,13 @@ from stackexchange.numbers import check_number
 def base_model_of(adapters: Sequence) -> str:
     """The one base model named by the adapters' zoo cards (all must agree)."""
     from adapter_zoo.sweep.sweep import resolve_adapter
+    from adapter_zoo.zoo.store import CARD_FILE, read_card
 
     bases = {}
     for adapter in adapters:
-        card = resolve_adapter(adapter) / "card.json"
-        if card.is_file():
-            bases[str(adapter)] = json.loads(card.read_text(encoding="utf-8"))["base_model"]
+        path = resolve_adapter(adapter)
+        if (path / CARD_FILE).is_file():
+            bases[str(adapter)] = read_card(path)["base_model"]
     if len(bases) < len(adapters):
         missing = [str(a) for a in adapters if str(a) not in bases]
         raise ZooError(f"sweep: {missing[0]} has no card naming its base model; pass --base")
