@@ -11,6 +11,7 @@ asked to (``load``'s default), and the entry is cached under the forum's short n
 
 from __future__ import annotations
 
+import contextvars
 import difflib
 from pathlib import Path
 
@@ -27,6 +28,13 @@ from adapter_zoo.zoo.store import (
 
 # ``sbert:<base>``: the base as a zero-shot bi-encoder (the model a user already has).
 ZERO_SHOT_BI = "sbert:"
+# The composite entries being loaded, outermost first (their folders and names): a composite
+# that contains itself through others is refused instead of recursing without end.
+_COMPOSITES: contextvars.ContextVar[tuple[tuple[str, str], ...]] = contextvars.ContextVar(
+    "composites_loading", default=()
+)
+# Composites nest at most this deep (a guard also for chains through Hub names).
+MAX_COMPOSITE_DEPTH = 16
 
 
 def resolve_entry(
@@ -83,7 +91,7 @@ def resolve_entry(
             f"the forum {forum.host}, whose entry can be built from its dump: "
             f"{how_to_build(forum)}"
         )
-    known = [card["name"] for card in local_cards()]
+    known = [card["name"] for card in local_cards() if "broken" not in card]
     close = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
     hint = f"did you mean {', '.join(close)}?" if close else "no similar local name"
     message = f"unknown adapter {name!r}; {hint}; local zoo at {home}"
@@ -178,12 +186,7 @@ def load(
 
         return read_bi_encoder(path, card, device=device)
     if card.get("kind") == "composite":
-        members = [str(m) for m in card.get("members") or []]
-        if "spec" in card:
-            members += list(compose.parse_spec(card["spec"]).members)
-        for member in members:
-            _refuse_local_member(member, path)
-        return compose.load_composite(path, card, device=device)
+        return _load_composite(path, card, device)
     model, tokenizer = read_model(path, card)
     return Ranker(
         model,
@@ -208,9 +211,32 @@ def _refuse_local_member(member: str, path: Path) -> None:
         )
 
 
+def _load_composite(path: Path, card: dict, device):
+    from adapter_zoo.compose import spec as compose
+
+    chain = _COMPOSITES.get()
+    here = (str(path.resolve()), str(card["name"]))
+    names = " -> ".join([name for _, name in chain] + [here[1]])
+    if here[0] in (folder for folder, _ in chain):
+        raise ZooError(f"{path}: composite entry {card['name']!r} contains itself ({names})")
+    if len(chain) >= MAX_COMPOSITE_DEPTH:
+        raise ZooError(f"{path}: composites nested more than {MAX_COMPOSITE_DEPTH} deep ({names})")
+    members = [str(m) for m in card.get("members") or []]
+    if "spec" in card:
+        members += list(compose.parse_spec(card["spec"]).members)
+    for member in members:
+        _refuse_local_member(member, path)
+    token = _COMPOSITES.set((*chain, here))
+    try:
+        return compose.load_composite(path, card, device=device)
+    finally:
+        _COMPOSITES.reset(token)
+
+
 def list_entries(remote: bool = False) -> list[dict]:
     """Cards of the local zoo entries (sorted by name); with ``remote``, also the Hub index's
-    entries of names the local zoo lacks (``source`` says which)."""
+    entries of names the local zoo lacks (``source`` says which). A local entry whose card
+    cannot be read is listed with ``broken``, the reason (see ``adapter_zoo.zoo.local_cards``)."""
     cards = local_cards()
     if remote:
         from adapter_zoo.hub import list_remote

@@ -64,10 +64,13 @@ def run_list(args) -> int:
         return 0
     print(f"{'name':<24} {'kind':<10} {'base_model':<20} {'source':<6} forums")
     for card in cards:
-        forums = ",".join(card.get("forums") or [])
+        if "broken" in card:  # listed with its reason; the others still are
+            print(f"{card['name']:<24} {'BROKEN':<10} {card['broken']}")
+            continue
+        forums = ",".join(map(str, card.get("forums") or []))
         print(
-            f"{card['name']:<24} {card.get('kind', '?'):<10} "
-            f"{str(card.get('base_model')):<20} {card.get('source', ''):<6} {forums}"
+            f"{card['name']!s:<24} {card.get('kind', '?')!s:<10} "
+            f"{str(card.get('base_model')):<20} {card.get('source', '')!s:<6} {forums}"
         )
     return 0
 

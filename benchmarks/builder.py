@@ -39,6 +39,7 @@ from stackexchange.io import (
     refuse_input_inside_output,
 )
 from stackexchange.lists import SPLITS, answer_selection_lists, question_similarity_lists
+from stackexchange.numbers import check_number
 
 DEFAULT_CANDIDATES = {"answer_selection": 100, "question_similarity": 20}
 MAIN_METRIC = {"answer_selection": "p@1", "question_similarity": "map"}
@@ -176,9 +177,9 @@ def build_from_forum(
 
     if task not in DEFAULT_CANDIDATES:
         raise BenchmarkError(f"unknown task {task!r}; one of {', '.join(DEFAULT_CANDIDATES)}")
-    size = int(candidates or DEFAULT_CANDIDATES[task])
-    if size < 2:
-        raise BenchmarkError(f"candidates must be at least 2, got {size}")
+    size = DEFAULT_CANDIDATES[task] if candidates is None else candidates
+    check_number("candidates", size, integer=True, low=2, error=BenchmarkError)
+    check_number("seed", seed, integer=True, low=0, high=2**32 - 1, error=BenchmarkError)
     forum_dir = Path(forum_dir)
     refuse_input_inside_output([forum_dir], out_dir, BenchmarkError)
     check_replaceable(

@@ -23,6 +23,7 @@ from adapter_zoo.errors import ZooError
 from adapter_zoo.metrics import evaluate_rankings
 from benchmarks.registry import get
 from benchmarks.results import append_result, make_record
+from stackexchange.numbers import check_number
 
 
 def pairs_from_benchmark(name: str, *, data_dir=None, negatives: int = 3, seed: int = 0):
@@ -97,6 +98,9 @@ def evaluate_cascade(
     from adapter_zoo.cascade.inference import run_cascade
     from adapter_zoo.cascade.model import CascadeRanker
 
+    check_number("cascade-eval: batch_size", batch_size, integer=True, low=1, error=ZooError)
+    for alpha in alphas:
+        check_number("cascade-eval: alpha", alpha, low=0, high=1, high_open=True, error=ZooError)
     ranker = model if isinstance(model, CascadeRanker) else CascadeRanker.load(model)
     name = (ranker.card or {}).get("name") or str(model)
     bench = get(benchmark)

@@ -6,6 +6,10 @@ import json
 
 
 def register(subparsers) -> None:
+    from stackexchange.numbers import max_length_int, number_option, positive_int, seed_int
+
+    # a list needs a positive and at least one other candidate
+    candidates_int = number_option(integer=True, low=2)
     evaluate = subparsers.add_parser(
         "evaluate", help="score a model on a benchmark and append the result to --results"
     )
@@ -49,15 +53,15 @@ def register(subparsers) -> None:
         "--overwrite", action="store_true",
         help="--finetune: replace an existing zoo entry of the fine-tuned model's name",
     )  # fmt: skip
-    evaluate.add_argument("--max-steps", type=int, default=None)
+    evaluate.add_argument("--max-steps", type=positive_int, default=None)
     evaluate.add_argument(
         "--max-length",
-        type=int,
+        type=max_length_int,
         default=None,
         help="token limit: a cross-encoder's per pair, a bi-encoder's (sbert: included) per "
         "text (default: the entry's own; 300 for base:, the model's own for sbert:)",
     )
-    evaluate.add_argument("--seed", type=int, default=0)
+    evaluate.add_argument("--seed", type=seed_int, default=0)
     evaluate.add_argument(
         "--no-build", dest="build", action="store_false",
         help="refuse a forum name that is neither in the zoo nor on the Hub instead of "
@@ -78,8 +82,8 @@ def register(subparsers) -> None:
     build.add_argument(
         "--task", choices=("answer_selection", "question_similarity"), default="answer_selection"
     )
-    build.add_argument("--candidates", type=int, default=None)
-    build.add_argument("--seed", type=int, default=0)
+    build.add_argument("--candidates", type=candidates_int, default=None)
+    build.add_argument("--seed", type=seed_int, default=0)
     build.add_argument(
         "--overwrite", action="store_true",
         help="replace --out even when it is not a benchmark built by this command",

@@ -24,6 +24,7 @@ from benchmarks.baselines import BASELINES, get_scorer
 from benchmarks.errors import BenchmarkError
 from benchmarks.registry import get
 from benchmarks.results import append_result, make_record
+from stackexchange.numbers import check_number
 
 
 def _seed_everything(seed: int) -> None:
@@ -155,6 +156,12 @@ def evaluate(
         237
     """
     started = time.perf_counter()
+    whole = dict(integer=True, error=BenchmarkError)
+    check_number("seed", seed, low=0, high=2**32 - 1, **whole)
+    if max_steps is not None:
+        check_number("max_steps", max_steps, low=1, **whole)
+    if max_length is not None:
+        check_number("max_length", max_length, low=1, **whole)  # the model's own limit at load
     _seed_everything(seed)
     bench = get(benchmark)
     adapters = list(adapters or [])
@@ -243,6 +250,14 @@ def evaluate_each(model, benchmark, adapters, **kwargs) -> list[dict]:
     One ``evaluate`` run per adapter (unlike ``adapter_zoo.sweep.sweep``, which scores
     many adapters in one shared pass).
     """
+    from adapter_zoo.sweep.sweep import refuse_repeats
+
     if not adapters:
         raise BenchmarkError("evaluate_each needs at least one adapter")
-    return [evaluate(model, benchmark, adapters=[name], **kwargs) for name in adapters]
+    refuse_repeats(adapters, caller="evaluate")
+    results = kwargs.pop("results", None)
+    records = [evaluate(model, benchmark, adapters=[name], **kwargs) for name in adapters]
+    if results is not None:  # only once every adapter is scored: a failure writes nothing
+        for record in records:
+            append_result(results, record)
+    return records

@@ -34,6 +34,7 @@ from adapter_zoo.errors import ZooError
 from adapter_zoo.metrics import evaluate_rankings
 from benchmarks.registry import get
 from benchmarks.sweep import score_models, sweep_benchmark
+from stackexchange.numbers import check_number
 
 # The model a user already has: the recommender measures the zoo against it.
 ZERO_SHOT_BASE = "sbert:minilm-l6"
@@ -160,6 +161,12 @@ def recommend(
     """
     if not adapters:
         raise ZooError("recommend: no adapters given")
+    whole = dict(integer=True, error=ZooError)
+    check_number("recommend: dev_sample", dev_sample, low=0, **whole)
+    check_number("recommend: max_questions", max_questions, low=1, **whole)
+    check_number("recommend: seed", seed, low=0, high=2**32 - 1, **whole)
+    if max_length is not None:
+        check_number("recommend: max_length", max_length, low=1, **whole)
     similarity = similarities(
         target, adapters, split=split, data_dir=data_dir, forums_dir=forums_dir,
         max_questions=max_questions, seed=seed, embedder=embedder,

@@ -12,7 +12,6 @@ Example:
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Sequence
 
@@ -20,17 +19,19 @@ from adapter_zoo.errors import ZooError
 from adapter_zoo.metrics import evaluate_rankings
 from benchmarks.registry import get
 from benchmarks.results import append_result, make_record
+from stackexchange.numbers import check_number
 
 
 def base_model_of(adapters: Sequence) -> str:
     """The one base model named by the adapters' zoo cards (all must agree)."""
     from adapter_zoo.sweep.sweep import resolve_adapter
+    from adapter_zoo.zoo.store import CARD_FILE, read_card
 
     bases = {}
     for adapter in adapters:
-        card = resolve_adapter(adapter) / "card.json"
-        if card.is_file():
-            bases[str(adapter)] = json.loads(card.read_text(encoding="utf-8"))["base_model"]
+        path = resolve_adapter(adapter)
+        if (path / CARD_FILE).is_file():
+            bases[str(adapter)] = read_card(path)["base_model"]
     if len(bases) < len(adapters):
         missing = [str(a) for a in adapters if str(a) not in bases]
         raise ZooError(f"sweep: {missing[0]} has no card naming its base model; pass --base")
@@ -127,7 +128,13 @@ def sweep_benchmark(
     """
     import numpy as np
 
+    from adapter_zoo.sweep.sweep import refuse_repeats
+
     started = time.perf_counter()
+    check_number("sweep: batch_size", batch_size, integer=True, low=1, error=ZooError)
+    if max_length is not None:
+        check_number("sweep: max_length", max_length, integer=True, low=1, error=ZooError)
+    refuse_repeats(adapters)
     shared = [a for a in adapters if shares_pass(a)]
     base_model = base_model or (base_model_of(shared) if shared else None)
     bench = get(benchmark)
@@ -157,7 +164,8 @@ def sweep_benchmark(
             sweep_size=len(adapters),
             max_length=lengths[str(adapter)],
         )
-        if results is not None:
-            append_result(results, record)
         records.append(record)
+    if results is not None:  # only once every model is scored: a failure writes nothing
+        for record in records:
+            append_result(results, record)
     return records

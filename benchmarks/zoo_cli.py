@@ -10,6 +10,16 @@ import json
 
 
 def register(subparsers) -> None:
+    from stackexchange.numbers import (
+        max_length_int,
+        non_negative_float,
+        non_negative_int,
+        number_option,
+        positive_int,
+        seed_int,
+    )
+
+    alpha_float = number_option(low=0, high=1, high_open=True)  # a drop ratio
     train = subparsers.add_parser(
         "cascade-train", help="train a Cascade Transformer ranker and save it as a zoo entry"
     )
@@ -21,7 +31,7 @@ def register(subparsers) -> None:
     train.add_argument("--base", default="minilm-l6", help="base model: minilm-l6, bert-base, ...")
     train.add_argument(
         "--exits",
-        type=int,
+        type=positive_int,
         nargs="+",
         default=None,
         metavar="LAYER",
@@ -32,14 +42,18 @@ def register(subparsers) -> None:
         action="store_true",
         help="train one seq_bn adapter (frozen encoder) instead of everything",
     )
-    train.add_argument("--alpha", type=float, default=0.3, help="default drop ratio of the entry")
-    train.add_argument("--max-steps", type=int, default=None)
-    train.add_argument("--epochs", type=int, default=1)
-    train.add_argument("--batch-size", type=int, default=32)
-    train.add_argument("--lr", type=float, default=None)
-    train.add_argument("--max-length", type=int, default=300)
-    train.add_argument("--negatives", type=int, default=3, help="random negatives per positive")
-    train.add_argument("--seed", type=int, default=0)
+    train.add_argument(
+        "--alpha", type=alpha_float, default=0.3, help="default drop ratio of the entry"
+    )
+    train.add_argument("--max-steps", type=positive_int, default=None)
+    train.add_argument("--epochs", type=positive_int, default=1)
+    train.add_argument("--batch-size", type=positive_int, default=32)
+    train.add_argument("--lr", type=non_negative_float, default=None)
+    train.add_argument("--max-length", type=max_length_int, default=300)
+    train.add_argument(
+        "--negatives", type=positive_int, default=3, help="random negatives per positive"
+    )
+    train.add_argument("--seed", type=seed_int, default=0)
     train.add_argument("--overwrite", action="store_true")
     train.set_defaults(func=run_cascade_train)
 
@@ -48,11 +62,11 @@ def register(subparsers) -> None:
     )
     evaluate.add_argument("--model", required=True, help="cascade zoo name or entry folder")
     evaluate.add_argument("--benchmark", required=True, help="registry name or local:PATH")
-    evaluate.add_argument("--alpha", type=float, nargs="+", default=[0.0, 0.3], metavar="A")
+    evaluate.add_argument("--alpha", type=alpha_float, nargs="+", default=[0.0, 0.3], metavar="A")
     evaluate.add_argument("--split", default="test")
     evaluate.add_argument("--data-dir", default=None)
     evaluate.add_argument("--results", default=None, help="folder of results.jsonl to append to")
-    evaluate.add_argument("--batch-size", type=int, default=64)
+    evaluate.add_argument("--batch-size", type=positive_int, default=64)
     evaluate.set_defaults(func=run_cascade_eval)
 
     sweep = subparsers.add_parser(
@@ -64,9 +78,9 @@ def register(subparsers) -> None:
     sweep.add_argument("--split", default="test")
     sweep.add_argument("--data-dir", default=None)
     sweep.add_argument("--results", default=None, help="folder of results.jsonl to append to")
-    sweep.add_argument("--batch-size", type=int, default=64)
+    sweep.add_argument("--batch-size", type=positive_int, default=64)
     sweep.add_argument(
-        "--max-length", type=int, default=None,
+        "--max-length", type=max_length_int, default=None,
         help="token limit per pair for every adapter (default: each entry's own)",
     )  # fmt: skip
     sweep.set_defaults(func=run_sweep)
@@ -80,7 +94,7 @@ def register(subparsers) -> None:
     recommend.add_argument("--adapters", nargs="+", required=True, metavar="NAME")
     recommend.add_argument(
         "--dev-sample",
-        type=int,
+        type=non_negative_int,
         default=0,
         metavar="N",
         help="also probe-score N labelled queries (benchmark targets)",
@@ -90,14 +104,17 @@ def register(subparsers) -> None:
         "--dev-split", default=None, help="split the probe samples from (default: --split)"
     )
     recommend.add_argument(
-        "--max-length", type=int, default=None,
+        "--max-length", type=max_length_int, default=None,
         help="probe: tokens per pair (default: each entry's own)",
     )  # fmt: skip
     recommend.add_argument("--data-dir", default=None)
     recommend.add_argument(
-        "--questions", type=int, default=500, help="at most this many target questions are embedded"
+        "--questions",
+        type=positive_int,
+        default=500,
+        help="at most this many target questions are embedded",
     )
-    recommend.add_argument("--seed", type=int, default=0)
+    recommend.add_argument("--seed", type=seed_int, default=0)
     recommend.set_defaults(func=run_recommend)
 
 

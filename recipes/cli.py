@@ -7,6 +7,8 @@ import argparse
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
+    from stackexchange.numbers import positive_int
+
     run = subparsers.add_parser(
         "run",
         help="run a recipe (a paper experiment) shipped with the package",
@@ -51,7 +53,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     quick.add_argument("--out", default="quickstart-output", help="output folder")
     quick.add_argument("--base", default="minilm-l6", help="base model (default minilm-l6)")
     quick.add_argument(
-        "--max-steps", type=int, default=None, help="training steps (default: the 10-minute budget)"
+        "--max-steps",
+        type=positive_int,
+        default=None,
+        help="training steps (default: the 10-minute budget)",
     )
     quick.add_argument("--smoke", action="store_true", help="tiny random model, a few steps")
     quick.add_argument(

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from adapter_zoo.errors import ZooError
+from stackexchange.numbers import check_number
 
 REQUIRED_KEYS = ("name", "paper", "description", "hardware", "published", "step")
 STEP_KEYS = {"run", "foreach", "note", "smoke_only", "resources"}
@@ -87,16 +88,59 @@ def _resources(raw, where: str) -> dict:
     for key, value in raw.items():
         if key not in RESOURCE_KEYS:
             raise RecipeError(f"{where}: unknown resource {key!r} (known: cpus, gpus)")
-        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-            raise RecipeError(f"{where}: resource {key} must be a number >= 0, got {value!r}")
+        check_number(f"{where}: resource {key}", value, low=0, error=RecipeError)
     return dict(raw)
 
 
+def _typed(value, kinds, what: str, where: str, field: str):
+    """``value`` if it is one of ``kinds``, else one line naming the file and the field."""
+    kinds = kinds if isinstance(kinds, tuple) else (kinds,)
+    if isinstance(value, bool) and bool not in kinds or not isinstance(value, kinds):
+        raise RecipeError(f"{where}: {field} must be {what}, not {type(value).__name__}")
+    return value
+
+
+def _variables(raw, where: str, field: str) -> dict:
+    """A ``[vars]`` table: each value a string, a number or a list of strings and numbers."""
+    _typed(raw, dict, "a table", where, field)
+    scalar = (str, int, float)
+    for key, value in raw.items():
+        if isinstance(value, list):
+            for item in value:
+                _typed(item, scalar, "a string or a number", where, f"{field}.{key} item")
+        else:
+            _typed(value, scalar, "a string, a number or a list", where, f"{field}.{key}")
+    return raw
+
+
+def _published(published: dict, where: str) -> None:
+    """``[published]``: ``source`` and ``results`` strings, ``record`` a table of strings,
+    ``scores``/``expected`` tables of benchmark -> metric -> finite number, ``tolerance`` a
+    finite number >= 0."""
+    _typed(published["source"], str, "a string", where, "published.source")
+    _typed(published.get("results", ""), str, "a string", where, "published.results")
+    record = _typed(published.get("record", {}), dict, "a table", where, "published.record")
+    for key, value in record.items():
+        _typed(value, (str, int, float), "a string or a number", where, f"published.record.{key}")
+    for table in ("scores", "expected"):
+        benches = _typed(published.get(table, {}), dict, "a table", where, f"published.{table}")
+        for bench, metrics in benches.items():
+            field = f"published.{table}.{bench}"
+            for metric, value in _typed(metrics, dict, "a table", where, field).items():
+                check_number(f"{where}: {field}.{metric}", value, error=RecipeError)
+    if "tolerance" in published:
+        check_number(
+            f"{where}: published.tolerance", published["tolerance"], low=0, error=RecipeError
+        )
+
+
 def load_recipe(path: str | Path) -> Recipe:
-    """Read and validate a recipe file.
+    """Read and validate a recipe file: every field by type, one line naming the file and the
+    field otherwise.
 
     Raises:
-        RecipeError: the file is missing, not TOML, or lacks a required key.
+        RecipeError: the file is missing, not TOML, lacks a required key or has a field of
+            the wrong type.
     """
     path = Path(path)
     try:
@@ -108,24 +152,37 @@ def load_recipe(path: str | Path) -> Recipe:
     missing = [key for key in REQUIRED_KEYS if key not in data]
     if missing:
         raise RecipeError(f"{path}: missing required key(s) {', '.join(missing)}")
+    for key in ("name", "paper", "description", "hardware"):
+        _typed(data[key], str, "a string", str(path), key)
+    if not data["name"].strip():
+        raise RecipeError(f"{path}: name must not be empty")
+    _typed(data["step"], list, "an array of tables ([[step]])", str(path), "step")
     steps = []
     for number, raw in enumerate(data["step"], start=1):
+        where = f"{path}: step {number}"
+        _typed(raw, dict, "a table", str(path), f"step {number}")
         unknown = set(raw) - STEP_KEYS
         if "run" not in raw or unknown:
             problem = f"unknown key(s) {sorted(unknown)}" if unknown else "no 'run' command"
-            raise RecipeError(f"{path}: step {number}: {problem}")
+            raise RecipeError(f"{where}: {problem}")
+        _typed(raw["run"], str, "a string", where, "run")
+        _typed(raw.get("foreach", ""), str, "a string", where, "foreach")
+        _typed(raw.get("note", ""), str, "a string", where, "note")
+        _typed(raw.get("smoke_only", False), bool, "true or false", where, "smoke_only")
         steps.append(
             Step(
                 run=raw["run"],
                 foreach=raw.get("foreach"),
                 note=raw.get("note", ""),
-                smoke_only=bool(raw.get("smoke_only", False)),
-                resources=_resources(raw.get("resources", {}), f"{path}: step {number}"),
+                smoke_only=raw.get("smoke_only", False),
+                resources=_resources(raw.get("resources", {}), where),
             )
         )
-    published = data["published"]
+    published = _typed(data["published"], dict, "a table", str(path), "published")
     if "source" not in published:
         raise RecipeError(f"{path}: [published] must name its 'source'")
+    _published(published, str(path))
+    smoke = _typed(data.get("smoke", {}), dict, "a table", str(path), "smoke")
     return Recipe(
         path=path,
         name=data["name"],
@@ -133,7 +190,7 @@ def load_recipe(path: str | Path) -> Recipe:
         description=data["description"],
         hardware=data["hardware"],
         published=published,
-        variables=data.get("vars", {}),
-        smoke_variables=data.get("smoke", {}).get("vars", {}),
+        variables=_variables(data.get("vars", {}), str(path), "vars"),
+        smoke_variables=_variables(smoke.get("vars", {}), str(path), "smoke.vars"),
         steps=tuple(steps),
     )

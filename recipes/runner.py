@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import itertools
 import os
 import re
@@ -21,6 +22,10 @@ EXECUTORS = ("local", "ray")
 # Written into a smoke run's work folder when the run creates it (or finds it empty): the
 # folders a smoke run may write into are the ones holding it.
 SMOKE_MARKER = ".adapter-zoo-smoke.json"
+# The recipe files being run, outermost first (a step may run another recipe).
+_RUNNING: contextvars.ContextVar[tuple[Path, ...]] = contextvars.ContextVar(
+    "recipes_running", default=()
+)
 
 
 def recipe_dir() -> Path:
@@ -205,6 +210,44 @@ def own_zoo(folder: str | Path) -> Iterator[Path]:
             os.environ["ADAPTER_ZOO_HOME"] = old
 
 
+def _recipe_step(argv: list[str]) -> tuple[str, bool] | None:
+    """``(recipe, smoke)`` of a step that runs a recipe (``run RECIPE ...``), else None."""
+    if not argv or argv[0] != "run":
+        return None
+    from adapter_zoo.cli import build_parser
+
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit:  # the step itself reports its bad arguments when it runs
+        return None
+    return args.recipe, args.smoke
+
+
+def refuse_self_runs(recipe: Recipe, *, smoke: bool, work: Path, chain=()) -> None:
+    """Refuse a recipe whose steps run it again, directly or through other recipes (it would
+    never end); checked before anything runs, following every ``run`` step's recipe.
+
+    Raises:
+        RecipeError: ``<file>: step 2 runs recipe 'a', which is already running (a -> b -> a);
+            a recipe may not run itself``.
+    """
+    chain = (*chain, recipe.path.resolve())
+    for label, argv, _ in _plan(recipe, smoke, work, builtin_variables(work)):
+        step = _recipe_step(argv)
+        if step is None:
+            continue
+        target = find_recipe(step[0]).resolve()
+        if target in chain:
+            names = " -> ".join(path.stem for path in (*chain, target))
+            raise RecipeError(
+                f"{recipe.path}: {label} runs recipe {step[0]!r}, which is already running "
+                f"({names}); a recipe may not run itself"
+            )
+        from recipes.recipe import load_recipe
+
+        refuse_self_runs(load_recipe(target), smoke=step[1], work=work, chain=chain)
+
+
 def run_recipe(
     recipe: Recipe,
     *,
@@ -228,12 +271,14 @@ def run_recipe(
     :mod:`recipes.ray_executor`).
 
     Raises:
-        RecipeError: a variable is unknown, or a step fails (the step is named).
+        RecipeError: a variable is unknown, a step runs this recipe again (directly or
+            through another), or a step fails (the step is named).
     """
     if executor not in EXECUTORS:
         raise RecipeError(f"unknown executor {executor!r}; choose {' or '.join(EXECUTORS)}")
     work = work_folder(recipe, smoke, work)
     commands = _plan(recipe, smoke, work, builtin_variables(work))
+    refuse_self_runs(recipe, smoke=smoke, work=work, chain=_RUNNING.get())
     log(f"recipe {recipe.name}: {recipe.paper}")
     log(f"  {len(commands)} command(s); work folder {work}")
     if dry_run:
@@ -260,7 +305,11 @@ def run_recipe(
         for label, argv, _ in commands:
             log(f"  {label}: adapter-zoo {shlex.join(argv)}")
             started = time.perf_counter()
-            code = execute(argv)
+            token = _RUNNING.set((*_RUNNING.get(), recipe.path.resolve()))
+            try:  # a step that runs a recipe sees this one running (refuse_self_runs)
+                code = execute(argv)
+            finally:
+                _RUNNING.reset(token)
             if code:
                 raise RecipeError(
                     f"{recipe.path}: {label} failed with exit code {code}: "

@@ -9,6 +9,8 @@ from stackexchange.errors import DumpError
 
 def register(subparsers) -> None:
     """Add ``parse`` and ``forums`` to the ``adapter-zoo`` parser."""
+    from stackexchange.numbers import positive_int, seed_int
+
     parse = subparsers.add_parser(
         "parse",
         help="StackExchange dump (one archive/folder or a whole dump) → pair datasets",
@@ -21,13 +23,13 @@ def register(subparsers) -> None:
     parse.add_argument(
         "--forums", nargs="+", metavar="NAME", help="only these (host or short name)"
     )
-    parse.add_argument("--max-positives", type=int, default=100_000, metavar="N")
+    parse.add_argument("--max-positives", type=positive_int, default=100_000, metavar="N")
     parse.add_argument(
-        "--workers", type=int, default=None, metavar="N",
+        "--workers", type=positive_int, default=None, metavar="N",
         help="parallel processes: forums at once, or chunks of one big forum (default: cores)",
     )  # fmt: skip
     parse.add_argument("--overwrite", action="store_true", help="re-parse complete forums")
-    parse.add_argument("--seed", type=int, default=0)
+    parse.add_argument("--seed", type=seed_int, default=0)
     parse.set_defaults(func=run_parse)
 
     forums = subparsers.add_parser("forums", help="list the forum catalog or a source set")

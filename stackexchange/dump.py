@@ -9,6 +9,7 @@ from pathlib import Path
 from stackexchange.catalog import short_name, unknown_forum
 from stackexchange.errors import DumpError
 from stackexchange.io import output_lock, remove_stale_temporaries
+from stackexchange.numbers import check_number
 from stackexchange.parse import (
     DEFAULT_MAX_POSITIVES,
     check_output,
@@ -78,6 +79,12 @@ def parse_dump(
     Posts.xml; ``workers=1`` does everything in this process. A forum that fails does not
     stop the others; the run then raises one DumpError naming how many failed and the first.
     """
+
+    whole = dict(integer=True, error=DumpError)
+    check_number("max_positives", max_positives, low=1, **whole)
+    check_number("seed", seed, low=0, high=2**32 - 1, **whole)
+    if workers is not None:
+        check_number("workers", workers, low=1, **whole)
     chosen = select_forums(find_forums(source), forums)
     out = Path(out_dir)
     for host, path in chosen.items():  # before any work: nothing may be lost

@@ -11,6 +11,13 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from adapter_zoo.ranker.inputs import (
+    check_max_length,
+    check_ranking,
+    check_texts,
+    check_top_k,
+    text_pairs,
+)
 from adapter_zoo.ranker.model import resolve_base_model
 from adapter_zoo.ranker.ranker import pick_device
 
@@ -92,7 +99,8 @@ class BiEncoder:
 
     @max_length.setter
     def max_length(self, value: int) -> None:
-        self.model.max_seq_length = int(value)
+        config = getattr(transformer_of(self.model), "config", None)
+        self.model.max_seq_length = check_max_length(value, config, model=str(self.base_model))
 
     def encode(
         self, texts: Sequence[str], *, batch_size: int = 64, progress: bool = False
@@ -101,11 +109,12 @@ class BiEncoder:
         bound derived from ``max_length``, see :func:`adapter_zoo.ranker.ranker.clip_text`)."""
         from adapter_zoo.ranker.ranker import clip_text
 
-        if not len(texts):
+        texts = check_texts(texts)
+        if not texts:
             dim = self.model.get_sentence_embedding_dimension()
             return np.zeros((0, dim), dtype=np.float32)
         return self.model.encode(
-            [clip_text(str(t), self.max_length) for t in texts],
+            [clip_text(t, self.max_length) for t in texts],
             batch_size=batch_size,
             normalize_embeddings=True,
             convert_to_numpy=True,
@@ -119,7 +128,7 @@ class BiEncoder:
 
         Every distinct text is embedded once, however many pairs it appears in.
         """
-        pairs = [(str(q), str(c)) for q, c in pairs]
+        pairs = text_pairs(pairs)
         if not pairs:
             return np.zeros(0, dtype=np.float32)
         texts: dict[str, int] = {}
@@ -135,6 +144,7 @@ class BiEncoder:
         self, query: str, candidates: Sequence[str], *, top_k: int | None = None
     ) -> list[tuple[str, float]]:
         """``candidates`` sorted best first as (candidate, score); ties keep input order."""
+        query, candidates = check_ranking(query, candidates, top_k)
         scores = self.score([(query, c) for c in candidates])
         order = np.argsort(-scores, kind="stable")
         ranked = [(candidates[i], float(scores[i])) for i in order]
@@ -159,6 +169,10 @@ class BiEncoder:
         import torch
         from sentence_transformers.util import semantic_search
 
+        check_top_k(top_k, caller="search")
+        queries = check_texts(queries, what="queries", caller="search")
+        if not isinstance(corpus, np.ndarray):
+            corpus = check_texts(corpus, what="corpus texts", caller="search")
         embeddings = corpus if isinstance(corpus, np.ndarray) else self.encode(corpus)
         hits = semantic_search(
             torch.from_numpy(self.encode(queries, batch_size=batch_size)),

@@ -6,6 +6,7 @@ import dataclasses
 from dataclasses import dataclass
 
 from adapter_zoo.errors import ZooError
+from stackexchange.numbers import check_number
 
 # Exit layers used by the Cascade Transformer paper for 12-layer encoders; a 6-layer
 # encoder (MiniLM) gets an exit every 2 layers.
@@ -59,16 +60,25 @@ class CascadeConfig:
     def __post_init__(self):
         if self.head not in EXIT_HEADS:
             raise ZooError(f"cascade config: head must be one of {EXIT_HEADS}, got {self.head!r}")
-        if not 0.0 <= self.alpha < 1.0:
-            raise ZooError(f"cascade config: alpha must be in [0, 1), got {self.alpha}")
+        check_number(
+            "cascade config: alpha", self.alpha, low=0, high=1, high_open=True, error=ZooError
+        )
         if self.exits is not None:
             object.__setattr__(self, "exits", tuple(int(e) for e in self.exits))
             if not self.exits or list(self.exits) != sorted(set(self.exits)) or self.exits[0] < 1:
                 raise ZooError(
                     f"cascade config: exits must be increasing layer numbers >= 1, got {self.exits}"
                 )
-        if self.head_hidden < 1 or self.max_length < 8:
-            raise ZooError("cascade config: head_hidden must be >= 1 and max_length >= 8")
+        check_number(
+            "cascade config: head_hidden", self.head_hidden, integer=True, low=1, error=ZooError
+        )
+        check_number(
+            "cascade config: max_length", self.max_length, integer=True, low=8, error=ZooError
+        )
+        check_number(
+            "cascade config: head_dropout", self.head_dropout, low=0, high=1, high_open=True,
+            error=ZooError,
+        )  # fmt: skip
 
     def resolved(self, num_layers: int) -> CascadeConfig:
         """This config with ``exits`` filled in and checked against the encoder depth."""

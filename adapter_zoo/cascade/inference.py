@@ -16,7 +16,9 @@ from torch.nn.utils.rnn import pad_sequence
 
 from adapter_zoo.cascade.schedule import keep_schedule
 from adapter_zoo.errors import ZooError
+from adapter_zoo.ranker.inputs import check_ranking
 from adapter_zoo.ranker.ranker import pair_segments
+from stackexchange.numbers import check_number
 
 
 @dataclass
@@ -84,7 +86,9 @@ def run_cascade(
     alpha = ranker.config.alpha if alpha is None else alpha
     if not 0.0 <= alpha < 1.0:
         raise ZooError(f"cascade: alpha must be in [0, 1), got {alpha}")
-    items = [(q, list(c)) for q, c in queries_with_candidates]
+    check_number("cascade: batch_size", batch_size, integer=True, low=1, error=ZooError)
+    check_number("cascade: chunk_pairs", chunk_pairs, integer=True, low=1, error=ZooError)
+    items = [check_ranking(q, c, caller="cascade") for q, c in queries_with_candidates]
     n_exits = len(ranker.exits)
     out = CascadeOutput(
         scores=[np.zeros(len(c), np.float32) for _, c in items],

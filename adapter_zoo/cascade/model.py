@@ -18,6 +18,7 @@ from adapter_zoo.cascade.config import CascadeConfig
 from adapter_zoo.cascade.schedule import head_flops, layer_flops
 from adapter_zoo.errors import ZooError
 from adapter_zoo.ranker.heads import SEGMENTS_KEY, pair_cosine_logits
+from adapter_zoo.ranker.inputs import check_max_length, check_ranking, text_pairs
 from adapter_zoo.ranker.ranker import encode_pairs
 
 ADAPTER_NAME = "cascade"
@@ -81,6 +82,7 @@ class CascadeRanker(nn.Module):
         self.encoder = encoder
         self.tokenizer = tokenizer
         config = config.resolved(encoder.config.num_hidden_layers)
+        check_max_length(config.max_length, encoder.config, model=str(base_model))
         if config.head is None:
             config = dataclasses.replace(config, head=default_exit_head(encoder))
         self.config = config
@@ -176,7 +178,7 @@ class CascadeRanker(nn.Module):
         """
         from tqdm.auto import tqdm
 
-        pairs = list(pairs)
+        pairs = text_pairs(pairs)
         scores = np.zeros(len(pairs), dtype=np.float32)
         order = sorted(range(len(pairs)), key=lambda i: len(pairs[i][0]) + len(pairs[i][1]))
         last = len(self.exits) - 1
@@ -217,6 +219,7 @@ class CascadeRanker(nn.Module):
 
     def rank(self, query: str, candidates: Sequence[str], *, alpha=None, top_k=None):
         """Candidates sorted best first with their cascade scores."""
+        query, candidates = check_ranking(query, candidates, top_k)
         scores = self.rank_many([(query, list(candidates))], alpha=alpha)[0]
         order = np.argsort(-scores, kind="stable")[:top_k]
         return [(candidates[i], float(scores[i])) for i in order]

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from adapter_zoo.cascade.schedule import sample_exits
 from adapter_zoo.errors import ZooError
+from stackexchange.numbers import check_number
 
 # MultiCQA's adapter learning rate; the usual BERT fine-tuning rate for the full model.
 DEFAULT_LR = {"adapter": 1e-4, "full": 2e-5}
@@ -178,6 +179,14 @@ def train_entry(
 
     if (data is None) == (pairs is None):
         raise ZooError("cascade-train: give exactly one of a parse output or a benchmark")
+    whole = dict(integer=True, error=ZooError)
+    for key, value in (("epochs", epochs), ("batch_size", batch_size), ("negatives", negatives)):
+        check_number(f"cascade-train: {key}", value, low=1, **whole)
+    if max_steps is not None:
+        check_number("cascade-train: max_steps", max_steps, low=1, **whole)
+    if lr is not None:
+        check_number("cascade-train: lr", lr, low=0, error=ZooError)
+    check_number("cascade-train: seed", seed, low=0, high=2**32 - 1, **whole)
     # A path name may point at what training reads; --overwrite would then delete it.
     inputs = [data] if data is not None else []
     benchmark = (source or {}).get("benchmark")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from adapter_zoo.compose.scoring import Composite, query_groups
+from adapter_zoo.ranker.inputs import text_pairs
 
 
 class BM25Scorer(Composite):
@@ -31,7 +32,7 @@ class BM25Scorer(Composite):
         ``progress`` are accepted for the common interface and unused)."""
         from stackexchange.lists import bm25_candidate_scores
 
-        pairs = [(str(q), str(c)) for q, c in pairs]
+        pairs = text_pairs(pairs)
         scores = np.zeros(len(pairs), dtype=np.float32)
         groups = query_groups(pairs)
         per_query = bm25_candidate_scores(

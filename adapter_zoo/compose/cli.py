@@ -5,6 +5,7 @@ from __future__ import annotations
 
 def register(subparsers) -> None:
     from adapter_zoo.compose.rerank import DEFAULT_TOP_K
+    from stackexchange.numbers import positive_int
 
     p = subparsers.add_parser(
         "compose",
@@ -21,7 +22,7 @@ def register(subparsers) -> None:
     )
     p.add_argument(
         "--top-k",
-        type=int,
+        type=positive_int,
         default=None,
         help=f"with --rerank: candidates reranked per query (default {DEFAULT_TOP_K})",
     )

@@ -154,6 +154,7 @@ def compose_entry(
         raise ZooError(f"zoo entry {name!r} already exists at {entry_path(name)}; pass overwrite")
     if name in spec.members:
         raise ZooError(f"composite {name!r} cannot have itself as a member ({spec})")
+    refuse_cycle(name, spec)
     if (data is None) != (forum is None):
         raise ZooError("composing on dev needs both data (a parse output folder) and forum")
     extra, card = (
@@ -188,6 +189,36 @@ def compose_entry(
     else:
         card["top_k"] = spec.top_k
     return save_entry(lambda folder: None, name, {**card, **extra}, overwrite=overwrite)
+
+
+def refuse_cycle(name, spec: Spec) -> None:
+    """Refuse a composite ``name`` whose members contain it through other local composite
+    entries (``adapter_zoo.load`` of it would never end): their cards are walked.
+
+    Raises:
+        ZooError: names the chain, e.g. ``composite 'a' would contain itself: a -> b -> a``.
+    """
+    from adapter_zoo.zoo.store import entry_folder, local_entry, read_card
+
+    target = entry_folder(name).resolve()
+    todo = [(member, (str(name), member)) for member in spec.members]
+    seen = set()
+    while todo:
+        member, chain = todo.pop()
+        if member == BM25 or member.startswith("sbert:"):
+            continue
+        folder = local_entry(member)
+        if folder is None:  # a Hub name: load() guards against a cycle through it
+            continue
+        folder = folder.resolve()
+        if folder == target:
+            raise ZooError(f"composite {name!r} would contain itself: {' -> '.join(chain)}")
+        if folder in seen:
+            continue
+        seen.add(folder)
+        card = read_card(folder)
+        if card.get("kind") == "composite":
+            todo += [(inner, (*chain, inner)) for inner in parse_spec(card["spec"]).members]
 
 
 def _choose_on_dev(spec: Spec, lists, grid, device) -> tuple[Spec, dict]:

@@ -14,6 +14,7 @@ import numpy as np
 
 from adapter_zoo.compose.scoring import Composite, query_groups, score_with, zscores
 from adapter_zoo.errors import ZooError
+from adapter_zoo.ranker.inputs import text_pairs
 
 
 def fuse(member_scores: Sequence[np.ndarray], weights: Sequence[float]) -> np.ndarray:
@@ -70,7 +71,7 @@ class ScoreFusion(Composite):
         be adjacent) and z-normalised per query and member, so a score compares only with the
         other candidates of its own query.
         """
-        pairs = [(str(q), str(c)) for q, c in pairs]
+        pairs = text_pairs(pairs)
         fused = np.zeros(len(pairs), dtype=np.float32)
         if not pairs:
             return fused

@@ -16,6 +16,8 @@ import numpy as np
 
 from adapter_zoo.compose.scoring import Composite, query_groups, score_with
 from adapter_zoo.errors import ZooError
+from adapter_zoo.ranker.inputs import text_pairs
+from stackexchange.numbers import check_number
 
 DEFAULT_TOP_K = 20
 
@@ -63,8 +65,7 @@ class Rerank(Composite):
     """
 
     def __init__(self, retriever, reranker, top_k: int = DEFAULT_TOP_K, *, card=None):
-        if int(top_k) < 1:
-            raise ZooError(f"rerank: top_k must be at least 1, not {top_k}")
+        check_number("rerank: top_k", top_k, integer=True, low=1, error=ZooError)
         self.retriever = retriever
         self.reranker = reranker
         self.top_k = int(top_k)
@@ -73,7 +74,7 @@ class Rerank(Composite):
     def score(self, pairs, *, batch_size: int = 64, progress: bool = False) -> np.ndarray:
         """Scores of ``pairs`` in input order: the retriever scores all pairs in one call,
         then the reranker scores the top ``top_k`` of every query in one call."""
-        pairs = [(str(q), str(c)) for q, c in pairs]
+        pairs = text_pairs(pairs)
         if not pairs:
             return np.zeros(0, dtype=np.float32)
         kwargs = {"batch_size": batch_size, "progress": progress}

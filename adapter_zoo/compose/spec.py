@@ -23,8 +23,10 @@ Example:
 
 from __future__ import annotations
 
-import math
+import re
 from dataclasses import dataclass
+
+import numpy as np
 
 from adapter_zoo.compose.rerank import DEFAULT_TOP_K
 from adapter_zoo.errors import ZooError
@@ -40,6 +42,9 @@ ALIAS = "alias"
 ROUTE_FILE = "route.safetensors"
 ROUTE_TENSOR = "centroids"
 PREFIXES = (FUSION + ":", RERANK + ":")
+# A weight is a plain decimal (float() also takes "1_0", "inf", "nan", " 1", full-width digits).
+_WEIGHT = re.compile(r"[0-9]+(\.[0-9]*)?|\.[0-9]+")
+_TOP_K = re.compile(r"[0-9]+")
 
 
 @dataclass(frozen=True)
@@ -56,7 +61,10 @@ class Spec:
         """The canonical spec string (weights of 1 left out, K always written)."""
         if self.kind == RERANK:
             return f"{RERANK}:{self.members[0]}>{self.members[1]}@{self.top_k}"
-        terms = [m if w == 1 else f"{m}*{w:.12g}" for m, w in zip(self.members, self.weights)]
+        terms = [
+            m if w == 1 else f"{m}*{np.format_float_positional(w, trim='-')}"
+            for m, w in zip(self.members, self.weights)
+        ]
         return f"{FUSION}:" + "+".join(terms)
 
 
@@ -84,18 +92,12 @@ def _fusion(text: str, body: str) -> Spec:
         if not star:
             name, weight = term, 1.0
         else:
-            try:
-                weight = float(weight_text)
-            except ValueError:
-                raise ZooError(
-                    f"model spec {text!r}: weight {weight_text!r} of member {position} is not "
-                    "a number"
-                ) from None
-            if not math.isfinite(weight) or weight < 0:
+            if not _WEIGHT.fullmatch(weight_text):
                 raise ZooError(
                     f"model spec {text!r}: weight {weight_text!r} of member {position} must be "
-                    "a finite number >= 0"
+                    "a plain decimal number >= 0, such as 0.2"
                 )
+            weight = float(weight_text)
         name = _member(text, name, f"member {position}")
         if name in members:
             raise ZooError(f"model spec {text!r}: member {name!r} appears twice")
@@ -115,7 +117,7 @@ def _rerank(text: str, body: str) -> Spec:
     reranker, at, k_text = rest.rpartition("@")
     if not at:
         reranker, k_text = rest, str(DEFAULT_TOP_K)
-    if not k_text.isdigit() or int(k_text) < 1:
+    if not _TOP_K.fullmatch(k_text) or int(k_text) < 1:
         raise ZooError(f"model spec {text!r}: top k {k_text!r} is not a positive integer")
     members = (_member(text, retriever, "retriever"), _member(text, reranker, "reranker"))
     return Spec(RERANK, members, top_k=int(k_text))

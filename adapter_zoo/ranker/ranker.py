@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from adapter_zoo.ranker.inputs import check_max_length, check_ranking, text_pairs
 from adapter_zoo.ranker.model import add_ranking_head, build_model
 
 UNTRAINED_HEAD = "ranker"
@@ -126,6 +127,7 @@ def rank_candidates(
     False) each is a sentence-transformers ``CrossEncoder.rank`` dict instead:
     ``{"corpus_id": index in candidates, "score": score}``, plus ``"text"`` when True.
     """
+    query, candidates = check_ranking(query, candidates, top_k)
     scores = np.asarray(scorer.score([(query, c) for c in candidates]))
     order = np.argsort(-scores, kind="stable")[:top_k]
     if return_documents is None:
@@ -180,6 +182,16 @@ class Ranker:
         self.card = card
         self.max_length = max_length
 
+    @property
+    def max_length(self) -> int:
+        return self._max_length
+
+    @max_length.setter
+    def max_length(self, value: int) -> None:
+        self._max_length = check_max_length(
+            value, getattr(self.model, "config", None), model=str(self.base_model)
+        )
+
     @classmethod
     def from_base(cls, base: str = "minilm-l6", *, max_length: int = 300, device=None) -> Ranker:
         """An untrained ranker: ``base`` with a fresh head seeded with 0 (reproducible)."""
@@ -205,7 +217,7 @@ class Ranker:
         import torch
         from tqdm.auto import tqdm
 
-        pairs = [(str(q), str(c)) for q, c in pairs]
+        pairs = text_pairs(pairs)
         scores = np.zeros(len(pairs), dtype=np.float32)
         if not pairs:
             return scores

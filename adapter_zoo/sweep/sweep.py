@@ -23,6 +23,8 @@ from pathlib import Path
 import numpy as np
 
 from adapter_zoo.errors import ZooError
+from adapter_zoo.ranker.inputs import check_max_length, text_pairs
+from stackexchange.numbers import check_number
 
 
 def resolve_adapter(name_or_path) -> Path:
@@ -42,8 +44,48 @@ def resolve_adapter(name_or_path) -> Path:
     if not (path / "head_config.json").is_file():
         raise ZooError(f"sweep: {path} has no head_config.json; an adapter needs its head")
     if (path / CARD_FILE).is_file():  # a zoo entry: check its files before trusting them
-        verify_entry(path)
+        card = verify_entry(path)
+        if card.get("encoder", "cross") != "cross":
+            raise ZooError(
+                f"sweep: {path} is a {card.get('encoder')}-encoder entry; the shared pass "
+                "takes cross-encoder adapters (sweep_benchmark scores the others one by one)"
+            )
     return path
+
+
+def model_identity(name) -> str:
+    """What a model name means, so two spellings of one entry compare equal: an entry's
+    resolved folder (a local zoo name or a path), else the name (specs, ``sbert:``, ``bm25``,
+    a Hub name)."""
+    from adapter_zoo.zoo.store import is_entry_name, local_entry
+
+    text = str(name)
+    if ":" in text or text == "bm25":
+        return text
+    local = local_entry(text)
+    if local is not None:
+        return str(local.resolve())
+    return text if is_entry_name(text) else str(Path(text).expanduser().resolve())
+
+
+def refuse_repeats(models: Sequence, *, caller: str = "sweep") -> None:
+    """Refuse a list that names one model twice (two records of one model, and a shared
+    pass that cannot hold one adapter twice), before anything is scored or written.
+
+    Raises:
+        ZooError: ``sweep: 'beer' is named twice; name each model once`` (or both spellings).
+    """
+    seen: dict[str, str] = {}
+    for model in models:
+        key = model_identity(model)
+        if key in seen:
+            twice = (
+                f"{str(model)!r} is named twice"
+                if seen[key] == str(model)
+                else f"{seen[key]!r} and {str(model)!r} are the same model"
+            )
+            raise ZooError(f"{caller}: {twice}; name each model once")
+        seen[key] = str(model)
 
 
 def load_adapter_folder(
@@ -110,6 +152,7 @@ def load_parallel_model(base_model: str, adapters: Sequence, *, device=None):
 
     if not adapters:
         raise ZooError("sweep: no adapters given")
+    refuse_repeats(adapters)
     model, tokenizer = build_model(base_model)
     names = []
     for index, adapter in enumerate(adapters):
@@ -154,8 +197,10 @@ def sweep(
 
     from adapter_zoo.ranker.ranker import encode_pairs, length_order
 
-    pairs = [(str(q), str(c)) for q, c in pairs]
+    check_number("sweep: batch_size", batch_size, integer=True, low=1, error=ZooError)
+    pairs = text_pairs(pairs, caller="sweep")
     model, tokenizer, names = load_parallel_model(base_model, adapter_names_or_paths, device=device)
+    check_max_length(max_length, model.config, name="sweep: max_length", model=str(base_model))
     groups = parallel_groups(model, names)
     scores = np.zeros((len(names), len(pairs)), dtype=np.float32)
     order = length_order(tokenizer, pairs, max_length) if pairs else []

@@ -7,6 +7,13 @@ import os
 
 def register(subparsers) -> None:
     from adapter_zoo.training.config import ENCODERS, LOSSES, MODES, PAIR_KINDS
+    from stackexchange.numbers import (
+        max_length_int,
+        non_negative_float,
+        non_negative_int,
+        positive_int,
+        seed_int,
+    )
 
     p = subparsers.add_parser(
         "train",
@@ -33,19 +40,23 @@ def register(subparsers) -> None:
     )
     p.add_argument("--name", required=True, help="name of the zoo entry to write")
     p.add_argument("--base", default="minilm-l6", help="base model (default: minilm-l6)")
-    p.add_argument("--epochs", type=int, default=3)
-    p.add_argument("--max-steps", type=int, default=None)
-    p.add_argument("--batch-size", type=int, default=32)
-    p.add_argument("--max-length", type=int, default=None, help="default: 256 (bi), 300 (cross)")
+    p.add_argument("--epochs", type=positive_int, default=3)
+    p.add_argument("--max-steps", type=positive_int, default=None)
+    p.add_argument("--batch-size", type=positive_int, default=32)
+    p.add_argument(
+        "--max-length", type=max_length_int, default=None, help="default: 256 (bi), 300 (cross)"
+    )
     p.add_argument(
         "--eval-steps",
-        type=int,
+        type=positive_int,
         default=None,
         help="bi: score the dev split every N steps and keep the best (default: 6 per run)",
     )
-    p.add_argument("--lr", type=float, default=None, help="default: the mode's paper setting")
+    p.add_argument(
+        "--lr", type=non_negative_float, default=None, help="default: the mode's paper setting"
+    )
     p.add_argument("--loss", choices=LOSSES, default="bce")
-    p.add_argument("--negatives", type=int, default=1, help="negatives per positive")
+    p.add_argument("--negatives", type=positive_int, default=1, help="negatives per positive")
     p.add_argument(
         "--hard-negatives",
         action="store_true",
@@ -70,7 +81,7 @@ def register(subparsers) -> None:
     )
     p.add_argument(
         "--drop-lower",
-        type=int,
+        type=non_negative_int,
         default=0,
         metavar="K",
         help="AdapterDrop: no adapter in the lowest K layers (faster training and sweeps; "
@@ -84,9 +95,9 @@ def register(subparsers) -> None:
         default=[],
         help="tanda: transfer forums (default: all in --transfer-data)",
     )
-    p.add_argument("--transfer-lr", type=float, default=2e-5)
-    p.add_argument("--patience", type=int, default=None, help="early stopping on dev MAP")
-    p.add_argument("--seed", type=int, default=42)
+    p.add_argument("--transfer-lr", type=non_negative_float, default=2e-5)
+    p.add_argument("--patience", type=positive_int, default=None, help="early stopping on dev MAP")
+    p.add_argument("--seed", type=seed_int, default=42)
     p.add_argument("--overwrite", action="store_true", help="replace an existing zoo entry")
     p.add_argument(
         "--restart",

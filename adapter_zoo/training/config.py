@@ -6,6 +6,7 @@ import dataclasses
 from dataclasses import dataclass
 
 from adapter_zoo.errors import ZooError
+from stackexchange.numbers import MAX_TOKENS, check_number
 
 MODES = ("adapter", "full", "multitask", "fusion", "tanda")
 ENCODERS = ("bi", "cross")
@@ -149,15 +150,7 @@ class TrainingConfig:
             raise ZooError(f"unknown pair kind {unknown[0]!r}; known: {', '.join(PAIR_KINDS)}")
         if not self.forums:
             raise ZooError("no forums given: name at least one forum or a catalog set")
-        for key in ("batch_size", "max_length", "epochs", "negatives", "dev_candidates"):
-            if getattr(self, key) < 1:
-                raise ZooError(f"{key} must be at least 1, got {getattr(self, key)}")
-        if isinstance(self.drop_lower, bool) or not isinstance(self.drop_lower, int):
-            raise ZooError(f"drop_lower must be a whole number of layers, got {self.drop_lower!r}")
-        if self.drop_lower < 0:
-            raise ZooError(f"drop_lower must be 0 or more, got {self.drop_lower}")
-        if self.max_steps is not None and self.max_steps < 1:
-            raise ZooError(f"max_steps must be at least 1, got {self.max_steps}")
+        self._check_numbers()
         if self.mode == "fusion" and len(self.adapters) < 2:
             raise ZooError("mode 'fusion' needs at least two zoo adapters (--adapters A B ...)")
         if self.init_from and self.layout != "adapter":
@@ -171,6 +164,23 @@ class TrainingConfig:
             )
         if self.mode == "tanda" and not self.transfer_forums:
             object.__setattr__(self, "transfer_forums", ("all",))  # every forum parsed there
+
+    def _check_numbers(self) -> None:
+        """Every numeric field by type and range (NaN and infinity included), one line each."""
+        whole = dict(integer=True, error=ZooError)
+        for key in ("batch_size", "epochs", "negatives", "reduction_factor", "transfer_epochs"):
+            check_number(key, getattr(self, key), low=1, **whole)
+        check_number("max_length", self.max_length, low=1, high=MAX_TOKENS, **whole)
+        check_number("dev_queries", self.dev_queries, low=1, **whole)
+        check_number("dev_candidates", self.dev_candidates, low=2, **whole)
+        check_number("drop_lower", self.drop_lower, low=0, **whole)
+        check_number("seed", self.seed, low=0, high=2**32 - 1, **whole)
+        for key in ("max_steps", "eval_steps", "patience"):
+            if getattr(self, key) is not None:
+                check_number(key, getattr(self, key), low=1, **whole)
+        for key in ("lr", "transfer_lr", "weight_decay", "margin"):
+            if getattr(self, key) is not None:
+                check_number(key, getattr(self, key), low=0, error=ZooError)
 
     @property
     def learning_rate(self) -> float:

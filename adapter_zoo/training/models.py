@@ -100,15 +100,19 @@ def lowest_run(layers: list[int]) -> int:
 
 
 def resolve_drop_lower(config):
-    """``config`` with ``drop_lower`` checked against its base; a fusion's comes from the
-    fused adapters, which must all leave out the same layers.
+    """``config`` with ``drop_lower`` (and ``max_length``) checked against its base; a
+    fusion's ``drop_lower`` comes from the fused adapters, which must all leave out the same
+    layers. Called before a run writes anything.
 
     Raises:
-        ZooError: a ``drop_lower`` at or above the base's layer count, fused adapters that
+        ZooError: a ``max_length`` above the base's positions, a ``drop_lower`` at or above the base's layer count, fused adapters that
             leave out different layers, or a non-zero ``drop_lower`` that disagrees with them.
     """
     import dataclasses
 
+    from adapter_zoo.ranker.inputs import check_max_length
+
+    check_max_length(config.max_length, base_config(config.base_model), model=config.base_model)
     drop_lower = config.drop_lower
     if config.mode == "fusion":
         found = {card.get("name", module): adapter_leave_out(path)
@@ -143,17 +147,22 @@ def resolve_drop_lower(config):
     return dataclasses.replace(config, drop_lower=drop_lower)
 
 
-def base_layer_count(base_model: str) -> int | None:
-    """``num_hidden_layers`` of a base model's config (read without loading its weights)."""
+def base_config(base_model: str):
+    """A base model's ``transformers`` config (read without loading its weights), or None
+    when it cannot be read (loading the model itself reports that in its own words)."""
     from transformers import AutoConfig
 
     from adapter_zoo.ranker.model import resolve_base_model
 
     try:
-        config = AutoConfig.from_pretrained(resolve_base_model(base_model), trust_remote_code=False)
-    except (OSError, ValueError):  # loading the model itself reports it in its own words
+        return AutoConfig.from_pretrained(resolve_base_model(base_model), trust_remote_code=False)
+    except (OSError, ValueError):
         return None
-    return getattr(config, "num_hidden_layers", None)
+
+
+def base_layer_count(base_model: str) -> int | None:
+    """``num_hidden_layers`` of a base model's config (read without loading its weights)."""
+    return getattr(base_config(base_model), "num_hidden_layers", None)
 
 
 def transformer_layers(model):

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import datetime
 import json
+import math
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -23,6 +25,10 @@ README_FILE = "README.md"
 CARD_VERSION = 1
 # Files that are not hashed: the card itself (it holds the hashes) and the README made from it.
 UNHASHED = {CARD_FILE, README_FILE}
+# Every kind of entry: the training modes, the cascade, a saved composition.
+KINDS = ("adapter", "full", "multitask", "fusion", "tanda", "cascade", "composite")
+ENCODERS = ("bi", "cross", "composite")
+_SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
 def zoo_home() -> Path:
@@ -183,25 +189,87 @@ def card_max_length(card: dict) -> int:
 
 
 def read_card(path: str | os.PathLike) -> dict:
-    """The card of the entry folder ``path`` (not verified)."""
+    """The card of the entry folder ``path``, checked by :func:`check_card` (its files are
+    not verified: :func:`verify_entry` does that)."""
     card_file = Path(path) / CARD_FILE
     try:
         card = json.loads(card_file.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ZooError(f"{card_file}: missing; {path} is not a zoo entry") from None
-    except json.JSONDecodeError as error:
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
         raise ZooError(f"{card_file}: not valid JSON ({error})") from None
+    return check_card(card, card_file)
+
+
+def _field(card_file, key: str, value, wanted: str) -> ZooError:
+    return ZooError(f"{card_file}: field {key!r} must be {wanted}, not {json.dumps(value)}")
+
+
+def _strings(value) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) and v for v in value)
+
+
+def check_card(card, card_file) -> dict:
+    """``card`` if every field an entry's readers use has the right type and value; else one
+    line naming ``card_file`` and the field. The one card validator: every reader of a card
+    (``load``, ``list``, the sweep, the Hub) goes through :func:`read_card`.
+
+    Example:
+        >>> check_card({"name": "x", "kind": "adapter", "base_model": 5, "files": {}}, "c.json")
+        Traceback (most recent call last):
+        ...
+        adapter_zoo.errors.ZooError: c.json: field 'base_model' must be a non-empty string, not 5
+    """
+    if not isinstance(card, dict):
+        raise ZooError(f"{card_file}: the card must be a JSON object, not {json.dumps(card)}")
     for key in ("name", "kind", "base_model", "files"):
         if key not in card:
             raise ZooError(f"{card_file}: the card has no {key!r} field")
+    for key in ("name", "base_model"):
+        if not isinstance(card[key], str) or not card[key].strip():
+            raise _field(card_file, key, card[key], "a non-empty string")
+    if card["kind"] not in KINDS:
+        raise _field(card_file, "kind", card["kind"], f"one of {', '.join(KINDS)}")
     if not isinstance(card["files"], dict):
         raise ZooError(f"{card_file}: 'files' must map relative paths to sha256 hashes")
-    for relative in card["files"]:
+    for relative, digest in card["files"].items():
         if not is_relative_inside(relative):
             raise ZooError(
                 f"{card_file}: file {relative!r} is not a relative path inside the entry"
             )
+        if not isinstance(digest, str) or not _SHA256.fullmatch(digest):
+            raise _field(card_file, f"files.{relative}", digest, "a sha256 hex digest")
+    _check_optional_fields(card, card_file)
     return card
+
+
+def _check_optional_fields(card: dict, card_file) -> None:
+    from stackexchange.numbers import MAX_TOKENS
+
+    length = card.get("max_length", 300)
+    if isinstance(length, bool) or not isinstance(length, int) or not 1 <= length <= MAX_TOKENS:
+        raise _field(card_file, "max_length", length, f"a whole number in [1, {MAX_TOKENS}]")
+    if card.get("encoder", "cross") not in ENCODERS:
+        raise _field(card_file, "encoder", card["encoder"], f"one of {', '.join(ENCODERS)}")
+    for key in ("layout", "head"):
+        if key in card and card[key] is not None and not isinstance(card[key], str):
+            raise _field(card_file, key, card[key], "a string")
+    for key in ("forums", "adapters", "members"):
+        if key in card and not _strings(card[key]):
+            raise _field(card_file, key, card[key], "a list of non-empty strings")
+    for key in ("training", "scores", "base_config"):
+        if card.get(key) is not None and not isinstance(card[key], dict):
+            raise _field(card_file, key, card[key], "an object")
+    if card["kind"] == "composite" and card.get("composition") not in ("route", "alias"):
+        if not isinstance(card.get("spec"), str):
+            raise _field(card_file, "spec", card.get("spec"), "a fusion: or rerank: spec string")
+        weights = card.get("weights", [])
+        numbers = weights if isinstance(weights, list) else [None]
+        if not all(
+            isinstance(w, int | float) and not isinstance(w, bool) and math.isfinite(w)
+            for w in numbers
+        ):
+            raise _field(card_file, "weights", weights, "a list of finite numbers")
 
 
 def verify_entry(path: str | os.PathLike) -> dict:
@@ -238,7 +306,12 @@ def verify_entry(path: str | os.PathLike) -> dict:
 
 
 def local_cards() -> list[dict]:
-    """Cards of the local zoo entries (sorted by name), each with its ``path``."""
+    """Cards of the local zoo entries (sorted by name), each with its ``path``.
+
+    An entry whose card cannot be read (see :func:`check_card`) is listed too, as
+    ``{"name": <folder name>, "path", "source", "broken": <the one-line reason>}``, so one
+    broken entry neither hides nor stops the others.
+    """
     home = zoo_home()
     cards = []
     if home.is_dir():
@@ -248,9 +321,9 @@ def local_cards() -> list[dict]:
                 and not folder.name.startswith(".")
                 and (folder / CARD_FILE).exists()
             ):
+                place = {"path": str(folder), "source": "local"}
                 try:
-                    card = read_card(folder)
-                except ZooError:
-                    continue  # a broken folder is not an entry; load() reports why
-                cards.append({**card, "path": str(folder), "source": "local"})
+                    cards.append({**read_card(folder), **place})
+                except (ZooError, OSError) as error:
+                    cards.append({"name": folder.name, **place, "broken": str(error)})
     return cards

@@ -327,7 +327,10 @@ def test_sweep_scores_bi_encoders_and_the_zero_shot_base_like_evaluate(
     records = sweep_benchmark(bench, models)
     assert [r["model"] for r in records] == models
     for record, model in zip(records, models):
-        assert record["metrics"] == benchmarks.evaluate(model, bench)["metrics"]
+        # the sweep's batches and evaluate's: equal to a tolerance, not to the bit
+        assert record["metrics"] == pytest.approx(
+            benchmarks.evaluate(model, bench)["metrics"], abs=1e-6
+        )
 
 
 def test_drop_lower_bi_adapter_leaves_out_the_lowest_layers_and_reloads_bit_identically(

@@ -55,14 +55,20 @@ def full_entry(parsed_fixture, tiny_bert_path):
     return make_entry(parsed_fixture, tiny_bert_path, "full", "beer-full")
 
 
-def test_export_predicts_exactly_the_rankers_scores(full_entry, tmp_path):
+def test_export_predicts_the_rankers_scores(full_entry, tmp_path):
     from sentence_transformers.cross_encoder import CrossEncoder
 
     out = adapter_zoo.export_cross_encoder("beer-full", tmp_path / "ce")
     assert out == tmp_path / "ce"
     model = CrossEncoder(str(out))
-    np.testing.assert_array_equal(
-        model.predict(PAIRS), adapter_zoo.load("beer-full", device="cpu").score(PAIRS)
+    # Two code paths (CrossEncoder's batching and padding, the Ranker's length-sorted
+    # batches) through float kernels agree to about 1e-7, not to the bit, once thread counts
+    # or instruction sets differ (8.9e-08 seen on a second machine).
+    np.testing.assert_allclose(
+        model.predict(PAIRS),
+        adapter_zoo.load("beer-full", device="cpu").score(PAIRS),
+        rtol=0,
+        atol=1e-6,
     )
     assert isinstance(model.activation_fn, torch.nn.Identity) and model.max_seq_length == 64
     assert json.loads((out / "adapter_zoo_export.json").read_text()) == {

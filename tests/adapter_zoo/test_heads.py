@@ -125,7 +125,9 @@ def test_registered_plain_adapters_model_scores_a_tokenizer_batch_as_the_ranker(
     with torch.no_grad():
         scores = model.eval()(**batch).logits[:, 0].numpy()
     assert model.heads["beer"].config["head_type"] == PAIR_COSINE
-    np.testing.assert_array_equal(scores, adapter_zoo.load("beer").score(PAIRS))
+    # a plain padded batch and score()'s length-sorted batches: two code paths through float
+    # kernels, equal to a tolerance (not to the bit on every machine)
+    np.testing.assert_allclose(scores, adapter_zoo.load("beer").score(PAIRS), rtol=0, atol=1e-6)
     assert list(model._forward_pre_hooks.values()).count(add_pair_segments) == 1
 
 

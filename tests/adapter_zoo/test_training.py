@@ -644,7 +644,7 @@ def test_fusion_takes_drop_lower_from_its_adapters(parsed_fixture, tiny_bert_pat
 def test_drop_lower_must_leave_a_layer(parsed_fixture, tiny_bert_path, capsys):
     with pytest.raises(ZooError) as error:
         config(parsed_fixture, tiny_bert_path, "adapter", "beer", drop_lower=-1)
-    assert str(error.value) == "drop_lower must be 0 or more, got -1"
+    assert str(error.value) == "drop_lower must be a whole number >= 0, not -1"
     argv = [*cli_train_argv(parsed_fixture, tiny_bert_path), "--drop-lower", "2"]
     capsys.readouterr()
     assert main(argv) == 2
@@ -697,3 +697,19 @@ def test_init_from_continues_a_cross_encoder_adapter_and_its_head(parsed_fixture
     # a new adapter's head is random: the same run without --init-from scores otherwise
     assert main(argv("fresh")) == 0
     assert not np.array_equal(adapter_zoo.load("fresh").score(pairs), again)
+
+
+@pytest.mark.parametrize("mode", ["adapter", "full"])
+def test_max_length_above_the_bases_positions_is_one_line_before_anything_is_written(
+    parsed_fixture, tiny_bert_path, tiny_sentence_bert_path, mode, capsys
+):
+    for base, encoder in ((tiny_bert_path, "cross"), (tiny_sentence_bert_path, "bi")):
+        argv = [*cli_train_argv(parsed_fixture, base), "--encoder", encoder, "--mode", mode]
+        argv[argv.index("--max-length") + 1] = "100000"
+        capsys.readouterr()
+        assert main(argv) == 2
+        assert capsys.readouterr().err == (
+            f"adapter-zoo train: error: max_length 100000 is above the 512 positions of {base}\n"
+        )
+        assert not (zoo_home() / "beer").exists()
+        assert not (zoo_home() / ".checkpoints").exists()

@@ -11,10 +11,11 @@ import torch
 
 import adapter_zoo
 from adapter_zoo import ZooError
+from adapter_zoo.cli import main
 from adapter_zoo.loading import list_entries, load
 from adapter_zoo.training import TrainingConfig
 from adapter_zoo.training.models import setup_model, write_entry_weights
-from adapter_zoo.zoo import save_entry, verify_entry, zoo_home
+from adapter_zoo.zoo import CARD_FILE, save_entry, verify_entry, zoo_home
 
 PAIRS = [
     ("why is my stout flat", "dead yeast"),
@@ -285,3 +286,99 @@ def test_save_entry_is_atomic_and_verify_catches_extra_files(tmp_path):
     with pytest.raises(ZooError, match="already exists"):
         save_entry(lambda folder: None, "ok", {"kind": "adapter", "base_model": "minilm-l6"})
     assert [c["name"] for c in list_entries()] == ["ok"]
+
+
+def _entry_with_card(entry: str, **fields):
+    """A verified entry whose card then gets ``fields`` (None: the field is removed)."""
+    path = save_entry(
+        lambda folder: (folder / "w.bin").write_bytes(b"abc"),
+        entry,
+        {"kind": "adapter", "base_model": "minilm-l6", "forums": ["beer"]},
+    )
+    card_file = path / CARD_FILE
+    card = json.loads(card_file.read_text())
+    for key, value in fields.items():
+        if value is None:
+            card.pop(key)
+        else:
+            card[key] = value
+    card_file.write_text(json.dumps(card))
+    return path, card_file
+
+
+@pytest.mark.parametrize(
+    ("fields", "reason"),
+    [
+        ({"max_length": -1}, "field 'max_length' must be a whole number in [1, 1000000], not -1"),
+        (
+            {"max_length": "300"},
+            "field 'max_length' must be a whole number in [1, 1000000], not \"300\"",
+        ),
+        ({"base_model": 5}, "field 'base_model' must be a non-empty string, not 5"),
+        ({"base_model": ""}, "field 'base_model' must be a non-empty string, not \"\""),
+        ({"name": None}, "the card has no 'name' field"),
+        ({"name": ["x"]}, "field 'name' must be a non-empty string, not [\"x\"]"),
+        (
+            {"kind": "trojan"},
+            "field 'kind' must be one of adapter, full, multitask, fusion, "
+            'tanda, cascade, composite, not "trojan"',
+        ),
+        ({"encoder": "tri"}, "field 'encoder' must be one of bi, cross, composite, not \"tri\""),
+        ({"forums": "beer"}, "field 'forums' must be a list of non-empty strings, not \"beer\""),
+        ({"forums": [1]}, "field 'forums' must be a list of non-empty strings, not [1]"),
+        ({"training": []}, "field 'training' must be an object, not []"),
+        ({"files": {"w.bin": 5}}, "field 'files.w.bin' must be a sha256 hex digest, not 5"),
+    ],  # fmt: skip
+)
+def test_a_card_field_of_the_wrong_type_or_value_is_one_line_naming_card_and_field(
+    fields, reason, capsys
+):
+    path, card_file = _entry_with_card("bad", **fields)
+    with pytest.raises(ZooError) as error:
+        load("bad")
+    assert str(error.value) == f"{card_file}: {reason}"
+    assert main(["compose", "--name", "c", "--fusion", str(path), "bm25"]) == 2
+    assert capsys.readouterr().err == f"adapter-zoo compose: error: {card_file}: {reason}\n"
+    assert not (zoo_home() / "c").exists()
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("null", "the card must be a JSON object, not null"),
+        ("[1, 2]", "the card must be a JSON object, not [1, 2]"),
+        ('"card"', 'the card must be a JSON object, not "card"'),
+    ],
+)
+def test_a_card_that_is_not_an_object_is_one_line(text, reason):
+    path, card_file = _entry_with_card("bad")
+    card_file.write_text(text)
+    with pytest.raises(ZooError) as error:
+        verify_entry(path)
+    assert str(error.value) == f"{card_file}: {reason}"
+
+
+def test_one_broken_entry_never_stops_list(capsys):
+    _entry_with_card("a-good")
+    _, null_card = _entry_with_card("b-null")
+    null_card.write_text("null")
+    _, bad_card = _entry_with_card("c-bad", base_model=5, forums=[1, 2])
+    _entry_with_card("d-good")
+    listed = list_entries()
+    assert [c["name"] for c in listed] == ["a-good", "b-null", "c-bad", "d-good"]
+    assert [c.get("broken") for c in listed] == [
+        None,
+        f"{null_card}: the card must be a JSON object, not null",
+        f"{bad_card}: field 'base_model' must be a non-empty string, not 5",
+        None,
+    ]
+    assert main(["list"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1].split() == ["a-good", "adapter", "minilm-l6", "local", "beer"]
+    assert lines[2] == f"{'b-null':<24} {'BROKEN':<10} {listed[1]['broken']}"
+    assert lines[3] == f"{'c-bad':<24} {'BROKEN':<10} {listed[2]['broken']}"
+    assert lines[4].split() == ["d-good", "adapter", "minilm-l6", "local", "beer"]
+    assert main(["list", "--json"]) == 0
+    assert [c.get("broken") for c in json.loads(capsys.readouterr().out)] == [
+        c.get("broken") for c in listed
+    ]

@@ -116,8 +116,8 @@ def test_finetune_adapter_then_leaderboard(tiny_forum, tiny_bert_path, tmp_path)
     zoo = benchmarks.evaluate(entry, name, results=results)  # the trained entry stays in the zoo
     assert zoo["metrics"] == tuned["metrics"]
     # the same adapter on top of its base model, through --adapter (evaluate_each: one run per adapter)
-    swept = benchmarks.evaluate_each(str(tiny_bert_path), name, [entry, entry])
-    assert [r["adapters"] for r in swept] == [[entry], [entry]]
+    swept = benchmarks.evaluate_each(str(tiny_bert_path), name, [entry])
+    assert [r["adapters"] for r in swept] == [[entry]]
     assert all(r["metrics"] == tuned["metrics"] for r in swept)
     with pytest.raises(ValueError, match="was made for base model"):
         benchmarks.evaluate("minilm-l6", name, adapters=[entry])

@@ -51,7 +51,9 @@ def test_keep_schedule_counts():
 def test_config_defaults_and_errors():
     assert CascadeConfig().resolved(6).exits == (2, 4, 6)
     assert CascadeConfig().resolved(12).exits == (4, 6, 8, 10, 12)
-    with pytest.raises(ZooError, match="alpha must be in"):
+    with pytest.raises(
+        ZooError, match=r"^cascade config: alpha must be a finite number in \[0, 1\), not 1.0$"
+    ):
         CascadeConfig(alpha=1.0)
     with pytest.raises(ZooError, match="increasing"):
         CascadeConfig(exits=(2, 1))
@@ -278,3 +280,19 @@ def test_saved_by_short_name_in_zoo_home(tiny_cascade, tmp_path, monkeypatch):
     path = tiny_cascade.save("my-cascade")
     assert path == tmp_path / "zoo" / "my-cascade"
     assert CascadeRanker.load("my-cascade").config == tiny_cascade.config
+
+
+def test_cascade_rank_refuses_non_string_candidates_and_too_long_pairs(tiny_bert_path):
+    ranker = CascadeRanker.from_base(str(tiny_bert_path), CascadeConfig(exits=(1, 2)))
+    with pytest.raises(ZooError) as error:
+        ranker.rank("q", "abc")
+    assert str(error.value) == "rank: candidates must be a list of strings, not one str"
+    with pytest.raises(ZooError) as error:
+        ranker.rank_many([("q", ["a", None])])
+    assert str(error.value) == "cascade: candidate 1 is NoneType, not a string"
+    with pytest.raises(ZooError) as error:
+        ranker.score([("q", 3)])
+    assert str(error.value) == "score: pair 0: candidate is int, not a string"
+    with pytest.raises(ZooError) as error:
+        CascadeRanker.from_base(str(tiny_bert_path), CascadeConfig(exits=(1, 2), max_length=9999))
+    assert str(error.value) == f"max_length 9999 is above the 512 positions of {tiny_bert_path}"

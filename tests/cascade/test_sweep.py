@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -256,3 +257,93 @@ def test_entries_are_swept_at_their_own_max_length(tiny_bert_path, tiny_benchmar
         expected = evaluate(name, bench)
         assert expected["max_length"] == record["max_length"]
         assert record["metrics"] == pytest.approx(expected["metrics"], abs=1e-6)
+
+
+@pytest.fixture
+def two_entries(tiny_bert_path, tmp_path):
+    """Two cross-encoder adapter entries of the zoo, ``one`` and ``two``."""
+    folders = make_adapters(str(tiny_bert_path), tmp_path, 2, first=1)
+    for folder, name in zip(folders, ("one", "two")):
+        card = {"kind": "adapter", "base_model": str(tiny_bert_path)}
+        save_entry(lambda out, f=folder: shutil.copytree(f, out, dirs_exist_ok=True), name, card)
+    return ["one", "two"]
+
+
+@pytest.mark.parametrize("spelling", ["name", "path"])
+def test_a_sweep_naming_one_entry_twice_is_refused_before_anything_is_written(
+    two_entries, tiny_benchmark, tmp_path, spelling, capsys
+):
+    from adapter_zoo.cli import main
+    from benchmarks.sweep import sweep_benchmark
+
+    bench = "local:" + str(tiny_benchmark)
+    again = "one" if spelling == "name" else str(zoo_home() / "one")
+    message = (
+        "sweep: 'one' is named twice; name each model once"
+        if spelling == "name"
+        else f"sweep: 'one' and {again!r} are the same model; name each model once"
+    )
+    with pytest.raises(ZooError) as error:
+        sweep_benchmark(bench, ["one", "two", again], results=tmp_path / "results")
+    assert str(error.value) == message
+    argv = [
+        "sweep",
+        "--benchmark",
+        bench,
+        "--adapters",
+        "one",
+        again,
+        "--results",
+        str(tmp_path / "results"),
+    ]
+    assert main(argv) == 2
+    assert capsys.readouterr().err == f"adapter-zoo sweep: error: {message}\n"
+    argv = ["evaluate", "--model", "x", "--adapter", "one", again, "--benchmark", bench,
+            "--results", str(tmp_path / "results")]  # fmt: skip
+    assert main(argv) == 2
+    assert (
+        capsys.readouterr().err
+        == f"adapter-zoo evaluate: error: {message.replace('sweep', 'evaluate')}\n"
+    )
+    assert not (tmp_path / "results").exists()
+
+
+def test_a_sweep_that_fails_on_a_later_model_writes_no_record(
+    two_entries, tiny_benchmark, tmp_path
+):
+    from benchmarks.sweep import sweep_benchmark
+
+    bench = "local:" + str(tiny_benchmark)
+    with pytest.raises(ZooError, match=r"^unknown adapter 'missing'"):
+        sweep_benchmark(bench, ["one", "missing"], results=tmp_path / "results")
+    assert not (tmp_path / "results").exists()
+
+
+def test_the_shared_pass_refuses_a_bi_encoder_entry_in_one_line(
+    two_entries, tiny_bert_path, tmp_path
+):
+    card_file = zoo_home() / "two" / "card.json"
+    card = json.loads(card_file.read_text())
+    card["encoder"] = "bi"
+    card_file.write_text(json.dumps(card))
+    with pytest.raises(ZooError) as error:
+        sweep(str(tiny_bert_path), ["one", "two"], PAIRS)
+    assert str(error.value) == (
+        f"sweep: {zoo_home() / 'two'} is a bi-encoder entry; the shared pass takes "
+        "cross-encoder adapters (sweep_benchmark scores the others one by one)"
+    )
+
+
+def test_sweep_refuses_bad_numbers_and_non_string_pairs(tiny_bert_path, tiny_adapters):
+    base = str(tiny_bert_path)
+    for kwargs, message in [
+        ({"batch_size": 0}, "sweep: batch_size must be a whole number >= 1, not 0"),
+        ({"max_length": 0}, "sweep: max_length must be a whole number >= 1, not 0"),
+        ({"max_length": 100_000}, f"sweep: max_length 100000 is above the 512 positions of {base}"),
+    ]:
+        with pytest.raises(ZooError) as error:
+            sweep(base, tiny_adapters[:1], PAIRS, **kwargs)
+        assert str(error.value) == message
+    with pytest.raises(ZooError) as error:
+        sweep(base, tiny_adapters[:1], [("q", None)])
+    assert str(error.value) == "sweep: pair 0: candidate is NoneType, not a string"

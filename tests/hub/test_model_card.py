@@ -49,7 +49,9 @@ def test_card_lines_open_the_adapter_entry_without_adapter_zoo_loading(
     namespace = run_lines(lines, "me/beer", folder)
     assert namespace["model"].heads[namespace["name"]].config["head_type"] == head
     expected = adapter_zoo.load(str(folder), device="cpu").score(namespace["pairs"])
-    np.testing.assert_array_equal(namespace["scores"].numpy(), expected)
+    # the card's plain batch and score()'s length-sorted batches: two code paths through
+    # float kernels, equal to a tolerance (not to the bit on every machine)
+    np.testing.assert_allclose(namespace["scores"].numpy(), expected, rtol=0, atol=1e-6)
 
 
 def test_without_use_safetensors_the_plain_load_fails_as_the_card_says(entries):

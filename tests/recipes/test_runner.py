@@ -230,3 +230,111 @@ def test_smoke_reruns_in_its_own_folder_but_never_replaces_a_tiny_model_folder_o
         "(no config.json); it is left as it is: move it away or choose another folder"
     )
     assert [p.name for p in (work / "tiny-bert").iterdir()] == ["notes.txt"]
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "field", "wanted", "got"),
+    [
+        ('name = "demo"', "name = 5", "name", "a string", "int"),
+        ('paper = "a paper, Table 1"', "paper = [1]", "paper", "a string", "list"),
+        ('hardware = "none"', "hardware = true", "hardware", "a string", "bool"),
+        ('source = "Table 1"', "source = 1.5", "published.source", "a string", "float"),
+        ("scores = {wikiqa = {map = 0.5}}", "scores = 3", "published.scores", "a table", "int"),
+        (
+            "scores = {wikiqa = {map = 0.5}}",
+            'scores = {wikiqa = "x"}',
+            "published.scores.wikiqa",
+            "a table",
+            "str",
+        ),
+        (
+            'base = "bert-base"',
+            "base = {a = 1}",
+            "vars.base",
+            "a string, a number or a list",
+            "dict",
+        ),
+        (
+            'forums = ["beer.stackexchange.com", "askubuntu.com"]',
+            "forums = [{a = 1}]",
+            "vars.forums item",
+            "a string or a number",
+            "dict",
+        ),
+        ("[smoke.vars]", "[smoke.vars.x]", "smoke.vars.x", "a string, a number or a list", "dict"),
+        (
+            'run = "train --mode multitask --data {data} --forums {forums} --name mt"',
+            "run = 7",
+            "run",
+            "a string",
+            "int",
+        ),
+        ('foreach = "forum in {forums}"', "foreach = 1", "foreach", "a string", "int"),
+    ],  # fmt: skip
+)
+def test_a_recipe_field_of_the_wrong_type_is_one_line_naming_file_and_field(
+    tmp_path, old, new, field, wanted, got
+):
+    assert old in RECIPE
+    path = write(tmp_path, RECIPE.replace(old, new, 1))
+    with pytest.raises(RecipeError) as error:
+        load_recipe(path)
+    where = str(path)
+    if field in ("run", "foreach"):
+        where += ": step 3" if field == "run" else ": step 2"
+    assert str(error.value) == f"{where}: {field} must be {wanted}, not {got}"
+
+
+def test_a_recipe_step_table_of_the_wrong_type_and_nan_scores_are_refused(tmp_path):
+    path = write(tmp_path, "step = 3\n" + RECIPE.split("[[step]]")[0])
+    with pytest.raises(RecipeError) as error:
+        load_recipe(path)
+    assert str(error.value) == f"{path}: step must be an array of tables ([[step]]), not int"
+    path = write(tmp_path, RECIPE.replace("map = 0.5", "map = nan"))
+    with pytest.raises(RecipeError) as error:
+        load_recipe(path)
+    assert str(error.value) == (
+        f"{path}: published.scores.wikiqa.map must be a finite number, not nan"
+    )
+    path = write(tmp_path, RECIPE.replace('source = "Table 1"', 'source = "T"\ntolerance = -1'))
+    with pytest.raises(RecipeError) as error:
+        load_recipe(path)
+    assert str(error.value) == f"{path}: published.tolerance must be a finite number >= 0, not -1"
+
+
+SELF_RUNNING = """
+name = "{name}"
+paper = "p"
+description = "d"
+hardware = "h"
+[published]
+source = "s"
+[[step]]
+run = "forums"
+[[step]]
+run = "run {target} --work {{work}}/inner"
+"""
+
+
+def test_a_recipe_that_runs_itself_is_refused_before_anything_runs(tmp_path, capsys):
+    from adapter_zoo.cli import main
+
+    a, b = tmp_path / "a.toml", tmp_path / "b.toml"
+    a.write_text(SELF_RUNNING.format(name="a", target=b))
+    b.write_text(SELF_RUNNING.format(name="b", target=a))
+    seen = []
+    for recipe, chain in ((a, "a -> b -> a"), (b, "b -> a -> b")):
+        with pytest.raises(RecipeError) as error:
+            run_recipe(load_recipe(recipe), work=tmp_path / "w", execute=seen.append)
+        other = b if recipe == a else a
+        assert str(error.value) == (
+            f"{other}: step 2 runs recipe {str(recipe)!r}, which is already running ({chain}); "
+            "a recipe may not run itself"
+        )
+    a.write_text(SELF_RUNNING.format(name="a", target=a))
+    assert main(["run", str(a), "--work", str(tmp_path / "w")]) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"adapter-zoo run: error: {a}: step 2 runs recipe {str(a)!r}, which is already running "
+        "(a -> a); a recipe may not run itself"
+    )
+    assert seen == [] and not (tmp_path / "w").exists()

@@ -1,0 +1,138 @@
+"""Numeric options checked by type and range: the one check of every CLI option and keyword.
+
+:func:`check_number` checks a Python caller's value (the config dataclasses, keyword
+arguments); :func:`number_option` makes an argparse ``type=`` from the same check, so a
+command line and a Python caller get the same one-line message.
+
+Example:
+    >>> check_number("lr", 2e-5, low=0, low_open=True)
+    2e-05
+    >>> check_number("max_length", 0, integer=True, low=1)
+    Traceback (most recent call last):
+    ...
+    stackexchange.errors.AdapterZooError: max_length must be a whole number >= 1, not 0
+    >>> check_number("lr", float("nan"), low=0, low_open=True)
+    Traceback (most recent call last):
+    ...
+    stackexchange.errors.AdapterZooError: lr must be a finite number > 0, not nan
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import numbers
+import re
+
+from stackexchange.errors import AdapterZooError
+
+# What a command line may spell a number as: plain decimals (Python's int() and float() also
+# take "1_0", " 1", "inf", "nan" and full-width digits).
+_INTEGER = re.compile(r"[-+]?[0-9]+")
+_DECIMAL = re.compile(r"[-+]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][-+]?[0-9]+)?")
+
+
+def describe_range(
+    *, integer: bool = False, low=None, high=None, low_open: bool = False, high_open: bool = False
+) -> str:
+    """The allowed values in words, e.g. ``a whole number >= 1`` or ``a finite number in [0, 1)``.
+
+    Example:
+        >>> describe_range(low=0, high=1, high_open=True)
+        'a finite number in [0, 1)'
+    """
+    kind = "a whole number" if integer else "a finite number"
+    if low is not None and high is not None:
+        return f"{kind} in {'(' if low_open else '['}{low}, {high}{')' if high_open else ']'}"
+    if low is not None:
+        return f"{kind} {'>' if low_open else '>='} {low}"
+    if high is not None:
+        return f"{kind} {'<' if high_open else '<='} {high}"
+    return kind
+
+
+def check_number(
+    name: str,
+    value,
+    *,
+    integer: bool = False,
+    low=None,
+    high=None,
+    low_open: bool = False,
+    high_open: bool = False,
+    error: type[AdapterZooError] = AdapterZooError,
+):
+    """``value`` if it is a (whole, when ``integer``) finite number within the bounds, else
+    ``error`` naming ``name`` and the allowed range in one line. Booleans are not numbers.
+
+    Args:
+        name: the option or field, as the user wrote it (``--lr``, ``top_k``).
+        value: the value to check.
+        integer: only whole numbers (``int``, not ``2.0``).
+        low, high: bounds (None: unbounded), inclusive unless ``low_open``/``high_open``.
+        error: the error class to raise (the package's own, e.g. ``ZooError``).
+    """
+    allowed = describe_range(
+        integer=integer, low=low, high=high, low_open=low_open, high_open=high_open
+    )
+    wanted = numbers.Integral if integer else numbers.Real
+    ok = isinstance(value, wanted) and not isinstance(value, bool)
+    if ok and not integer:
+        ok = math.isfinite(value)
+    if ok and low is not None:
+        ok = value > low if low_open else value >= low
+    if ok and high is not None:
+        ok = value < high if high_open else value <= high
+    if not ok:
+        raise error(f"{name} must be {allowed}, not {value!r}")
+    return value
+
+
+def number_option(
+    *,
+    integer: bool = False,
+    low=None,
+    high=None,
+    low_open: bool = False,
+    high_open: bool = False,
+):
+    """An argparse ``type=`` reading a plain decimal number checked by :func:`check_number`;
+    argparse reports a bad value as ``argument --NAME: must be ..., not 'VALUE'`` and exits 2.
+
+    Example:
+        >>> positive = number_option(integer=True, low=1)
+        >>> positive("3")
+        3
+        >>> positive("1_0")
+        Traceback (most recent call last):
+        ...
+        argparse.ArgumentTypeError: must be a whole number >= 1, not '1_0'
+    """
+    bounds = dict(integer=integer, low=low, high=high, low_open=low_open, high_open=high_open)
+    allowed = describe_range(**bounds)
+
+    def parse(text: str):
+        pattern = _INTEGER if integer else _DECIMAL
+        if not pattern.fullmatch(text):
+            raise argparse.ArgumentTypeError(f"must be {allowed}, not {text!r}")
+        value = int(text) if integer else float(text)
+        try:
+            return check_number("value", value, **bounds)
+        except AdapterZooError:
+            raise argparse.ArgumentTypeError(f"must be {allowed}, not {text!r}") from None
+
+    parse.__name__ = "whole number" if integer else "number"
+    return parse
+
+
+# The options most commands share.
+positive_int = number_option(integer=True, low=1)
+non_negative_int = number_option(integer=True, low=0)
+# A learning rate: 0 is allowed (a run that must leave the weights as they are).
+non_negative_float = number_option(low=0)
+# A seed: what numpy's and torch's generators take.
+seed_int = number_option(integer=True, low=0, high=2**32 - 1)
+# A token limit: BERT-family models read at most 512 positions, long-context ones more; the
+# model itself is checked when it is known (``adapter_zoo.ranker.inputs.check_max_length``).
+MAX_TOKENS = 1_000_000
+max_length_int = number_option(integer=True, low=1, high=MAX_TOKENS)

@@ -1,0 +1,153 @@
+"""Numeric options out of range, NaN or oddly spelt: one line naming the option and the
+allowed range, exit 2, nothing written (``stackexchange.numbers``), on the command line and
+for the same keywords from Python."""
+
+from __future__ import annotations
+
+import pytest
+
+from adapter_zoo.cli import main
+from stackexchange.errors import AdapterZooError
+from stackexchange.numbers import check_number, number_option
+
+TRAIN = ["train", "--mode", "adapter", "--data", "D", "--forums", "beer", "--name", "n"]
+CASCADE = ["cascade-train", "--data", "D", "--name", "n"]
+WHOLE_POSITIVE = "must be a whole number >= 1"
+MAX_LENGTH = "must be a whole number in [1, 1000000]"
+SEED = "must be a whole number in [0, 4294967295]"
+RATE = "must be a finite number >= 0"
+ALPHA = "must be a finite number in [0, 1)"
+
+CASES = [
+    (TRAIN, "--lr", "nan", RATE),
+    (TRAIN, "--lr", "-1e-5", RATE),
+    (TRAIN, "--lr", "inf", RATE),
+    (TRAIN, "--max-length", "0", MAX_LENGTH),
+    (TRAIN, "--max-length", "2000000", MAX_LENGTH),
+    (TRAIN, "--epochs", "0", WHOLE_POSITIVE),
+    (TRAIN, "--batch-size", "1_0", WHOLE_POSITIVE),
+    (TRAIN, "--max-steps", "-3", WHOLE_POSITIVE),
+    (TRAIN, "--eval-steps", "2.5", WHOLE_POSITIVE),
+    (TRAIN, "--negatives", " 1", WHOLE_POSITIVE),
+    (TRAIN, "--drop-lower", "-1", "must be a whole number >= 0"),
+    (TRAIN, "--transfer-lr", "nan", RATE),
+    (TRAIN, "--patience", "0", WHOLE_POSITIVE),
+    (TRAIN, "--seed", "-1", SEED),
+    (TRAIN, "--seed", "4294967296", SEED),
+    (["evaluate", "--model", "bm25", "--benchmark", "b"], "--max-length", "0", MAX_LENGTH),
+    (["evaluate", "--model", "bm25", "--benchmark", "b"], "--max-steps", "0", WHOLE_POSITIVE),
+    (["evaluate", "--model", "bm25", "--benchmark", "b"], "--seed", "0x10", SEED),
+    (["build-benchmark", "F", "--out", "B"], "--candidates", "1", "must be a whole number >= 2"),
+    (["build-benchmark", "F", "--out", "B"], "--seed", "nan", SEED),
+    (CASCADE, "--alpha", "1", ALPHA),
+    (CASCADE, "--alpha", "nan", ALPHA),
+    (CASCADE, "--lr", "nan", RATE),
+    (CASCADE, "--exits", "0", WHOLE_POSITIVE),
+    (CASCADE, "--max-length", "-5", MAX_LENGTH),
+    (CASCADE, "--negatives", "0", WHOLE_POSITIVE),
+    (["cascade-eval", "--model", "m", "--benchmark", "b"], "--alpha", "-0.1", ALPHA),
+    (["cascade-eval", "--model", "m", "--benchmark", "b"], "--batch-size", "0", WHOLE_POSITIVE),
+    (["sweep", "--benchmark", "b", "--adapters", "a"], "--batch-size", "0", WHOLE_POSITIVE),
+    (["sweep", "--benchmark", "b", "--adapters", "a"], "--max-length", "0", MAX_LENGTH),
+    (
+        ["recommend", "--target", "t", "--adapters", "a"],
+        "--dev-sample",
+        "-5",
+        "must be a whole number >= 0",
+    ),
+    (["recommend", "--target", "t", "--adapters", "a"], "--questions", "0", WHOLE_POSITIVE),
+    (["recommend", "--target", "t", "--adapters", "a"], "--max-length", "100001.5", MAX_LENGTH),
+    (["compose", "--name", "c", "--rerank", "a", "b"], "--top-k", "0", WHOLE_POSITIVE),
+    (["parse", "S", "--out", "O"], "--workers", "0", WHOLE_POSITIVE),
+    (["parse", "S", "--out", "O"], "--max-positives", "-1", WHOLE_POSITIVE),
+    (["parse", "S", "--out", "O"], "--seed", "1e3", SEED),
+    (["quickstart", "--out", "Q"], "--max-steps", "0", WHOLE_POSITIVE),
+]
+
+
+@pytest.mark.parametrize(
+    ("argv", "option", "value", "allowed"),
+    CASES,
+    ids=[f"{argv[0]} {option} {value}" for argv, option, value, _ in CASES],
+)
+def test_a_numeric_option_out_of_range_is_one_line_naming_it_and_its_range(
+    argv, option, value, allowed, tmp_path, monkeypatch, capsys
+):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as exit_:
+        main([*argv, f"{option}={value}"])
+    assert exit_.value.code == 2
+    error = capsys.readouterr().err.splitlines()[-1]
+    assert error == f"adapter-zoo {argv[0]}: error: argument {option}: {allowed}, not {value!r}"
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_numbers_are_read_as_plain_decimals_and_kept_in_range():
+    assert number_option(integer=True, low=1)("12") == 12
+    assert number_option(low=0)("2e-5") == 2e-5
+    assert number_option(low=0)(".5") == 0.5
+    for value in (True, float("nan"), float("inf"), "3", None, 2.0):
+        with pytest.raises(AdapterZooError):
+            check_number("n", value, integer=True)
+    assert check_number("n", 2.0) == 2.0
+
+
+def test_training_config_checks_the_same_numbers_for_python_callers():
+    from adapter_zoo.errors import ZooError
+    from adapter_zoo.training import TrainingConfig
+
+    base = dict(mode="adapter", data="D", forums=("beer",), name="n", encoder="cross")
+    for field, value, allowed in [
+        ("lr", float("nan"), "a finite number >= 0"),
+        ("max_length", 0, "a whole number in [1, 1000000]"),
+        ("max_length", 2.5, "a whole number in [1, 1000000]"),
+        ("batch_size", True, "a whole number >= 1"),
+        ("epochs", -1, "a whole number >= 1"),
+        ("max_steps", 0, "a whole number >= 1"),
+        ("eval_steps", float("inf"), "a whole number >= 1"),
+        ("patience", 0, "a whole number >= 1"),
+        ("dev_candidates", 1, "a whole number >= 2"),
+        ("weight_decay", -0.1, "a finite number >= 0"),
+        ("transfer_lr", float("nan"), "a finite number >= 0"),
+        ("seed", -1, "a whole number in [0, 4294967295]"),
+    ]:
+        with pytest.raises(ZooError) as error:
+            TrainingConfig(**base, **{field: value})
+        assert str(error.value) == f"{field} must be {allowed}, not {value!r}"
+
+
+def test_cascade_config_and_keywords_check_their_numbers():
+    from adapter_zoo.cascade.config import CascadeConfig
+    from adapter_zoo.errors import ZooError
+
+    for kwargs, message in [
+        ({"alpha": float("nan")}, "cascade config: alpha must be a finite number in [0, 1), not nan"),
+        ({"alpha": 1.0}, "cascade config: alpha must be a finite number in [0, 1), not 1.0"),
+        ({"max_length": 4}, "cascade config: max_length must be a whole number >= 8, not 4"),
+        ({"head_dropout": 1.5}, "cascade config: head_dropout must be a finite number in [0, 1), not 1.5"),
+    ]:  # fmt: skip
+        with pytest.raises(ZooError) as error:
+            CascadeConfig(**kwargs)
+        assert str(error.value) == message
+
+
+def test_benchmark_and_parse_keywords_check_their_numbers(tmp_path):
+    import benchmarks
+    from benchmarks.errors import BenchmarkError
+    from benchmarks.recommend import recommend
+    from stackexchange.dump import parse_dump
+    from stackexchange.errors import DumpError
+
+    with pytest.raises(BenchmarkError) as error:
+        benchmarks.evaluate("bm25", "local:" + str(tmp_path), max_length=0)
+    assert str(error.value) == "max_length must be a whole number >= 1, not 0"
+    with pytest.raises(BenchmarkError) as error:
+        benchmarks.evaluate("bm25", "local:" + str(tmp_path), seed=float("nan"))
+    assert str(error.value) == "seed must be a whole number in [0, 4294967295], not nan"
+    with pytest.raises(AdapterZooError) as error:
+        recommend(str(tmp_path), ["a"], dev_sample=-5)
+    assert str(error.value) == "recommend: dev_sample must be a whole number >= 0, not -5"
+    with pytest.raises(DumpError) as error:
+        parse_dump(tmp_path, tmp_path / "out", workers=0)
+    assert str(error.value) == "workers must be a whole number >= 1, not 0"
+    assert list(tmp_path.iterdir()) == []
