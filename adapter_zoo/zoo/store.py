@@ -26,7 +26,7 @@ CARD_VERSION = 1
 # Files that are not hashed: the card itself (it holds the hashes) and the README made from it.
 UNHASHED = {CARD_FILE, README_FILE}
 # Every kind of entry: the training modes, the cascade, a saved composition.
-KINDS = ("adapter", "full", "multitask", "fusion", "tanda", "cascade", "composite")
+KINDS = ("adapter", "full", "multitask", "fusion", "tanda", "cascade", "composite", "soup")
 ENCODERS = ("bi", "cross", "composite")
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 

@@ -321,7 +321,7 @@ def _entry_with_card(entry: str, **fields):
         (
             {"kind": "trojan"},
             "field 'kind' must be one of adapter, full, multitask, fusion, "
-            'tanda, cascade, composite, not "trojan"',
+            'tanda, cascade, composite, soup, not "trojan"',
         ),
         ({"encoder": "tri"}, "field 'encoder' must be one of bi, cross, composite, not \"tri\""),
         ({"forums": "beer"}, "field 'forums' must be a list of non-empty strings, not \"beer\""),
