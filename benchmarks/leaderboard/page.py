@@ -14,6 +14,7 @@ import html
 from dataclasses import dataclass
 
 from benchmarks.leaderboard.table import MARKS, Table
+from benchmarks.recommend import ZERO_SHOT_BASE
 
 STYLE = """
 body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:1.5rem;color:#1a1a1a}
@@ -37,6 +38,7 @@ td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 td.best{font-weight:bold;background:#e8f1fb}
 td.muted{opacity:.3}
 tr.published{font-style:italic;color:#555}
+tr.reference{background:#fff8e1}tr.reference th{font-weight:600}
 sup.mark{font-weight:normal;color:#8a4b00;margin-left:1px}
 .legend{font-size:.8rem;color:#444;margin:.4rem 0}
 figure{margin:1rem 0}figure img,figure svg{max-width:100%;height:auto}
@@ -148,7 +150,8 @@ def to_html(table: Table, figures: list[Figure], transfer: Figure | str) -> str:
         for i, h in enumerate(table.header)
     )
     body = "".join(
-        f'<tr class="{html.escape(r.kind)}" data-kind="{html.escape(r.kind)}" '
+        f'<tr class="{html.escape(r.kind)}{" reference" if r.label == ZERO_SHOT_BASE else ""}" '
+        f'data-kind="{html.escape(r.kind)}" '
         f'data-settings="{html.escape(" ".join(r.settings))}">'
         f'<th scope="row">{html.escape(r.label)}</th>'
         + "".join(_cell_html(c) for c in r.cells)
@@ -160,6 +163,11 @@ def to_html(table: Table, figures: list[Figure], transfer: Figure | str) -> str:
         f'<p class="legend"><sup class="mark">{MARKS[s][0]}</sup> {html.escape(MARKS[s][1])}.</p>'
         for s in used
     )
+    if any(r.label == ZERO_SHOT_BASE for r in table.rows):
+        legend += (
+            f'<p class="legend">Highlighted: {ZERO_SHOT_BASE}, the zero-shot bi-encoder a user '
+            "already has; the transfer matrix compares the zoo models with it.</p>"
+        )
     measured = sum(r.kind != "published" for r in table.rows)
     transfer_html = (
         f'<p class="note">{html.escape(transfer)}</p>' if isinstance(transfer, str)

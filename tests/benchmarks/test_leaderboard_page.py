@@ -104,6 +104,8 @@ def test_the_page_sorts_filters_and_shows_its_figures_copied_alone(browser, tmp_
     assert len(models) == len(set(models)) and not any("in-domain" in m for m in models)
     beer = page.locator("#leaderboard tbody tr", has_text="multitask-bi").locator("td").nth(0)
     assert beer.get_attribute("data-setting") == "in-domain" and "†" in beer.inner_text()
+    reference = page.locator("#leaderboard tbody tr.reference")
+    assert reference.count() == 1 and reference.locator("th").inner_text() == "sbert:minilm-l6"
     sigma = _column(page, "Σ map")
     assert all("/" not in s for s in sigma[:12])  # every set scored: no "(1/2)"
 
@@ -271,3 +273,23 @@ def test_the_page_has_no_relative_resources(tmp_path):
     links = re.findall(r'(?:src|href)="([^"]*)"', text)  # href: the SVG's own references
     assert links and all(link.startswith(("data:", "#")) for link in links)
     assert "http://" not in text.replace("http://www.w3.org/", "") and "https://" not in text
+
+
+def test_the_figures_carry_legends_and_the_zero_shot_bi_encoder_as_reference():
+    """Figure 2 draws the zero-shot bi-encoder's score as the reference line beside BM25, and
+    the bars figure names every colour it uses, BM25's red included."""
+    from benchmarks.leaderboard.plots import models_figure, zero_shot_figure
+
+    records = benchmarks.read_results(FIXTURE)
+    figure = zero_shot_figure(records)
+    [legend] = figure.legends
+    labels = [t.get_text() for t in legend.get_texts()]
+    assert "zero-shot bi-encoder (sbert:minilm-l6)" in labels and "BM25" in labels
+    wikiqa = next(axis for axis in figure.axes if axis.get_title() == "wikiqa")
+    lines = {line.get_label(): line.get_ydata()[0] for line in wikiqa.get_lines()}
+    assert lines["zero-shot bi-encoder (sbert:minilm-l6)"] == 0.71491  # its WikiQA MAP
+    figure = models_figure(records)
+    [legend] = figure.legends
+    assert [t.get_text() for t in legend.get_texts()] == ["zoo model", "zero-shot encoder", "BM25"]
+    width, height = figure.get_size_inches() * 110  # the dpi the page's PNG is drawn at
+    assert width > 1500 and height > 500  # not 440×160
