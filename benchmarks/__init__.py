@@ -15,7 +15,7 @@ from benchmarks.evaluate import evaluate, evaluate_each
 from benchmarks.finetune import to_parse_folder
 from benchmarks.leaderboard import write_leaderboard
 from benchmarks.registry import Benchmark, Reference, SourceFile, get, names
-from benchmarks.results import read_results
+from benchmarks.results import check_record, read_results
 
 __all__ = [
     "Benchmark",
@@ -28,6 +28,7 @@ __all__ = [
     "get",
     "names",
     "read_results",
+    "check_record",
     "to_parse_folder",
     "write_leaderboard",
 ]

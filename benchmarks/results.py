@@ -125,7 +125,14 @@ def _locked(folder: Path):
 
 
 def read_results(folder: str | os.PathLike) -> list[dict]:
-    """Every record of ``folder/results.jsonl`` (or of a .jsonl file given directly)."""
+    """Every record of ``folder/results.jsonl`` (or of a .jsonl file given directly), each
+    checked by :func:`check_record`.
+
+    Raises:
+        BenchmarkError: no results file; a line that is not JSON; a record that is not an
+            object, lacks a field, has one of the wrong type, or a NaN/infinite number
+            (``FILE:LINE: FIELD: what was wrong``).
+    """
     path = Path(folder)
     path = path if path.suffix == ".jsonl" else path / RESULTS_FILE
     if not path.exists():
@@ -134,10 +141,120 @@ def read_results(folder: str | os.PathLike) -> list[dict]:
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         if line.strip():
             try:
-                records.append(json.loads(line))
+                record = json.loads(line)
             except json.JSONDecodeError as error:
                 raise BenchmarkError(f"{path}:{number}: not a JSON record ({error.msg})") from None
+            records.append(check_record(record, f"{path}:{number}"))
     return records
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _number(value, field: str, where: str) -> None:
+    if not _is_number(value):
+        raise BenchmarkError(f"{where}: {field}: expected a number, got {_shown(value)}")
+    if not math.isfinite(value):
+        raise BenchmarkError(f"{where}: {field}: expected a finite number, got {value}")
+
+
+def _shown(value) -> str:
+    """A wrong value as the error shows it: its JSON type, and the value when short."""
+    kind = {dict: "an object", list: "a list", str: "a string", bool: "a boolean"}.get(
+        type(value), "null" if value is None else type(value).__name__
+    )
+    text = json.dumps(value, ensure_ascii=False)
+    return kind if len(text) > 40 or value is None else f"{kind} {text}"
+
+
+# field: (JSON type the readers rely on, required); numbers are checked to be finite too
+_FIELDS = {
+    "benchmark": (str, True),
+    "split": (str, True),
+    "model": (str, True),
+    "mode": (str, True),
+    "metrics": (dict, True),
+    "benchmark_name": (str, False),
+    "main_metric": (str, False),
+    "adapters": (list, False),
+    "queries": (int, False),
+    "wall_time_s": (float, False),
+    "alpha": (float, False),
+    "fusion_weights": (dict, False),
+}
+
+
+def check_record(record, where: str) -> dict:
+    """``record`` if it is a results record the leaderboard and the recipes can use (a record
+    without ``main_metric`` gets its registry benchmark's).
+
+    The one check of records read back (``read_results``): the fields :func:`make_record`
+    writes that readers rely on, by type, every metric a finite number (a NaN would be
+    averaged and sorted first), the main metric among the metrics. ``where`` names the file
+    and line in the error.
+
+    Raises:
+        BenchmarkError: ``WHERE: FIELD: what was wrong``, in one line.
+
+    Example:
+        >>> check_record({"benchmark": "wikiqa", "split": "test", "model": "bm25",
+        ...               "mode": "zero-shot", "metrics": {"map": 0.5}}, "r.jsonl:1")["model"]
+        'bm25'
+    """
+    if not isinstance(record, dict):
+        raise BenchmarkError(f"{where}: expected a JSON object (a record), got {_shown(record)}")
+    for field, (kind, required) in _FIELDS.items():
+        if field not in record:
+            if required:
+                raise BenchmarkError(f"{where}: {field}: missing")
+            continue
+        value = record[field]
+        if kind is float:
+            _number(value, field, where)
+        elif kind is int:
+            if not (isinstance(value, int) and not isinstance(value, bool)) or value < 0:
+                raise BenchmarkError(
+                    f"{where}: {field}: expected a count >= 0, got {_shown(value)}"
+                )
+        elif not isinstance(value, kind):
+            wanted = {str: "a string", dict: "an object", list: "a list"}[kind]
+            raise BenchmarkError(f"{where}: {field}: expected {wanted}, got {_shown(value)}")
+        elif kind is str and not value.strip():
+            raise BenchmarkError(f"{where}: {field}: expected a name, got an empty string")
+    if not record["metrics"]:
+        raise BenchmarkError(f"{where}: metrics: empty (a record holds at least its main metric)")
+    for name, value in record["metrics"].items():
+        _number(value, f"metrics.{name}", where)
+    if "main_metric" not in record:  # older records: the registry's benchmark says
+        if record["benchmark"].startswith("local:"):
+            raise BenchmarkError(f"{where}: main_metric: missing (a built set's record names it)")
+        from benchmarks.registry import get
+
+        try:
+            record["main_metric"] = get(record["benchmark"]).main_metric
+        except BenchmarkError:
+            raise BenchmarkError(
+                f"{where}: main_metric: missing, and benchmark {record['benchmark']!r} is not "
+                "in the registry"
+            ) from None
+    if record["main_metric"] not in record["metrics"]:
+        raise BenchmarkError(
+            f"{where}: main_metric: {record['main_metric']!r} is not among the metrics"
+        )
+    for index, adapter in enumerate(record.get("adapters", [])):
+        if not isinstance(adapter, str):
+            raise BenchmarkError(
+                f"{where}: adapters.{index}: expected a string, got {_shown(adapter)}"
+            )
+    for layer, weights in record.get("fusion_weights", {}).items():
+        if not isinstance(weights, dict):
+            raise BenchmarkError(
+                f"{where}: fusion_weights.{layer}: expected an object, got {_shown(weights)}"
+            )
+        for adapter, weight in weights.items():
+            _number(weight, f"fusion_weights.{layer}.{adapter}", where)
+    return record
 
 
 def _non_finite(value, where: str = "") -> list[str]:
