@@ -33,8 +33,9 @@ def build_sentence_model(base: str, *, with_adapters: bool = True, device=None):
     if with_adapters:
         import adapters
 
-        from adapter_zoo.ranker.model import own_tensors
+        from adapter_zoo.ranker.model import own_tensors, quiet_adapter_activation
 
+        quiet_adapter_activation()
         adapters.init(model[0].auto_model)
         own_tensors(model)  # bit-identical reloads (see own_tensors)
     return model

@@ -237,3 +237,26 @@ def test_local_readme_lines_open_the_cross_encoder_entry_without_adapter_zoo(cro
     exec(lines, namespace)
     expected = adapter_zoo.load(str(cross_entry), device="cpu").score(namespace["pairs"])
     np.testing.assert_array_equal(namespace["scores"].numpy(), expected)
+
+
+def test_training_prints_only_its_result_and_no_adapters_noise(
+    parsed, tiny_sentence_bert_path, capfd, caplog
+):
+    """HF Trainer's per-step records go to the log (stderr through the CLI), not to stdout,
+    and adapters' "none are activated" (raised while activating) reaches no one."""
+    from adapter_zoo.cli import main
+
+    args = ["train", "--mode", "adapter", "--data", str(parsed), "--forums", "beer",
+            "--name", "quiet", "--base", str(tiny_sentence_bert_path), "--max-steps", "2",
+            "--batch-size", "8", "--max-length", "16"]  # fmt: skip
+    with caplog.at_level("WARNING", logger="adapters"):
+        assert main(args) == 0
+        adapter_zoo.load("quiet").encode(["a stout"])
+    out, err = capfd.readouterr()
+    assert (
+        out == f"adapter-zoo train: wrote zoo entry 'quiet' at {adapter_zoo.zoo_home() / 'quiet'}\n"
+    )
+    assert "adapter-zoo train: step 2: {" in err and "'loss'" not in err + out
+    assert f"adapter-zoo train: scoring {QUERIES} dev lists ({QUERIES * 20} pairs)" in err
+    assert "none are activated" not in err
+    assert not [r for r in caplog.records if "none are activated" in r.getMessage()]
