@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
-from importlib.metadata import entry_points
+from importlib.metadata import PackageNotFoundError, entry_points, version
 
 from stackexchange.errors import AdapterZooError
 
@@ -40,11 +41,20 @@ def show_progress(command: str) -> None:
     _progress = handler
 
 
+def package_version() -> str:
+    """The installed distribution's version (its metadata), as ``pip show`` reports it."""
+    try:
+        return version("adapter-zoo")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "(not installed)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="adapter-zoo",
         description="Per-forum adapters and cross-encoder rankers for question answering.",
     )
+    parser.add_argument("--version", action="version", version=f"adapter-zoo {package_version()}")
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     commands = entry_points(group=COMMAND_GROUP)
     if not commands:
@@ -62,7 +72,16 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     show_progress(args.command)
     try:
-        return int(args.func(args) or 0)
+        status = int(args.func(args) or 0)
+        sys.stdout.flush()  # here, so that a closed pipe is caught below, not at exit
+        return status
+    except BrokenPipeError:
+        # The reader went away (``adapter-zoo recipes | head -1``): it has all it wanted, so
+        # end quietly, as the Python docs advise, with the rest of stdout sent to devnull so
+        # that the interpreter's own flush at exit cannot fail again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
     except KeyboardInterrupt:
         print(f"adapter-zoo {args.command}: interrupted", file=sys.stderr)
         return 130

@@ -6,8 +6,9 @@ the head's first linear layer becomes the pooler, its last the classifier. The f
 written by sentence-transformers itself (``CrossEncoder.save_pretrained``) with the identity
 activation and the entry's ``max_length``, so ``CrossEncoder(folder).predict(pairs)`` gives
 the Ranker's logits. Everything else is refused with the reason: adapters (an adapter,
-fusion or multitask entry), bi-encoders, composites, cascades, and heads a CrossEncoder has no
-equivalent for (the pair-cosine head of sentence-encoder bases).
+fusion or multitask entry), bi-encoders (the reason says how to open one in
+sentence-transformers), composites, cascades, and heads a CrossEncoder has no equivalent for
+(the pair-cosine head of sentence-encoder bases).
 """
 
 from __future__ import annotations
@@ -29,15 +30,16 @@ PROBE_PAIRS = [
 PROBE_TOLERANCE = 1e-5
 
 
-def card_refusal(card: dict) -> str | None:
-    """Why the entry of ``card`` cannot be a CrossEncoder, judged by its card; None if it may."""
+def card_refusal(card: dict, path: Path | None = None) -> str | None:
+    """Why the entry of ``card`` (at ``path``) cannot be a CrossEncoder, judged by its card;
+    None if it may. A bi-encoder's reason says how to open it in sentence-transformers."""
     kind, layout = card.get("kind"), card.get("layout", "adapter")
     if kind == "cascade":
         return "it is a cascade (early exits); load it with adapter_zoo.cascade"
     if kind == "composite":
         return f"it is a composite ({card.get('spec')}); export its members instead"
     if card.get("encoder") == "bi":
-        return "it is a bi-encoder; its model card shows how to open it in sentence-transformers"
+        return _bi_encoder_refusal(layout, path)
     if layout == "fusion":
         return "it is an AdapterFusion entry, and a CrossEncoder runs no adapters"
     if layout == "adapter":
@@ -48,6 +50,23 @@ def card_refusal(card: dict) -> str | None:
     if layout != "full":
         return f"its layout {layout!r} is unknown"
     return None
+
+
+def _bi_encoder_refusal(layout: str, path: Path | None) -> str:
+    where = "the entry" if path is None else str(path)
+    if layout == "full":
+        return (
+            "it is a bi-encoder, and its model/ folder already is a sentence-transformers "
+            f"folder: SentenceTransformer({str(Path(where) / 'model')!r})"
+        )
+    # Bottleneck adapters (a ReLU between two projections) do not fold into the weights: the
+    # adapters library's merge_adapter merges LoRA only, so no plain folder reproduces them.
+    return (
+        "it is a bi-encoder with bottleneck adapters, which do not merge into the base's "
+        "weights, so no plain sentence-transformers folder reproduces it; open it with "
+        "sentence-transformers and the adapters library as the lines in "
+        f"{Path(where) / 'README.md'} show, or with adapter_zoo.load"
+    )
 
 
 def model_refusal(model, head: str) -> str | None:
@@ -186,7 +205,7 @@ def _exportable_entry(name: str) -> tuple[dict, Path]:
         raise ZooError(f"cannot export {name!r} as a CrossEncoder: it is a composition")
     path = resolve_entry(name)
     card = verify_entry(path)
-    reason = card_refusal(card)
+    reason = card_refusal(card, path)
     if reason:
         raise ZooError(f"cannot export {name!r} as a CrossEncoder: {reason}")
     return card, path

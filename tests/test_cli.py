@@ -89,3 +89,45 @@ def test_the_two_sweeps_have_distinct_names():
     assert not callable(getattr(benchmarks, "sweep", None))
     assert benchmarks.evaluate_each.__name__ == "evaluate_each"
     assert sweep.__module__ == "adapter_zoo.sweep.sweep"
+
+
+def test_version_prints_the_installed_version_and_exits_0(capsys):
+    from importlib.metadata import version
+
+    with pytest.raises(SystemExit) as done:
+        main(["--version"])
+    assert done.value.code == 0
+    assert capsys.readouterr().out == f"adapter-zoo {version('adapter-zoo')}\n"
+    assert version("adapter-zoo") == adapter_zoo.__version__
+
+
+@pytest.mark.parametrize("command", ["recipes", "forums", "list"])
+def test_a_reader_that_went_away_ends_the_command_quietly(command, tmp_path):
+    """``adapter-zoo recipes | head -0``: the pipe is closed before the command writes, so
+    every write fails with EPIPE; the command ends with exit 0 and nothing on stderr."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": str(root), "ADAPTER_ZOO_HOME": str(tmp_path)}
+    if command == "list":  # so that list has something to print
+        from adapter_zoo.zoo import save_entry
+
+        os.environ["ADAPTER_ZOO_HOME"], saved = str(tmp_path), os.environ["ADAPTER_ZOO_HOME"]
+        try:
+            save_entry(lambda f: (f / "w.bin").write_bytes(b"0"), "beer", {"kind": "adapter",
+                       "base_model": "minilm-l6", "forums": ["beer"]})  # fmt: skip
+        finally:
+            os.environ["ADAPTER_ZOO_HOME"] = saved
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "adapter_zoo", command], stdout=write_end,
+            stderr=subprocess.PIPE, env=env, cwd=root, timeout=120, text=True,
+        )  # fmt: skip
+    finally:
+        os.close(write_end)
+    assert (done.returncode, done.stderr) == (0, "")

@@ -26,7 +26,7 @@ def wheel(tmp_path_factory) -> Path:
     ignore = shutil.ignore_patterns("__pycache__", "*.egg-info", "*.pyc")
     for name in PACKAGES:
         shutil.copytree(ROOT / name, src / name, ignore=ignore)
-    for name in ("pyproject.toml", "README.md"):
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
         shutil.copy2(ROOT / name, src / name)
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index"]
@@ -72,3 +72,25 @@ def test_installed_wheel_lists_the_recipes(wheel, tmp_path):
     listed = {line.split()[0] for line in out[1:] if line and not line.startswith(" ")}
     assert len(listed) == 11
     assert listed == {path.stem for path in recipe_dir().glob("*.toml")}
+
+
+def test_wheel_carries_the_apache_licence(wheel):
+    with zipfile.ZipFile(wheel) as archive:
+        names = archive.namelist()
+        (metadata,) = [n for n in names if n.endswith(".dist-info/METADATA")]
+        text = archive.read(metadata).decode()
+        licences = [n for n in names if n.endswith("/LICENSE")]
+        assert len(licences) == 1 and "Apache License" in archive.read(licences[0]).decode()
+    assert "License: Apache-2.0" in text or "License-Expression: Apache-2.0" in text
+    assert (ROOT / "LICENSE").read_text().startswith(" " * 33 + "Apache License\n")
+
+
+def test_the_readme_cpu_install_pins_the_torch_the_tests_ran_with():
+    """README's CPU install line takes the CPU wheel of .ci/constraints.txt's torch (the
+    dry-run resolve itself, 76 packages and no nvidia-*, takes over two minutes: not here)."""
+    import re
+
+    pinned = re.search(r"^torch==(\S+)$", (ROOT / ".ci/constraints.txt").read_text(), re.M)
+    readme = (ROOT / "README.md").read_text()
+    line = 'pip install "torch==%s+cpu" --index-url https://download.pytorch.org/whl/cpu'
+    assert line % pinned.group(1) in readme

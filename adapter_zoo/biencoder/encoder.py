@@ -31,14 +31,18 @@ def build_sentence_model(base: str, *, with_adapters: bool = True, device=None):
     """
     from sentence_transformers import SentenceTransformer
 
-    model = SentenceTransformer(
+    from adapter_zoo.biencoder.guard import AdapterSentenceTransformer
+
+    # with adapters: a SentenceTransformer that refuses to save a folder dropping them
+    model = (AdapterSentenceTransformer if with_adapters else SentenceTransformer)(
         resolve_base_model(base), device=str(pick_device(device)), trust_remote_code=False
     )
     if with_adapters:
         import adapters
 
-        from adapter_zoo.ranker.model import own_tensors
+        from adapter_zoo.ranker.model import own_tensors, quiet_adapter_activation
 
+        quiet_adapter_activation()
         adapters.init(model[0].auto_model)
         own_tensors(model)  # bit-identical reloads (see own_tensors)
     return model
@@ -103,23 +107,120 @@ class BiEncoder:
         self.model.max_seq_length = check_max_length(value, config, model=str(self.base_model))
 
     def encode(
-        self, texts: Sequence[str], *, batch_size: int = 64, progress: bool = False
+        self, texts, *, batch_size: int = 64, progress: bool = False, **kwargs
     ) -> np.ndarray:
-        """Unit-length embeddings of ``texts``, one float32 row each (each text cut first to a
-        bound derived from ``max_length``, see :func:`adapter_zoo.ranker.ranker.clip_text`)."""
+        """Embeddings of ``texts``: by default unit-length float32 numpy rows, one per text.
+
+        Takes every keyword argument of sentence-transformers' ``SentenceTransformer.encode``
+        (``show_progress_bar``, ``normalize_embeddings``, ``convert_to_tensor``,
+        ``prompt_name``, ``precision``, ``truncate_dim``, ...) and passes it on to the wrapped
+        model; only the defaults differ: ``batch_size=64``, ``normalize_embeddings=True``
+        (the score is a cosine), ``show_progress_bar=progress``. One string gives one vector.
+
+        Example:
+            >>> encoder.encode(["a stout", "a lager"], show_progress_bar=False).shape
+            ... # doctest: +SKIP
+            (2, 384)
+        """
+        return self._encode(self.model.encode, texts, batch_size, progress, kwargs)
+
+    def encode_query(self, texts, *, batch_size: int = 64, progress: bool = False, **kwargs):
+        """:meth:`encode` through ``SentenceTransformer.encode_query`` (its "query" prompt,
+        if the model has one; all-MiniLM-L6-v2 has none, so the same vectors)."""
+        return self._encode(self.model.encode_query, texts, batch_size, progress, kwargs)
+
+    def encode_document(self, texts, *, batch_size: int = 64, progress: bool = False, **kwargs):
+        """:meth:`encode` through ``SentenceTransformer.encode_document`` (its "document"
+        prompt, if the model has one)."""
+        return self._encode(self.model.encode_document, texts, batch_size, progress, kwargs)
+
+    def _encode(self, function, texts, batch_size: int, progress: bool, kwargs: dict):
         from adapter_zoo.ranker.ranker import clip_text
 
-        texts = check_texts(texts)
-        if not texts:
-            dim = self.model.get_sentence_embedding_dimension()
-            return np.zeros((0, dim), dtype=np.float32)
-        return self.model.encode(
-            [clip_text(t, self.max_length) for t in texts],
-            batch_size=batch_size,
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            show_progress_bar=progress,
-        ).astype(np.float32)
+        options = {
+            "batch_size": batch_size,
+            "normalize_embeddings": True,
+            "convert_to_numpy": True,
+            "show_progress_bar": progress,
+            **kwargs,
+        }
+        if isinstance(texts, str):
+            vectors = function(clip_text(texts, self.max_length), **options)
+        elif not len(texts):
+            vectors = function([], **options)
+            if isinstance(vectors, np.ndarray) and vectors.ndim == 1:  # numpy of nothing
+                dim = self.model.get_embedding_dimension()
+                return np.zeros((0, dim), dtype=np.float32)
+            return vectors
+        else:
+            # each text cut first to a bound derived from max_length (see clip_text)
+            clipped = [clip_text(t, self.max_length) for t in check_texts(texts)]
+            vectors = function(clipped, **options)
+        if isinstance(vectors, np.ndarray) and vectors.dtype == np.float64:
+            return vectors.astype(np.float32)
+        return vectors
+
+    # sentence-transformers' names, for its evaluators and for code written against a
+    # SentenceTransformer. Listed one by one (no __getattr__ delegation): each is tested in
+    # tests/adapter_zoo/test_st_compat.py, and an unknown name fails as an AttributeError.
+    @property
+    def similarity_fn_name(self) -> str:
+        """The wrapped model's similarity name (``"cosine"`` for all-MiniLM-L6-v2); the
+        embeddings are unit length by default, so cosine and dot agree."""
+        return self.model.similarity_fn_name
+
+    @similarity_fn_name.setter
+    def similarity_fn_name(self, value: str) -> None:
+        self.model.similarity_fn_name = value
+
+    def similarity(self, embeddings1, embeddings2):
+        """``SentenceTransformer.similarity``: the score matrix of two sets of embeddings."""
+        return self.model.similarity(embeddings1, embeddings2)
+
+    def similarity_pairwise(self, embeddings1, embeddings2):
+        """``SentenceTransformer.similarity_pairwise``: row i of one against row i of the other."""
+        return self.model.similarity_pairwise(embeddings1, embeddings2)
+
+    def get_sentence_embedding_dimension(self) -> int | None:
+        return self.model.get_embedding_dimension()
+
+    def get_embedding_dimension(self) -> int | None:
+        return self.model.get_embedding_dimension()
+
+    @property
+    def model_card_data(self):
+        """The wrapped model's card data, where evaluators record their metrics."""
+        return self.model.model_card_data
+
+    @property
+    def max_seq_length(self) -> int:
+        return self.model.max_seq_length
+
+    @max_seq_length.setter
+    def max_seq_length(self, value: int) -> None:
+        self.model.max_seq_length = int(value)
+
+    @property
+    def tokenizer(self):
+        return self.model.tokenizer
+
+    def eval(self) -> BiEncoder:
+        self.model.eval()
+        return self
+
+    def to(self, device) -> BiEncoder:
+        import torch
+
+        self.device = torch.device(device)
+        self.model.to(self.device)
+        return self
+
+    def save(self, path, *args, **kwargs) -> None:
+        """``SentenceTransformer.save``: a sentence-transformers folder that
+        ``SentenceTransformer(path)`` reopens with the same embeddings; refused (ZooError)
+        while the model holds adapters, which no such folder can hold (see
+        :mod:`adapter_zoo.biencoder.guard`)."""
+        self.model.save(str(path), *args, **kwargs)
 
     def score(
         self, pairs: Sequence[tuple[str, str]], *, batch_size: int = 64, progress: bool = False

@@ -215,9 +215,10 @@ def _trainer(config, model, train_set, *, lr, steps, output_dir, selection, phas
     from sentence_transformers import (
         SentenceTransformerTrainer,
         SentenceTransformerTrainingArguments,
-        losses,
     )
+    from sentence_transformers.sentence_transformer import losses
     from transformers import TrainerCallback
+    from transformers.trainer_callback import PrinterCallback, ProgressCallback
 
     class Trainer(SentenceTransformerTrainer):
         # Checkpoints hold only the trainable weights, as safetensors: a few MB per adapter,
@@ -239,6 +240,14 @@ def _trainer(config, model, train_set, *, lr, steps, output_dir, selection, phas
         def on_save(self, args, state, control, **kwargs):
             selection.save(Path(args.output_dir) / f"checkpoint-{state.global_step}")
             return control
+
+    class LoggedProgress(ProgressCallback):
+        # HF's progress bar (stderr), but its per-step records ({'loss': ...}) go to the log,
+        # not to stdout (tqdm.write), where a command's results are.
+        def on_log(self, args, state, control, logs=None, **kwargs):
+            if state.is_world_process_zero and logs:
+                record = {k: v for k, v in logs.items() if k != "total_flos"}
+                log.info("step %d: %s", state.global_step, json.dumps(record))
 
     callbacks = [] if selection is None else [DevSelection()]
 
@@ -272,6 +281,9 @@ def _trainer(config, model, train_set, *, lr, steps, output_dir, selection, phas
             loss=losses.MultipleNegativesRankingLoss(model),
             callbacks=callbacks,
         )
+    trainer.remove_callback(PrinterCallback)  # (added instead of the bar when tqdm is off)
+    trainer.remove_callback(ProgressCallback)
+    trainer.add_callback(LoggedProgress)
     return trainer
 
 

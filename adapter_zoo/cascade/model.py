@@ -262,6 +262,9 @@ def attach_adapter(encoder, adapter_config: str) -> None:
     """Add one trainable bottleneck adapter to ``encoder`` (frozen otherwise) and activate it."""
     import adapters
 
+    from adapter_zoo.ranker.model import quiet_adapter_activation
+
+    quiet_adapter_activation()
     adapters.init(encoder)
     try:
         encoder.add_adapter(ADAPTER_NAME, config=adapter_config)

@@ -88,9 +88,12 @@ def load_cascade(name_or_path, *, device=None):
     if config.adapter:
         import adapters
 
+        from adapter_zoo.ranker.model import quiet_adapter_activation
+
         base = _resolve_base_model(card["base_model"])
         encoder = AutoModel.from_pretrained(base, add_pooling_layer=False, trust_remote_code=False)
         tokenizer = AutoTokenizer.from_pretrained(base, trust_remote_code=False)
+        quiet_adapter_activation()
         adapters.init(encoder)
         check_base(encoder, folder / "adapter", card, card["base_model"])
         # use_safetensors reads entries saved before it too (pytorch_adapter.bin, weights_only)

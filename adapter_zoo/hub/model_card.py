@@ -3,37 +3,16 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
+
+from adapter_zoo.zoo.snippets import (  # re-exported: the Hub's names for these
+    BASE_MODEL_HUB_IDS,
+    PAIR_COSINE,
+    entry_head_type,
+    hub_base_model,
+)
 
 LIBRARY_NAME = "adapter-transformers"  # the Hub's library tag for the adapters library
-# Short base-model names of the zoo -> their Hub ids (for the card's ``base_model``).
-BASE_MODEL_HUB_IDS = {
-    "minilm-l6": "sentence-transformers/all-MiniLM-L6-v2",
-    "bert-base": "bert-base-uncased",
-}
-
-
-PAIR_COSINE = "pair_cosine"  # adapter_zoo.ranker.heads.PAIR_COSINE (not imported: torch)
 ENCODER_WORDS = {"cross": "cross-encoder", "bi": "bi-encoder (sentence embeddings, cosine)"}
-
-
-def hub_base_model(base_model: str) -> str | None:
-    """The Hub id of ``base_model``; None for a local folder (the Hub cannot link it)."""
-    name = str(base_model)
-    if name in BASE_MODEL_HUB_IDS:
-        return BASE_MODEL_HUB_IDS[name]
-    if name.startswith(("/", ".", "~")) or name.count("/") > 1:
-        return None
-    return name
-
-
-def entry_head_type(folder) -> str | None:
-    """The ``head_type`` in an adapter entry's ``head_config.json``; None when it has none."""
-    try:
-        config = json.loads((Path(folder) / "head_config.json").read_text(encoding="utf-8"))
-        return str(config["config"]["head_type"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
 
 
 def render_model_card(card: dict, repo_id: str, *, head_type: str | None = None) -> str:
@@ -63,6 +42,7 @@ def render_model_card(card: dict, repo_id: str, *, head_type: str | None = None)
         front_matter,
     )
     from adapter_zoo.zoo.cards import licence_metadata as licence
+    from adapter_zoo.zoo.snippets import hub_folder, library_lines
 
     forums = list(card.get("forums") or [])
     lines = front_matter(
@@ -101,7 +81,7 @@ def render_model_card(card: dict, repo_id: str, *, head_type: str | None = None)
         "```",
         "",
     ]
-    lines += _library_snippet(card, repo_id, head_type)
+    lines += library_lines(card, hub_folder(repo_id), head_type)
     lines += adaptation_section(card)
     lines += dev_scores_section(card)
     if card.get("training"):
@@ -123,81 +103,10 @@ def _description(card: dict, forums: list[str]) -> str:
     )
 
 
-def _library_snippet(card: dict, repo_id: str, head_type: str | None) -> list[str]:
-    """How to open the entry without adapter-zoo: sentence-transformers + adapters for a
-    bi-encoder, the adapters library for a cross-encoder adapter."""
-    encoder = hub_base_model(card["base_model"]) or card["base_model"]
-    layout = card.get("layout", "adapter")
-    if card.get("encoder") == "bi" and layout in ("adapter", "full"):
-        if layout == "full":
-            load = [f'model = SentenceTransformer(snapshot_download("{repo_id}") + "/model")']
-        else:
-            load = [
-                f'model = SentenceTransformer("{encoder}")',
-                "adapters.init(model[0].auto_model)",
-                f'folder = snapshot_download("{repo_id}")',
-                "name = model[0].auto_model.load_adapter(folder, use_safetensors=True)",
-                "model[0].auto_model.set_active_adapters(name)",
-            ]
-        return [
-            "or with sentence-transformers (and the adapters library, whose own `save_adapter` "
-            "layout the files are in):",
-            "",
-            "```python",
-            "import adapters",
-            "from huggingface_hub import snapshot_download",
-            "from sentence_transformers import SentenceTransformer",
-            "",
-            *load,
-            f"model.max_seq_length = {int(card.get('max_length', 256))}",
-            'embeddings = model.encode(["your question", "an answer"], normalize_embeddings=True)',
-            "```",
-            "",
-        ]
-    if layout != "adapter" or card.get("kind") in ("composite", "cascade"):
-        return []
-    return [
-        "or with the adapters library and transformers directly: the files are adapters' own "
-        "`save_adapter` layout in safetensors, which adapters 1.x reads only with "
-        "`use_safetensors=True` (without it `load_adapter` looks for `pytorch_adapter.bin` and "
-        "fails). These lines score exactly as `adapter_zoo.load(...).score(pairs)`:",
-        "",
-        "```python",
-        *_adapters_lines(card, repo_id, head_type, encoder),
-        "```",
-        "",
-    ]
-
-
-def _adapters_lines(card: dict, repo_id: str, head_type: str | None, encoder: str) -> list[str]:
-    """Python lines that open a cross-encoder adapter entry with adapters + transformers and
-    score two pairs; adapter-zoo's ``register_heads`` only for its pair-cosine head."""
-    zoo_head = head_type in (None, PAIR_COSINE)
-    return [
-        "import adapters",
-        "import torch",
-        "from huggingface_hub import snapshot_download",
-        "from transformers import AutoTokenizer",
-        *(["", "from adapter_zoo import register_heads"] if zoo_head else []),
-        "",
-        f'model = adapters.AutoAdapterModel.from_pretrained("{encoder}")',
-        *(
-            ["register_heads(model)  # adapter-zoo's pair_cosine head (sentence-encoder bases)"]
-            if zoo_head
-            else []
-        ),
-        f'folder = snapshot_download("{repo_id}")',
-        "name = model.load_adapter(folder, set_active=True, use_safetensors=True)",
-        f'tokenizer = AutoTokenizer.from_pretrained("{encoder}")',
-        'pairs = [("your question", "candidate 1"), ("your question", "candidate 2")]',
-        "batch = tokenizer(",
-        "    [q for q, _ in pairs],",
-        "    [c for _, c in pairs],",
-        "    padding=True,",
-        "    truncation=True,",
-        f"    max_length={int(card.get('max_length', 300))},",
-        '    return_tensors="pt",',
-        ")",
-        "with torch.no_grad():",
-        "    scores = model.eval()(**batch).logits[:, 0]  # higher is more relevant",
-    ]
+__all__ = [
+    "BASE_MODEL_HUB_IDS",
+    "PAIR_COSINE",
+    "entry_head_type",
+    "hub_base_model",
+    "render_model_card",
+]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import sys
 
 # Two head layers with tanh = BERT's pooler followed by a linear classifier, so a full
 # model converts one-to-one to a transformers ``*ForSequenceClassification`` model.
@@ -33,11 +34,31 @@ def resolve_base_model(name: str) -> str:
     return BASE_MODEL_ALIASES.get(name, name)
 
 
-class _DropSpuriousWarning(logging.Filter):
-    # adapters 1.3 runs an empty forward context inside set_active_adapters() and warns
-    # "none are activated" while it is activating them: noise on every load and training run.
+ACTIVATION_WARNING = "There are adapters available but none are activated for the forward pass."
+
+
+class _DropActivationWarning(logging.Filter):
+    """Drops adapters' "none are activated" warning when ``set_active_adapters`` itself
+    raises it: adapters 1.3 resets merged LoRA weights (``reset_adapter``) inside an empty
+    forward context before it activates anything, and warns on that no-op on every load and
+    training run. A real forward pass with adapters off still warns."""
+
     def filter(self, record: logging.LogRecord) -> bool:
-        return "none are activated for the forward pass" not in record.getMessage()
+        if record.getMessage() != ACTIVATION_WARNING:
+            return True
+        frame = sys._getframe()
+        while frame is not None:
+            if frame.f_code.co_name == "reset_adapter":
+                return False
+            frame = frame.f_back
+        return True
+
+
+def quiet_adapter_activation() -> None:
+    """Install :class:`_DropActivationWarning` on adapters' logger (once)."""
+    mixin_logger = logging.getLogger("adapters.model_mixin")
+    if not any(isinstance(f, _DropActivationWarning) for f in mixin_logger.filters):
+        mixin_logger.addFilter(_DropActivationWarning())
 
 
 def build_model(base: str):
@@ -45,10 +66,7 @@ def build_model(base: str):
     import adapters
     from transformers import AutoTokenizer
 
-    mixin_logger = logging.getLogger("adapters.model_mixin")
-    if not any(isinstance(f, _DropSpuriousWarning) for f in mixin_logger.filters):
-        mixin_logger.addFilter(_DropSpuriousWarning())
-
+    quiet_adapter_activation()
     from adapter_zoo.ranker.heads import register_heads
 
     path = resolve_base_model(base)

@@ -119,16 +119,20 @@ def rank_candidates(
     *,
     top_k: int | None = None,
     return_documents: bool | None = None,
+    scores=None,
 ) -> list[tuple[str, float]] | list[dict]:
-    """``candidates`` sorted best first by ``scorer.score`` (anything with ``score(pairs)``);
-    ties keep input order; the first ``top_k`` when given.
+    """``candidates`` sorted best first by ``scorer.score`` (anything with ``score(pairs)``),
+    or by ``scores`` when given (one per candidate); ties keep input order; the first
+    ``top_k`` when given.
 
     By default each is a (candidate, score) tuple. With ``return_documents`` given (True or
     False) each is a sentence-transformers ``CrossEncoder.rank`` dict instead:
     ``{"corpus_id": index in candidates, "score": score}``, plus ``"text"`` when True.
     """
     query, candidates = check_ranking(query, candidates, top_k)
-    scores = np.asarray(scorer.score([(query, c) for c in candidates]))
+    if scores is None:
+        scores = scorer.score([(query, c) for c in candidates])
+    scores = np.asarray(scores)
     order = np.argsort(-scores, kind="stable")[:top_k]
     if return_documents is None:
         return [(candidates[i], float(scores[i])) for i in order]
@@ -238,20 +242,64 @@ class Ranker:
         pairs: Sequence[tuple[str, str]] | tuple[str, str],
         *,
         batch_size: int = 64,
-        show_progress_bar: bool = False,
-    ) -> np.ndarray | np.float32:
-        """:meth:`score` under sentence-transformers' ``CrossEncoder.predict`` name: float32
-        logits as a numpy array, or one numpy scalar for a single (query, candidate) pair.
+        show_progress_bar: bool | None = False,
+        activation_fn=None,
+        apply_softmax: bool | None = False,
+        convert_to_numpy: bool = True,
+        convert_to_tensor: bool = False,
+        prompt_name: str | None = None,
+        prompt: str | None = None,
+        device=None,
+    ):
+        """:meth:`score` under sentence-transformers' ``CrossEncoder.predict`` name and
+        keywords: float32 logits as a numpy array, or one numpy scalar for a single pair.
+
+        Args:
+            pairs: (query, candidate) pairs, or one pair.
+            batch_size: pairs per forward pass.
+            show_progress_bar: a progress bar over the batches (None: off).
+            activation_fn: applied to the logits (a torch callable such as
+                ``torch.nn.Sigmoid()``); None keeps the logits, as the entry's exported
+                CrossEncoder (identity activation) does.
+            apply_softmax: accepted for CrossEncoder's signature; with one logit per pair
+                it changes nothing there either.
+            convert_to_numpy: False gives a list of 0-d tensors, as CrossEncoder does.
+            convert_to_tensor: one tensor (overrides ``convert_to_numpy``).
+            prompt_name: must be None: a zoo ranker has no prompts.
+            prompt: must be None (as ``prompt_name``).
+            device: None or the ranker's own device; multi-device pools are not supported.
+
+        Raises:
+            ZooError: a prompt, or another device, was asked for.
 
         Example:
             >>> ranker.predict([("What is a stout?", "A dark beer.")])  # doctest: +SKIP
             array([0.03], dtype=float32)
         """
+        import torch
+
+        from adapter_zoo.errors import ZooError
+
+        if prompt_name is not None or prompt is not None:
+            raise ZooError(f"{self!r} has no prompts (asked for {prompt_name or prompt!r})")
+        if device is not None and torch.device(device) != self.device:
+            raise ZooError(f"{self!r} runs on {self.device}, not {device!r}; use ranker.to()")
         single = len(pairs) == 2 and all(isinstance(text, str) for text in pairs)
         scores = self.score(
-            [pairs] if single else pairs, batch_size=batch_size, progress=show_progress_bar
+            [pairs] if single else pairs, batch_size=batch_size, progress=bool(show_progress_bar)
         )
-        return scores[0] if single else scores
+        if activation_fn is None and convert_to_numpy and not convert_to_tensor:
+            return scores[0] if single else scores
+        tensor = torch.from_numpy(scores)
+        if activation_fn is not None:
+            tensor = activation_fn(tensor).float()
+        if single:
+            tensor = tensor[0]
+        if convert_to_tensor:
+            return tensor
+        if convert_to_numpy:
+            return tensor.numpy()
+        return tensor if single else list(tensor)
 
     def rank(
         self,
@@ -260,6 +308,7 @@ class Ranker:
         *,
         top_k: int | None = None,
         return_documents: bool | None = None,
+        **predict_options,
     ) -> list[tuple[str, float]] | list[dict]:
         """``candidates`` sorted best first; ties keep input order.
 
@@ -270,14 +319,39 @@ class Ranker:
             return_documents: None (default): (candidate, score) tuples. True or False:
                 sentence-transformers ``CrossEncoder.rank`` dicts, ``{"corpus_id": i,
                 "score": s}`` (``i`` the index in ``candidates``), with ``"text"`` when True.
+            **predict_options: :meth:`predict`'s keywords (``batch_size``,
+                ``show_progress_bar``, ``activation_fn``, ...), as ``CrossEncoder.rank`` takes.
 
         Example:
             >>> ranker.rank("Stout?", ["Hops", "Dark ale"], return_documents=True)  # doctest: +SKIP
             [{'corpus_id': 1, 'score': 2.1, 'text': 'Dark ale'}, {'corpus_id': 0, ...}]
         """
+        options = {**predict_options, "convert_to_numpy": True, "convert_to_tensor": False}
+        scores = self.predict([(query, c) for c in candidates], **options) if candidates else []
         return rank_candidates(
-            self, query, candidates, top_k=top_k, return_documents=return_documents
-        )
+            self, query, candidates, top_k=top_k, return_documents=return_documents,
+            scores=scores,
+        )  # fmt: skip
+
+    @property
+    def model_card_data(self):
+        """A sentence-transformers ``CrossEncoderModelCardData``, where its evaluators
+        (``CrossEncoderRerankingEvaluator``) record their metrics; made on first use."""
+        if getattr(self, "_model_card_data", None) is None:
+            from sentence_transformers.cross_encoder.model_card import CrossEncoderModelCardData
+
+            self._model_card_data = CrossEncoderModelCardData(local_files_only=True)
+        return self._model_card_data
+
+    @property
+    def num_labels(self) -> int:
+        """One relevance logit per pair (``CrossEncoder.num_labels``)."""
+        return 1
+
+    def to(self, device) -> Ranker:
+        self.device = pick_device(device)
+        self.model.to(self.device)
+        return self
 
     def __repr__(self) -> str:
         name = self.card.get("name") if self.card else None

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import logging
+import sys
+
 import numpy as np
 
 from adapter_zoo.metrics import evaluate_rankings
+
+log = logging.getLogger(__name__)
 
 
 def dev_metrics(ranker, lists) -> dict:
@@ -17,7 +22,10 @@ def dev_metrics(ranker, lists) -> dict:
     if not lists:
         return {}
     pairs = [(q, c) for q, cands in lists for c in cands]
-    scores = ranker.score(pairs, batch_size=64)
+    # Up to a minute on a CPU (a forum's few hundred dev lists): said in the log, and a bar
+    # on a terminal (tqdm's, as parse shows; none in a log file or CI).
+    log.info("scoring %d dev lists (%d pairs)", len(lists), len(pairs))
+    scores = ranker.score(pairs, batch_size=64, progress=sys.stderr.isatty())
     return positive_first_metrics(np.split(scores, np.cumsum([len(c) for _, c in lists])[:-1]))
 
 

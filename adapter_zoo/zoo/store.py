@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from adapter_zoo.errors import ZooError
+from adapter_zoo.zoo.snippets import entry_head_type
 from adapter_zoo.zoo.untrusted import (
     check_no_code,
     check_no_symlinks,
@@ -97,12 +98,14 @@ def _hash_files(folder: Path) -> dict[str, str]:
     return files
 
 
-def render_readme(card: dict) -> str:
+def render_readme(card: dict, folder: Path | None = None, *, head_type: str | None = None) -> str:
     """The human-readable card (README.md) for a zoo entry.
 
     A YAML header with the licence (``cc-by-sa-4.0`` and ``language: en`` for weights
     trained on Stack Exchange forums, see :mod:`adapter_zoo.zoo.cards`), the card's main
-    fields, the attribution line, how to load it, and its dev scores labelled as such.
+    fields, the attribution line, how to load it (with adapter-zoo, and, given the entry's
+    ``folder``, without it: the Hub card's lines, :func:`adapter_zoo.zoo.snippets.library_lines`,
+    reading that folder), and its dev scores labelled as such.
     """
     from adapter_zoo.zoo.cards import (
         adaptation_section,
@@ -111,6 +114,7 @@ def render_readme(card: dict) -> str:
         front_matter,
         licence_metadata,
     )
+    from adapter_zoo.zoo.snippets import library_lines, local_folder
 
     licence = licence_metadata(card)
     lines = front_matter(**licence, tags=["adapter-zoo"]) if licence else []
@@ -138,6 +142,8 @@ def render_readme(card: dict) -> str:
         "",
     ]
     lines += adaptation_section(card)
+    if folder is not None:
+        lines += library_lines(card, local_folder(folder), head_type)
     lines += dev_scores_section(card)
     if card.get("training"):
         lines += ["## Training", "", "```json", json.dumps(card["training"], indent=2), "```", ""]
@@ -177,7 +183,8 @@ def save_entry(
         full["created"] = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
         full["version"] = CARD_VERSION
         atomic_write_text(tmp / CARD_FILE, json.dumps(full, indent=2, ensure_ascii=False) + "\n")
-        atomic_write_text(tmp / README_FILE, render_readme(full))
+        readme = render_readme(full, final.resolve(), head_type=entry_head_type(tmp))
+        atomic_write_text(tmp / README_FILE, readme)
     return final
 
 

@@ -13,7 +13,7 @@ from adapter_zoo import ZooError
 from adapter_zoo.cli import main
 from adapter_zoo.training import TrainingConfig
 from adapter_zoo.training.models import setup_model, write_entry_weights
-from adapter_zoo.zoo import save_entry, verify_entry
+from adapter_zoo.zoo import save_entry, verify_entry, zoo_home
 
 PAIRS = [
     ("why is my stout flat", "dead yeast"),
@@ -95,7 +95,12 @@ REFUSALS = {
     "pair-cosine": "its pair_cosine head (a scaled cosine of the two texts' mean token states) "
     "has no CrossEncoder equivalent",
     "fusion": "it is an AdapterFusion entry, and a CrossEncoder runs no adapters",
-    "bi": "it is a bi-encoder; its model card shows how to open it in sentence-transformers",
+    "bi": "it is a bi-encoder with bottleneck adapters, which do not merge into the base's "
+    "weights, so no plain sentence-transformers folder reproduces it; open it with "
+    "sentence-transformers and the adapters library as the lines in {entry}/README.md show, "
+    "or with adapter_zoo.load",
+    "bi-full": "it is a bi-encoder, and its model/ folder already is a sentence-transformers "
+    "folder: SentenceTransformer('{entry}/model')",
     "composite": "it is a composite (fusion:a+bm25*0.1); export its members instead",
     "cascade": "it is a cascade (early exits); load it with adapter_zoo.cascade",
 }
@@ -113,6 +118,8 @@ def test_cli_refuses_what_a_cross_encoder_cannot_reproduce(
         card_entry(case, kind="fusion", layout="fusion", adapters=["a", "b"])
     elif case == "bi":
         card_entry(case, kind="adapter", layout="adapter", encoder="bi")
+    elif case == "bi-full":
+        card_entry(case, kind="full", layout="full", encoder="bi")
     elif case == "composite":
         card_entry(case, kind="composite", encoder="composite", spec="fusion:a+bm25*0.1")
     else:
@@ -120,7 +127,8 @@ def test_cli_refuses_what_a_cross_encoder_cannot_reproduce(
     out = tmp_path / "out"
     assert main(["export", case, "--out", str(out)]) == 2
     assert capsys.readouterr().err == (
-        f"adapter-zoo export: error: cannot export {case!r} as a CrossEncoder: {REFUSALS[case]}\n"
+        f"adapter-zoo export: error: cannot export {case!r} as a CrossEncoder: "
+        f"{REFUSALS[case].replace('{entry}', str(zoo_home() / case))}\n"
     )
     assert list(tmp_path.iterdir()) == []  # nothing written, not even a temporary folder
 
