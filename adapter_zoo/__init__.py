@@ -16,7 +16,7 @@ from __future__ import annotations
 from adapter_zoo.biencoder import BiEncoder
 from adapter_zoo.compose import BM25Scorer, Rerank, ScoreFusion, compose_entry
 from adapter_zoo.errors import ZooError
-from adapter_zoo.export import export_cross_encoder
+from adapter_zoo.export import export_cross_encoder, export_merged_lora
 from adapter_zoo.hub import pull, push
 from adapter_zoo.loading import list_entries, load
 from adapter_zoo.ranker import Ranker, resolve_base_model
@@ -38,6 +38,7 @@ __all__ = [
     "ZooError",
     "compose_entry",
     "export_cross_encoder",
+    "export_merged_lora",
     "list",
     "list_entries",
     "load",
