@@ -152,6 +152,18 @@ def parsed_beer(tmp_path_factory, shared_file) -> Path:
 
 
 @pytest.fixture(scope="session")
+def parsed_forums(tmp_path_factory) -> Path:
+    """Both archives shipped in the package, parsed: real StackExchange data, no ../shared."""
+    from stackexchange import parse_forum
+    from stackexchange.catalog import shipped_data
+
+    out = tmp_path_factory.mktemp("parsed-shipped")
+    for host in ("beer.stackexchange.com", "bicycles.meta.stackexchange.com"):
+        parse_forum(shipped_data() / f"{host}.7z", out)
+    return out
+
+
+@pytest.fixture(scope="session")
 def forum_kit():
     """The helpers above for tests (conftest cannot be imported under --import-mode=importlib)."""
     import types

@@ -25,18 +25,6 @@ FAST = {"batch_size": 8, "max_length": 16, "max_steps": 4, "eval_steps": 2, "see
         "lr": 1e-2, "reduction_factor": 2}  # fmt: skip
 
 
-@pytest.fixture(scope="module")
-def parsed_forums(tmp_path_factory):
-    """Both archives shipped in the package, parsed: real StackExchange data, no ../shared."""
-    from stackexchange import parse_forum
-    from stackexchange.catalog import shipped_data
-
-    out = tmp_path_factory.mktemp("parsed-shipped")
-    for host in (BEER, BICYCLES):
-        parse_forum(shipped_data() / f"{host}.7z", out)
-    return out
-
-
 def bi_config(parsed, base, mode, name, forums=("beer",), **extra):
     return TrainingConfig(
         mode=mode, data=str(parsed), forums=forums, name=name, base_model=str(base),

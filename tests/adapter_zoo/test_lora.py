@@ -55,18 +55,6 @@ print(json.dumps({{"scores": [float(s) for s in scores], "loaded": loaded}}))
 """
 
 
-@pytest.fixture(scope="module")
-def parsed_forums(tmp_path_factory):
-    """Both archives shipped in the package, parsed: real StackExchange data, no ../shared."""
-    from stackexchange import parse_forum
-    from stackexchange.catalog import shipped_data
-
-    out = tmp_path_factory.mktemp("parsed-shipped")
-    for host in (BEER, BICYCLES):
-        parse_forum(shipped_data() / f"{host}.7z", out)
-    return out
-
-
 def bi_config(parsed, base, name, forums=("beer",), **extra):
     return TrainingConfig(
         mode="adapter", data=str(parsed), forums=forums, name=name, base_model=str(base),

@@ -139,7 +139,7 @@ def test_ties_are_where_mteb_and_ours_differ(bi_entry):
     rows = [
         {"query": "which glass for a stout", "labels": [1, 0, 0],
          "candidates": ["a tulip glass", "a tulip glass", "true the wheel first"]},
-        {"query": "why is my chain noisy", "labels": [0, 1, 0],
+        {"query": "why is my chain noisy", "labels": [1, 0, 0],
          "candidates": ["clean and oil it", "clean and oil it", "a pint glass"]},
     ]  # fmt: skip
     scores = [bi_entry.score([(r["query"], c) for c in r["candidates"]]) for r in rows]
@@ -148,8 +148,8 @@ def test_ties_are_where_mteb_and_ours_differ(bi_entry):
     theirs = run_task(bi_entry, task_from_rows(rows, "AdapterZooTiesReranking"))
     ours = evaluate_rankings(scores, labels)["map"]
     assert theirs["map"] == round(trec_order_map(scores, labels), 5)
-    # in each tied pair id "q-1" goes first: the first row's positive ("0-0") loses the tie,
-    # the second row's ("1-1") wins it; ours counts each tie as a coin flip
+    # in each tied pair id "<query>-1" goes first, so both positives ("0-0", "1-0") lose
+    # their tie; ours counts each tie as a coin flip
     assert theirs["map"] != round(ours, 5)
 
 
