@@ -148,7 +148,7 @@ def export_cross_encoder(
 
     name = str(name_or_path)
     card, path = _exportable_entry(name)
-    out = _writable_output(path, out, overwrite)
+    out = _writable_output(path, out, overwrite, "a CrossEncoder export")
     from adapter_zoo.loading import load
 
     ranker = load(str(path), device="cpu")
@@ -164,7 +164,7 @@ def export_cross_encoder(
     return out
 
 
-def _writable_output(entry: Path, out, overwrite: bool) -> Path:
+def _writable_output(entry: Path, out, overwrite: bool, what: str) -> Path:
     """``out`` as a Path, refused when it holds the entry or what an export did not write."""
     from stackexchange.io import check_replaceable, refuse_input_inside_output
 
@@ -172,7 +172,7 @@ def _writable_output(entry: Path, out, overwrite: bool) -> Path:
     refuse_input_inside_output([entry], out, ZooError)
     check_replaceable(
         out, ours=lambda f: (f / EXPORT_FILE).is_file(), overwrite=overwrite, error=ZooError,
-        what="an adapter-zoo export",
+        what=what,
     )  # fmt: skip
     return out
 
@@ -327,7 +327,7 @@ def export_merged_lora(
     reason = merged_refusal(card, path)
     if reason:
         raise ZooError(f"cannot export {name!r} merged: {reason}")
-    out = _writable_output(path, out, overwrite)
+    out = _writable_output(path, out, overwrite, "a CrossEncoder export")
     from adapter_zoo.loading import load
 
     model = load(str(path), device="cpu")
