@@ -327,7 +327,7 @@ def export_merged_lora(
     reason = merged_refusal(card, path)
     if reason:
         raise ZooError(f"cannot export {name!r} merged: {reason}")
-    out = _writable_output(path, out, overwrite, "a CrossEncoder export")
+    out = _writable_output(path, out, overwrite, "an adapter-zoo export")
     from adapter_zoo.loading import load
 
     model = load(str(path), device="cpu")
