@@ -21,7 +21,7 @@ from adapter_zoo.biencoder import BiEncoder
 from adapter_zoo.build import build_entry
 from adapter_zoo.compose import BM25Scorer, Rerank, ScoreFusion, compose_entry
 from adapter_zoo.errors import ZooError
-from adapter_zoo.export import export_cross_encoder
+from adapter_zoo.export import export_cross_encoder, export_merged_lora
 from adapter_zoo.hub import pull, push
 from adapter_zoo.loading import list_entries, load
 from adapter_zoo.ranker import Ranker, resolve_base_model
@@ -45,6 +45,7 @@ __all__ = [
     "build_entry",
     "compose_entry",
     "export_cross_encoder",
+    "export_merged_lora",
     "list",
     "list_entries",
     "load",

@@ -163,21 +163,11 @@ def export_cross_encoder(
         >>> from sentence_transformers import CrossEncoder
         >>> CrossEncoder("beer-ce").predict([("a question", "an answer")])  # doctest: +SKIP
     """
-    from stackexchange.io import (
-        atomic_directory,
-        atomic_write_json,
-        check_replaceable,
-        refuse_input_inside_output,
-    )
+    from stackexchange.io import atomic_directory, atomic_write_json
 
     name = str(name_or_path)
     card, path = _exportable_entry(name)
-    out = Path(out)
-    refuse_input_inside_output([path], out, ZooError)
-    check_replaceable(
-        out, ours=lambda f: (f / EXPORT_FILE).is_file(), overwrite=overwrite, error=ZooError,
-        what="a CrossEncoder export",
-    )  # fmt: skip
+    out = _writable_output(path, out, overwrite, "a CrossEncoder export")
     from adapter_zoo.loading import load
 
     ranker = load(str(path), device="cpu")
@@ -187,9 +177,22 @@ def export_cross_encoder(
         raise ZooError(f"cannot export {name!r} as a CrossEncoder: {reason}")
     with atomic_directory(out, overwrite=True) as tmp:
         write_cross_encoder(ranker.model, ranker.tokenizer, head, tmp, max_length=ranker.max_length)
-        _check_reproduces(ranker, tmp, name)
+        _check_reproduces(ranker.score(PROBE_PAIRS), tmp, f"{name!r} as a CrossEncoder")
         (tmp / "README.md").write_text(_readme(card, name), encoding="utf-8")
         atomic_write_json(tmp / EXPORT_FILE, {"entry": card["name"], "source": str(path)})
+    return out
+
+
+def _writable_output(entry: Path, out, overwrite: bool, what: str) -> Path:
+    """``out`` as a Path, refused when it holds the entry or what an export did not write."""
+    from stackexchange.io import check_replaceable, refuse_input_inside_output
+
+    out = Path(out)
+    refuse_input_inside_output([entry], out, ZooError)
+    check_replaceable(
+        out, ours=lambda f: (f / EXPORT_FILE).is_file(), overwrite=overwrite, error=ZooError,
+        what=what,
+    )  # fmt: skip
     return out
 
 
@@ -211,47 +214,210 @@ def _exportable_entry(name: str) -> tuple[dict, Path]:
     return card, path
 
 
-def _check_reproduces(ranker, folder: Path, name: str) -> None:
+def _check_reproduces(reference, folder: Path, what: str, *, bi: bool = False) -> None:
+    """Refuse the export in ``folder`` unless it scores PROBE_PAIRS as ``reference`` (the
+    entry's scores) within PROBE_TOLERANCE: cosines of a SentenceTransformer with ``bi``,
+    else a CrossEncoder's logits."""
     import numpy as np
-    from sentence_transformers.cross_encoder import CrossEncoder
 
-    exported = CrossEncoder(str(folder), device="cpu", trust_remote_code=False)
-    theirs = exported.predict(PROBE_PAIRS, show_progress_bar=False)
-    difference = float(np.max(np.abs(ranker.score(PROBE_PAIRS) - theirs)))
+    if bi:
+        from sentence_transformers import SentenceTransformer
+
+        exported = SentenceTransformer(str(folder), device="cpu", trust_remote_code=False)
+        queries = exported.encode([q for q, _ in PROBE_PAIRS], normalize_embeddings=True)
+        answers = exported.encode([c for _, c in PROBE_PAIRS], normalize_embeddings=True)
+        theirs = np.einsum("ij,ij->i", queries, answers)
+    else:
+        from sentence_transformers.cross_encoder import CrossEncoder
+
+        exported = CrossEncoder(str(folder), device="cpu", trust_remote_code=False)
+        theirs = exported.predict(PROBE_PAIRS, show_progress_bar=False)
+    difference = float(np.max(np.abs(np.asarray(reference) - theirs)))
     if not difference <= PROBE_TOLERANCE:
         raise ZooError(
-            f"cannot export {name!r} as a CrossEncoder: the export scores differ from the "
-            f"entry's by {difference:.2e}"
+            f"cannot export {what}: the export scores differ from the entry's by {difference:.2e}"
         )
 
 
-def _readme(card: dict, name: str) -> str:
+def _readme(card: dict, name: str, *, lora: bool = False, bi: bool = False) -> str:
+    """The export's model card: a CrossEncoder, or with ``bi`` a SentenceTransformer; ``lora``
+    says the entry's LoRA adapter was merged into its base."""
     from adapter_zoo.hub.model_card import hub_base_model
     from adapter_zoo.zoo.cards import attribution, dev_scores_section, front_matter
     from adapter_zoo.zoo.cards import licence_metadata as licence
 
+    kind = ["sentence-similarity", "lora"] if bi else ["cross-encoder", "text-ranking"]
     lines = front_matter(
         library_name="sentence-transformers",
         base_model=hub_base_model(card["base_model"]),
-        tags=["sentence-transformers", "cross-encoder", "text-ranking", "adapter-zoo"],
-        pipeline_tag="text-ranking",
+        tags=["sentence-transformers", *kind, "adapter-zoo"],
+        pipeline_tag=kind[0] if bi else "text-ranking",
         **licence(card),
     )
     credit = attribution(card)
-    lines += [f"# {card['name']}", "", f"The adapter-zoo entry `{name}` as a CrossEncoder.", ""]
+    what = f"LoRA entry `{name}`, merged into its base," if lora else f"entry `{name}`"
+    cls = "SentenceTransformer" if bi else "CrossEncoder"
+    lines += [f"# {card['name']}", "", f"The adapter-zoo {what} as a {cls}.", ""]
     lines += [credit, ""] if credit else []
-    lines += [
-        "```python",
-        "from sentence_transformers import CrossEncoder",
-        "",
-        'model = CrossEncoder("path/to/this/folder")',
-        'model.predict([("your question", "candidate 1"), ("your question", "candidate 2")])',
-        "```",
-        "",
-        "The scores are the entry's logits (identity activation), as `Ranker.score` gives.",
-        "",
-    ]
+    lines += ["```python", f"from sentence_transformers import {cls}", "",
+              f'model = {cls}("path/to/this/folder")']  # fmt: skip
+    if bi:
+        lines += [
+            'query = model.encode("your question")',
+            'model.similarity(query, model.encode(["answer 1", "answer 2"]))',
+            "```", "", "The cosines are the entry's scores (`BiEncoder.score`).", "",
+        ]  # fmt: skip
+    else:
+        lines += [
+            'model.predict([("your question", "candidate 1"), ("your question", "candidate 2")])',
+            "```", "", "The scores are the entry's logits (identity activation), as "
+            "`Ranker.score` gives.", "",
+        ]  # fmt: skip
     return "\n".join(lines + dev_scores_section(card))
 
 
-__all__ = ["card_refusal", "export_cross_encoder", "model_refusal", "write_cross_encoder"]
+# --- LoRA entries, merged into their base (export_merged_lora) ---------------------------
+# Merging adds scale * B @ A into each LoRA'd weight once, so the export computes W' x where
+# the entry computes W x + scale * B (A x): the same function, summed in another float order.
+# PROBE_TOLERANCE (1e-5) bounds that rounding on cosines and logits (measured: ~1e-7);
+# more is a wrong export.
+MERGED_TOLERANCE = PROBE_TOLERANCE
+
+
+def merged_refusal(card: dict, path: Path) -> str | None:
+    """Why the entry of ``card`` at ``path`` cannot be exported merged; None if it can."""
+    from adapter_zoo.zoo.layouts import adapter_method
+
+    if card.get("kind") in ("cascade", "composite") or card.get("layout", "adapter") != "adapter":
+        return f"it is a {card.get('kind')} entry; only LoRA adapter entries merge into their base"
+    if adapter_method(path) != "lora":
+        return (
+            "its adapter is a bottleneck (SeqBn) adapter, which adds modules to the base; "
+            "only LoRA adapters merge into its weights"
+        )
+    return None
+
+
+def lora_entry(name: str) -> str | None:
+    """``bi`` or ``cross`` when ``name`` is a LoRA adapter entry (exported merged), else None."""
+    from adapter_zoo.compose import spec as compose
+    from adapter_zoo.loading import ZERO_SHOT_BI, resolve_entry
+    from adapter_zoo.zoo.store import verify_entry
+
+    if name.startswith(ZERO_SHOT_BI) or compose.is_spec(name) or name == compose.BM25:
+        return None
+    path = resolve_entry(name)
+    card = verify_entry(path)
+    if merged_refusal(card, path):
+        return None
+    return "bi" if card.get("encoder") == "bi" else "cross"
+
+
+def export_merged_lora(
+    name_or_path: str | os.PathLike, out: str | os.PathLike, *, overwrite: bool = False
+) -> Path:
+    """Write the LoRA adapter entry ``name_or_path`` merged into its base (the adapters
+    library's ``merge_adapter``) as a folder that plain sentence-transformers opens: a
+    ``SentenceTransformer`` for a bi-encoder entry, a ``CrossEncoder`` for a cross-encoder
+    entry on a BERT base with the CLS head (through :func:`write_cross_encoder`).
+
+    A cross-encoder on a sentence-encoder base (MiniLM) has the pair-cosine head: it reads
+    the pair jointly and compares the two texts' mean token states, which neither a
+    CrossEncoder (no such head) nor a SentenceTransformer (texts embedded apart) computes,
+    so it is refused. Arguments, the folder's atomicity and its files are as
+    :func:`export_cross_encoder`'s; it is kept only after it reproduced the entry's scores
+    within ``MERGED_TOLERANCE`` on a few probe pairs.
+
+    Raises:
+        ZooError: the entry is not a LoRA adapter entry, or has the pair-cosine head.
+
+    Example:
+        >>> export_merged_lora("beer-lora", "beer-st")  # doctest: +SKIP
+        >>> from sentence_transformers import SentenceTransformer
+        >>> SentenceTransformer("beer-st").encode(["Is a porter a stout?"])  # doctest: +SKIP
+    """
+    from adapter_zoo.loading import resolve_entry
+    from adapter_zoo.zoo.store import verify_entry
+    from stackexchange.io import atomic_directory, atomic_write_json
+
+    name = str(name_or_path)
+    path = resolve_entry(name)
+    card = verify_entry(path)
+    reason = merged_refusal(card, path)
+    if reason:
+        raise ZooError(f"cannot export {name!r} merged: {reason}")
+    out = _writable_output(path, out, overwrite, "an adapter-zoo export")
+    from adapter_zoo.loading import load
+
+    model = load(str(path), device="cpu")
+    bi = card.get("encoder") == "bi"
+    reference = model.score(PROBE_PAIRS)  # the entry as it runs, before merging
+    with atomic_directory(out, overwrite=True) as tmp:
+        if bi:
+            _write_merged_sentence_transformer(model, card, tmp)
+        else:
+            _write_merged_cross_encoder(model, card, tmp, name)
+        _check_reproduces(reference, tmp, f"{name!r} merged", bi=bi)
+        (tmp / "README.md").write_text(_readme(card, name, lora=True, bi=bi), encoding="utf-8")
+        atomic_write_json(tmp / EXPORT_FILE, {"entry": card["name"], "source": str(path),
+                                              "merged": "lora"})  # fmt: skip
+    return out
+
+
+def _merge_into(source, target, adapter: str) -> None:
+    """Merge LoRA ``adapter`` of ``source`` and copy every weight ``target`` has into it.
+
+    The adapters library cannot delete a merged LoRA module, so the merged weights move
+    into a model built without adapters."""
+    source.merge_adapter(adapter)
+    ours = source.state_dict()
+    wanted = target.state_dict()
+    missing = [key for key in wanted if key not in ours or ours[key].shape != wanted[key].shape]
+    if missing:
+        raise ZooError(f"cannot export merged: the base lacks weights {missing[:3]}")
+    target.load_state_dict({key: ours[key] for key in wanted}, strict=True)
+
+
+def _single_adapter(model) -> str:
+    names = list(model.adapters_config.adapters)
+    if len(names) != 1:
+        raise ZooError(f"cannot export merged: expected one LoRA adapter, found {names}")
+    return names[0]
+
+
+def _write_merged_sentence_transformer(encoder, card: dict, folder: Path) -> None:
+    from adapter_zoo.biencoder.encoder import build_sentence_model, transformer_of
+
+    transformer = transformer_of(encoder.model)
+    plain = build_sentence_model(card["base_model"], with_adapters=False, device="cpu")
+    _merge_into(transformer, transformer_of(plain), _single_adapter(transformer))
+    plain.max_seq_length = encoder.max_length  # the length the entry chose on dev
+    plain.save(str(folder), safe_serialization=True, create_model_card=False)
+
+
+def _write_merged_cross_encoder(ranker, card: dict, folder: Path, name: str) -> None:
+    from adapter_zoo.ranker.model import add_ranking_head, build_model
+
+    head = ranker.model.active_head
+    head_type = dict(ranker.model.heads[head].config).get("head_type")
+    if head_type != "classification":
+        raise ZooError(
+            f"cannot export {name!r} merged: its {head_type} head reads the pair jointly and "
+            "compares the two texts' mean token states; a CrossEncoder has no such head and "
+            "a SentenceTransformer embeds the texts apart, so load it with adapter_zoo.load"
+        )
+    plain, tokenizer = build_model(card["base_model"])
+    add_ranking_head(plain, head)
+    _merge_into(ranker.model, plain, _single_adapter(ranker.model))
+    write_cross_encoder(plain, tokenizer, head, folder, max_length=ranker.max_length)
+
+
+__all__ = [
+    "card_refusal",
+    "export_cross_encoder",
+    "export_merged_lora",
+    "lora_entry",
+    "merged_refusal",
+    "model_refusal",
+    "write_cross_encoder",
+]

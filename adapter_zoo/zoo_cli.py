@@ -1,5 +1,6 @@
 """``adapter-zoo list``: the entries of the local zoo (and the Hub index with --remote);
-``adapter-zoo export NAME --out DIR``: a full cross-encoder entry as a CrossEncoder folder;
+``adapter-zoo export NAME --out DIR``: a full cross-encoder entry as a CrossEncoder folder,
+a LoRA adapter entry merged into its base (SentenceTransformer or CrossEncoder folder);
 ``adapter-zoo build FORUM [--dump PATH]``: a catalog forum's entry built from its dump;
 ``adapter-zoo adapt``: a zoo entry for an unlabelled domain (:mod:`adapter_zoo.adapt.cli`)."""
 
@@ -21,7 +22,8 @@ def register(subparsers) -> None:
         description="Write the full cross-encoder entry NAME (a BERT base with its CLS "
         "classification head) as a sentence-transformers CrossEncoder folder whose predict() "
         "gives the entry's scores. Adapter, fusion, bi-encoder, composite and cascade entries "
-        "and pair-cosine heads are refused.",
+        "and pair-cosine heads are refused. A LoRA adapter entry is merged into its base and "
+        "written as a plain SentenceTransformer (bi-encoder) or CrossEncoder (CLS head) folder.",
     )
     export.add_argument("name", metavar="NAME", help="zoo name, entry folder or Hub name")
     export.add_argument("--out", required=True, metavar="DIR", help="the folder to write")
@@ -76,10 +78,15 @@ def run_list(args) -> int:
 
 
 def run_export(args) -> int:
-    from adapter_zoo.export import export_cross_encoder
+    from adapter_zoo.export import export_cross_encoder, export_merged_lora, lora_entry
 
-    out = export_cross_encoder(args.name, args.out, overwrite=args.overwrite)
-    print(f"wrote {out} (sentence_transformers.CrossEncoder({str(out)!r}))")
+    lora = lora_entry(args.name)
+    if lora:
+        out = export_merged_lora(args.name, args.out, overwrite=args.overwrite)
+    else:
+        out = export_cross_encoder(args.name, args.out, overwrite=args.overwrite)
+    opener = "SentenceTransformer" if lora == "bi" else "CrossEncoder"
+    print(f"wrote {out} (sentence_transformers.{opener}({str(out)!r}))")
     return 0
 
 

@@ -61,13 +61,12 @@ def pair_dataset(tables, *, hard_negatives: bool, seed: int):
 
 def _setup(config, hosts):
     """The SentenceTransformer of ``config.mode`` with its trainable parts, and setup names."""
-    from adapters import SeqBnConfig
-
     from adapter_zoo.training.models import (
         check_drop_lower,
         freeze_lower_layers,
         fusion_adapters,
         module_name,
+        new_adapter_config,
         starting_adapter,
     )
     from adapter_zoo.zoo.layouts import check_base
@@ -88,14 +87,7 @@ def _setup(config, hosts):
         return model, {"adapter": name}
     if config.layout == "adapter":
         name = module_name(config.name)
-        transformer.add_adapter(
-            name,
-            config=SeqBnConfig(
-                reduction_factor=config.reduction_factor,
-                init_weights="mam_adapter",
-                leave_out=list(range(config.drop_lower)),
-            ),
-        )
+        transformer.add_adapter(name, config=new_adapter_config(config, init_weights="mam_adapter"))
         transformer.train_adapter(name)
         return model, {"adapter": name}
     from adapters.composition import Fuse
@@ -563,6 +555,10 @@ def _card(config, hosts, pair_counts, selection, setup, steps, dev_size, model) 
         "scores": {k: v for k, v in selection.best.items() if k.startswith("dev_")},
         "base_scores": dict(selection.base),
     }
+    if "adapter" in setup:
+        from adapter_zoo.training.models import adapter_card
+
+        card.update(adapter_card(transformer_of(model), setup["adapter"]))
     if "adapters" in setup:
         card["adapters"] = setup["adapters"]
         card["adapter_entries"] = list(config.adapters)

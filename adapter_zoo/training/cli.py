@@ -6,7 +6,7 @@ import os
 
 
 def register(subparsers) -> None:
-    from adapter_zoo.training.config import ENCODERS, LOSSES, MODES, PAIR_KINDS
+    from adapter_zoo.training.config import ENCODERS, LOSSES, METHODS, MODES, PAIR_KINDS
     from stackexchange.numbers import (
         max_length_int,
         non_negative_float,
@@ -88,6 +88,16 @@ def register(subparsers) -> None:
         "full/tanda: those layers and the embeddings are frozen; fusion: taken from the "
         "fused adapters). Default 0",
     )
+    p.add_argument(
+        "--method",
+        choices=METHODS,
+        default=None,
+        help="adapter/multitask: seqbn (bottleneck adapter, the papers') or lora (low-rank "
+        "updates of attention query/value; exports merged as a plain model). Default: seqbn, "
+        "or the --init-from entry's",
+    )
+    p.add_argument("--lora-r", type=int, default=8, help="lora: rank (default 8)")
+    p.add_argument("--lora-alpha", type=int, default=16, help="lora: scaling alpha (default 16)")
     p.add_argument("--transfer-data", default=None, help="tanda: transfer parse output folder")
     p.add_argument(
         "--transfer-forums",
@@ -131,6 +141,9 @@ def run_train(args) -> int:
         adapters=tuple(args.adapters),
         init_from=args.init_from,
         drop_lower=args.drop_lower,
+        method=args.method,
+        lora_r=args.lora_r,
+        lora_alpha=args.lora_alpha,
         transfer_data=args.transfer_data,
         transfer_forums=tuple(args.transfer_forums),
         transfer_lr=args.transfer_lr,

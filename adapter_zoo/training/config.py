@@ -10,6 +10,9 @@ from stackexchange.numbers import MAX_TOKENS, check_number
 
 MODES = ("adapter", "full", "multitask", "fusion", "tanda")
 ENCODERS = ("bi", "cross")
+# How an adapter entry changes its base: a SeqBn bottleneck after each feed-forward block
+# (the papers' adapter) or LoRA's low-rank updates of the attention's query and value.
+METHODS = ("seqbn", "lora")
 # Token limit of a pair (cross) or of one text (bi: all-MiniLM-L6-v2 reads up to 256).
 DEFAULT_MAX_LENGTH = {"cross": 300, "bi": 256}
 LOSSES = ("bce", "pairwise", "listwise")
@@ -81,6 +84,14 @@ class TrainingConfig:
             its adapters. ``full``/``tanda``: the embeddings and the lowest ``drop_lower``
             layers are frozen instead. ``fusion`` takes the fused adapters' layers (a
             non-zero value must agree with them). At most the base's layer count minus 1.
+        method: ``adapter``/``multitask``: ``seqbn`` (the adapters library's ``SeqBnConfig``
+            bottleneck, ``reduction_factor``) or ``lora`` (its ``LoRAConfig``: rank
+            ``lora_r``, scaling ``lora_alpha / lora_r`` on the attention's query and value).
+            None: ``seqbn``, or with ``init_from`` the method of the continued entry.
+            A LoRA entry exports merged as a plain sentence-transformers model
+            (:func:`adapter_zoo.export.export_merged_lora`). The adapters library has no
+            fusion of LoRA modules, so ``fusion`` refuses ``lora``.
+        lora_r / lora_alpha: LoRA's rank and scaling numerator (``method="lora"``).
         overwrite: replace an existing zoo entry ``name``.
         restart: discard the run's checkpoint (``.checkpoints/<name>``) and start at step 0
             instead of resuming; like ``overwrite``, not part of the recorded config.
@@ -111,6 +122,13 @@ class TrainingConfig:
     seed: int = 42
     weight_decay: float = 0.01
     reduction_factor: int = 16
+    method: str | None = None
+    # r=8 on query and value is the adapters library's default and the LoRA paper's setting
+    # (Hu et al., 2021, Table 15's r=8 row on W_q, W_v); alpha=16 (scaling 2, the widespread
+    # alpha = 2r convention) instead of the library's alpha=r because B starts at zero and
+    # the run takes the SeqBn adapter's learning rate for a same-steps comparison.
+    lora_r: int = 8
+    lora_alpha: int = 16
     drop_lower: int = 0
     adapters: tuple[str, ...] = ()
     init_from: str | None = None
@@ -151,6 +169,23 @@ class TrainingConfig:
         if not self.forums:
             raise ZooError("no forums given: name at least one forum or a catalog set")
         self._check_numbers()
+        if self.method is None and not self.init_from:
+            object.__setattr__(self, "method", "seqbn")
+        if self.method is not None and self.method not in METHODS:
+            raise ZooError(f"unknown method {self.method!r}; choose one of {', '.join(METHODS)}")
+        if self.method == "lora" and self.mode == "fusion":
+            raise ZooError(
+                "--method lora: the adapters library cannot fuse LoRA modules "
+                "(AdapterFusion combines bottleneck adapters); use mode adapter or multitask"
+            )
+        if self.method == "lora" and self.layout != "adapter":
+            raise ZooError(
+                f"--method lora trains a LoRA adapter (modes adapter, multitask); mode "
+                f"{self.mode!r} trains every weight"
+            )
+        for key in ("lora_r", "lora_alpha"):
+            if getattr(self, key) < 1:
+                raise ZooError(f"{key} must be at least 1, got {getattr(self, key)}")
         if self.mode == "fusion" and len(self.adapters) < 2:
             raise ZooError("mode 'fusion' needs at least two zoo adapters (--adapters A B ...)")
         if self.init_from and self.layout != "adapter":

@@ -26,6 +26,7 @@ from adapter_zoo.training.data import (
 )
 from adapter_zoo.training.dev import DEV_LISTS, forum_dev_lists
 from adapter_zoo.training.models import (
+    adapter_card,
     fusion_weights,
     resolve_drop_lower,
     setup_model,
@@ -290,6 +291,8 @@ def train(config: TrainingConfig) -> Path:
         unwrapped.load_state_dict(best_state, strict=False)
     card = _card(config, hosts, train_tables, dev_tables, setup, progress, accelerator)
     card["base_config"] = base_config(unwrapped.config)  # checked when the entry loads
+    if "adapter" in setup:
+        card.update(adapter_card(unwrapped, setup["adapter"]))
     if config.mode == "fusion":
         pairs = [(q, c) for q, cands in dev for c in cands][:FUSION_WEIGHT_PAIRS]
         card["fusion_weights"] = fusion_weights(

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
 from adapter_zoo.errors import ZooError
 from adapter_zoo.ranker.model import add_ranking_head, build_model
 from adapter_zoo.ranker.ranker import encode_pairs
-from adapter_zoo.zoo.layouts import check_base
+from adapter_zoo.zoo.layouts import adapter_method, adapter_settings, check_base
 
 
 def module_name(name: str) -> str:
@@ -82,13 +81,35 @@ def check_drop_lower(drop_lower: int, layers: int | None, base_model: str) -> No
 
 def adapter_leave_out(folder: Path) -> list[int]:
     """The layers an adapter folder leaves out (``leave_out`` in its adapter_config.json)."""
-    config_file = Path(folder) / "adapter_config.json"
-    try:
-        config = json.loads(config_file.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as error:
-        raise ZooError(f"{config_file}: unreadable adapter config ({error})") from None
-    inner = config.get("config") if isinstance(config, dict) else None
-    return sorted(int(i) for i in (inner or {}).get("leave_out") or [])
+    return sorted(int(i) for i in adapter_settings(folder).get("leave_out") or [])
+
+
+def new_adapter_config(config, **seqbn_options):
+    """The adapters library's config of a new adapter of ``config.method``: ``LoRAConfig``
+    (rank ``lora_r``, ``lora_alpha``) or ``SeqBnConfig`` (``reduction_factor`` and
+    ``seqbn_options``), both leaving out the lowest ``drop_lower`` layers.
+
+    Example:
+        >>> new_adapter_config(TrainingConfig(..., method="lora"))  # doctest: +SKIP
+        LoRAConfig(architecture='lora', ..., r=8, alpha=16, ...)
+    """
+    from adapters import LoRAConfig, SeqBnConfig
+
+    leave_out = list(range(config.drop_lower))
+    if config.method == "lora":
+        # B starts at zero (init_weights="lora"), so the step-0 model is the base itself.
+        return LoRAConfig(r=config.lora_r, alpha=config.lora_alpha, leave_out=leave_out)
+    return SeqBnConfig(
+        reduction_factor=config.reduction_factor, leave_out=leave_out, **seqbn_options
+    )
+
+
+def adapter_card(model, name: str) -> dict:
+    """The card's ``method`` and ``adapter_config`` (the adapters library's own dict) of
+    adapter ``name`` in ``model``."""
+    record = model.adapters_config.get(name).to_dict()
+    return {"method": "lora" if record.get("architecture") == "lora" else "seqbn",
+            "adapter_config": record}  # fmt: skip
 
 
 def lowest_run(layers: list[int]) -> int:
@@ -102,11 +123,14 @@ def lowest_run(layers: list[int]) -> int:
 def resolve_drop_lower(config):
     """``config`` with ``drop_lower`` (and ``max_length``) checked against its base; a
     fusion's ``drop_lower`` comes from the fused adapters, which must all leave out the same
-    layers. Called before a run writes anything.
+    layers. With ``init_from``, also the ``method`` of the continued entry. Called before a
+    run writes anything.
 
     Raises:
-        ZooError: a ``max_length`` above the base's positions, a ``drop_lower`` at or above the base's layer count, fused adapters that
-            leave out different layers, or a non-zero ``drop_lower`` that disagrees with them.
+        ZooError: a ``max_length`` above the base's positions, a ``drop_lower`` at or above
+            the base's layer count, fused adapters that leave out different layers, or a
+            non-zero ``drop_lower`` that disagrees with them; a LoRA adapter among the fused
+            ones; a ``method`` other than the continued entry's.
     """
     import dataclasses
 
@@ -114,7 +138,14 @@ def resolve_drop_lower(config):
 
     check_max_length(config.max_length, base_config(config.base_model), model=config.base_model)
     drop_lower = config.drop_lower
+    method = config.method
     if config.mode == "fusion":
+        for _module, path, card in fusion_adapters(config):
+            if adapter_method(path) == "lora":
+                raise ZooError(
+                    f"{path}: {card.get('name', path.name)!r} is a LoRA adapter; the adapters "
+                    "library fuses bottleneck adapters only"
+                )
         found = {card.get("name", module): adapter_leave_out(path)
                  for module, path, card in fusion_adapters(config)}  # fmt: skip
         distinct = {tuple(v) for v in found.values()}
@@ -132,7 +163,14 @@ def resolve_drop_lower(config):
             )
         drop_lower = lowest_run(leave_out)
     elif config.init_from:
-        leave_out = adapter_leave_out(starting_adapter(config)[0])
+        start = starting_adapter(config)[0]
+        method = adapter_method(start)
+        if config.method not in (None, method):
+            raise ZooError(
+                f"--method {config.method} disagrees with --init-from {config.init_from!r}, "
+                f"a {method} adapter; the adapter keeps its method (omit --method)"
+            )
+        leave_out = adapter_leave_out(start)
         if drop_lower and list(range(drop_lower)) != leave_out:
             raise ZooError(
                 f"--drop-lower {drop_lower} disagrees with --init-from {config.init_from!r}, "
@@ -142,9 +180,9 @@ def resolve_drop_lower(config):
         drop_lower = lowest_run(leave_out)
     elif drop_lower:
         check_drop_lower(drop_lower, base_layer_count(config.base_model), config.base_model)
-    if drop_lower == config.drop_lower:
+    if (drop_lower, method) == (config.drop_lower, config.method):
         return config
-    return dataclasses.replace(config, drop_lower=drop_lower)
+    return dataclasses.replace(config, drop_lower=drop_lower, method=method)
 
 
 def base_config(base_model: str):
@@ -223,15 +261,7 @@ def setup_model(config):
         model.active_head = name
         return model, tokenizer, {"head": name, "adapter": name}
     if config.layout == "adapter":
-        from adapters import SeqBnConfig
-
-        model.add_adapter(
-            name,
-            config=SeqBnConfig(
-                reduction_factor=config.reduction_factor,
-                leave_out=list(range(config.drop_lower)),
-            ),
-        )
+        model.add_adapter(name, config=new_adapter_config(config))
         add_ranking_head(model, name)
         model.train_adapter(name)  # freezes the encoder; the adapter and its head train
         model.active_head = name

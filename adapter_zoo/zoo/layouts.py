@@ -60,6 +60,23 @@ def adapter_files_base(folder: Path) -> dict:
     return found
 
 
+def adapter_settings(folder: Path) -> dict:
+    """The ``config`` dict of ``folder``'s adapter_config.json (the adapters library's)."""
+    config_file = Path(folder) / "adapter_config.json"
+    try:
+        config = json.loads(config_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise ZooError(f"{config_file}: unreadable adapter config ({error})") from None
+    inner = config.get("config") if isinstance(config, dict) else None
+    return inner if isinstance(inner, dict) else {}
+
+
+def adapter_method(folder: Path) -> str:
+    """``lora`` or ``seqbn``: the method of the adapter in ``folder`` (its adapter_config.json's
+    ``architecture``; bottleneck adapters, the MultiCQA ones included, count as ``seqbn``)."""
+    return "lora" if adapter_settings(folder).get("architecture") == "lora" else "seqbn"
+
+
 def check_base(model, folder: Path, card: dict | None, base_model: str) -> None:
     """Refuse to load the adapter in ``folder`` onto a base it was not made for.
 

@@ -25,7 +25,14 @@ bi-encoder adapter against forum adapters continued there (``--finetune tanda --
 <forum adapter>``: TANDA's transfer step is the forum training, its adapt step WikiQA), each
 selected on WikiQA dev and scored on WikiQA test, over ``TANDA_SEEDS``.
 
-Results: ``results/quality.json``. Run (about an hour on 2 CPU cores; entries and results
+The LoRA table (issue 25): beer's bi-encoder adapter as LoRA (``--method lora``, r=8,
+alpha=16 on query and value) against the SeqBn adapter (``beer-bi``) at the same steps and
+rate, test MAP on beer's and bicycles.meta's sets, trainable parameters, and training speed
+in pairs/s: optimizer steps of MultipleNegativesRankingLoss on beer's pairs (batch 32, 128
+tokens) on the model ``train`` builds, the methods taking turns in the same run
+(``training_speeds``; ``--only lora`` runs this table alone).
+
+Results: ``results/quality.json`` (a partial run, ``--only``, keeps the other tables). Run (about an hour on 2 CPU cores; entries and results
 already in ``--work`` are reused): ``python benchmarks/perf/quality.py --work /tmp/quality``
 """
 
@@ -67,6 +74,10 @@ LENGTH_MODELS = (
 TANDA_STARTS = (("bi", None), ("bi", "beer-bi"), ("bi", "bicycles-bi"), ("bi", "multitask-bi"),
                 ("cross", None), ("cross", "beer-cross"), ("cross", "bicycles-cross"))  # fmt: skip
 EVAL_STEPS = 10
+SPEED_WARMUP = 2
+SPEED_STEPS = 5
+SPEED_ROUNDS = 3
+BATCH = 32  # adapter-zoo train's default batch size
 # Training truncates to 128 tokens (twice as fast); entries rank at MiniLM's own 256.
 BI = ["--encoder", "bi", "--max-length", "128", "--eval-steps", str(EVAL_STEPS)]
 CROSS = ["--encoder", "cross", "--pairs", "question_answer", "--hard-negatives", "--loss",
@@ -156,7 +167,7 @@ def lr_table(work: Path, sets: dict) -> list[dict]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--work", type=Path, default=Path("/tmp/adapter-zoo-quality"))
-    parser.add_argument("--only", choices=["lr", "tanda", "length", "all"], default="all")
+    parser.add_argument("--only", choices=["lr", "tanda", "length", "lora", "all"], default="all")
     args = parser.parse_args()
     work = args.work.resolve()
     work.mkdir(parents=True, exist_ok=True)
@@ -164,7 +175,9 @@ def main() -> None:
     sets = prepare(work)
     output = RESULTS / "quality.json"
     report = json.loads(output.read_text()) if output.is_file() else {}
-    report.update({"benchmark": "quality", "machine": machine_info(), "candidates": CANDIDATES})
+    report.update({"benchmark": "quality", "candidates": CANDIDATES})
+    if args.only != "lora":  # the LoRA table records its own machine; the others keep theirs
+        report["machine"] = machine_info()
     if args.only in ("lr", "all"):
         report["lr_table"] = lr_table(work, sets)
     if args.only == "all":
@@ -173,9 +186,96 @@ def main() -> None:
         report["tanda_table"] = tanda_table(work)
     if args.only in ("length", "all"):
         report["length_table"] = length_table(work, sets)
+    if args.only in ("lora", "all"):
+        report["lora_table"] = lora_table(work, sets)
     RESULTS.mkdir(exist_ok=True)
     output.write_text(json.dumps(report, indent=2) + "\n")
-    print(json.dumps(report.get("summary", report["lr_table"]), indent=2))
+    shown = (
+        "lora_table" if args.only == "lora" else "summary" if "summary" in report else "lr_table"
+    )
+    print(json.dumps(report[shown], indent=2))
+
+
+def lora_table(work: Path, sets: dict) -> dict:
+    """Beer's bi-encoder adapter, LoRA against SeqBn at the same steps: quality and speed."""
+    steps = ["--max-steps", str(ZOO_STEPS)]
+    rows = {}
+    for name, method in (("beer-bi", "seqbn"), ("beer-bi-lora", "lora")):
+        card = train_entry(work, name, "--mode", "adapter", "--forums", "beer", *BI, *steps,
+                           "--method", method)  # fmt: skip
+        rows[name] = {
+            "method": card.get("method", method),
+            "adapter_config": card.get("adapter_config"),
+            "steps": card["training"]["steps"],
+            "best_step": card["training"]["best_step"],
+            "dev_map": card["scores"]["dev_map"],
+            "base_dev_map": card["base_scores"]["dev_map"],
+            "max_length": card["max_length"],
+            **{f"{s}_test_map": score(work, name, sets[s], "test")["metrics"]["map"]
+               for s in FORUMS},
+            "train_seconds": card["train_seconds"],
+        }  # fmt: skip
+    speeds = training_speeds(work, [row["method"] for row in rows.values()])
+    for row in rows.values():
+        row.update(speeds[row["method"]])
+    zero_shot = {f"{s}_test_map": score(work, ZERO_SHOT, sets[s], "test")["metrics"]["map"]
+                 for s in FORUMS}  # fmt: skip
+    return {"machine": machine_info(), "steps": ZOO_STEPS, "batch_size": BATCH,
+            "zero_shot": zero_shot, "rows": rows}  # fmt: skip
+
+
+def training_speeds(work: Path, methods) -> dict:
+    """Pairs/s of training steps (forward, backward, AdamW) on the model ``train`` builds for
+    beer's bi-encoder adapter of each method, and its trainable parameter count.
+
+    The methods take turns, ``SPEED_ROUNDS`` rounds of ``SPEED_STEPS`` steps each on the same
+    batches, and each keeps its fastest round: a shared machine's load hits both alike."""
+    import torch
+    from sentence_transformers import losses
+
+    from adapter_zoo.biencoder.train import _setup  # the very model a training run builds
+    from adapter_zoo.training import TrainingConfig
+    from adapter_zoo.training.data import load_pairs
+
+    runs = {}
+    for method in methods:
+        config = TrainingConfig(
+            mode="adapter", data=str(work / "parsed"), forums=("beer",), encoder="bi",
+            name=f"speed-{method}", max_length=128, method=method,
+        )  # fmt: skip
+        torch.manual_seed(0)
+        model, _ = _setup(config, [FORUMS["beer"]])
+        model.max_seq_length = 128
+        model.train()
+        trainable = [p for p in model.parameters() if p.requires_grad]
+        runs[method] = (model, losses.MultipleNegativesRankingLoss(model),
+                        torch.optim.AdamW(trainable, lr=5e-4), trainable, [])  # fmt: skip
+    tables = load_pairs(work / "parsed", FORUMS["beer"], config.kinds, "train")
+    queries = [q for t in tables for q in t.queries]
+    positives = [p for t in tables for p in t.positives]
+
+    def steps(method: str, count: int) -> float:
+        model, loss, optimizer, _, _ = runs[method]
+        began = time.perf_counter()
+        for step in range(count):
+            start = step * BATCH
+            batch = [model.tokenize(texts[start : start + BATCH]) for texts in (queries, positives)]
+            optimizer.zero_grad()
+            loss(batch, None).backward()
+            optimizer.step()
+        return time.perf_counter() - began
+
+    for method in methods:
+        steps(method, SPEED_WARMUP)
+    for _ in range(SPEED_ROUNDS):
+        for method in methods:
+            runs[method][4].append(SPEED_STEPS * BATCH / steps(method, SPEED_STEPS))
+    return {
+        method: {"trainable_parameters": sum(p.numel() for p in run[3]),
+                 "train_pairs_per_s": round(max(run[4]), 1),
+                 "train_pairs_per_s_rounds": [round(r, 1) for r in run[4]]}
+        for method, run in runs.items()
+    }  # fmt: skip
 
 
 def length_table(work: Path, sets: dict) -> dict:

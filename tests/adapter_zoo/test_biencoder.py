@@ -25,12 +25,6 @@ FAST = {"batch_size": 8, "max_length": 16, "max_steps": 4, "eval_steps": 2, "see
         "lr": 1e-2, "reduction_factor": 2}  # fmt: skip
 
 
-@pytest.fixture(scope="module")
-def parsed_forums(parsed_shipped):
-    """Both archives shipped in the package, parsed: real StackExchange data, no ../shared."""
-    return parsed_shipped
-
-
 def bi_config(parsed, base, mode, name, forums=("beer",), **extra):
     return TrainingConfig(
         mode=mode, data=str(parsed), forums=forums, name=name, base_model=str(base),
@@ -52,9 +46,9 @@ def test_sentence_encoder_bases_default_to_bi_and_bert_to_cross(
 
 
 def test_adapter_entry_is_selected_on_dev_and_reloads_bit_identically(
-    parsed_forums, tiny_sentence_bert_path
+    parsed_shipped, tiny_sentence_bert_path
 ):
-    path = train(bi_config(parsed_forums, tiny_sentence_bert_path, "adapter", "beer-bi"))
+    path = train(bi_config(parsed_shipped, tiny_sentence_bert_path, "adapter", "beer-bi"))
     card = json.loads((path / "card.json").read_text())
     assert (card["encoder"], card["kind"], card["layout"]) == ("bi", "adapter", "adapter")
     assert card["training"]["loss"] == "MultipleNegativesRankingLoss"
@@ -67,7 +61,7 @@ def test_adapter_entry_is_selected_on_dev_and_reloads_bit_identically(
     assert card["training"]["best_step"] == 4
     assert (path / "adapter_config.json").is_file() and (path / "adapter.safetensors").is_file()
 
-    dev = forum_dev_lists(parsed_forums, [BEER])
+    dev = forum_dev_lists(parsed_shipped, [BEER])
     assert len(dev) == card["training"]["dev_lists"] and all(len(c) == 20 for _, c in dev)
     encoder = adapter_zoo.load("beer-bi")
     # trained on 16-token texts, the steps were compared at the base's own length (32)
@@ -83,9 +77,9 @@ def test_adapter_entry_is_selected_on_dev_and_reloads_bit_identically(
 
 
 def test_adapter_entry_loads_in_plain_sentence_transformers_and_adapters(
-    parsed_forums, tiny_sentence_bert_path
+    parsed_shipped, tiny_sentence_bert_path
 ):
-    path = train(bi_config(parsed_forums, tiny_sentence_bert_path, "adapter", "beer-plain"))
+    path = train(bi_config(parsed_shipped, tiny_sentence_bert_path, "adapter", "beer-plain"))
     import adapters
     from sentence_transformers import SentenceTransformer
 
@@ -104,15 +98,15 @@ def test_adapter_entry_loads_in_plain_sentence_transformers_and_adapters(
 
 @pytest.mark.parametrize("mode", ["full", "multitask", "tanda"])
 def test_every_mode_trains_a_bi_encoder_on_real_forums(
-    parsed_forums, tiny_sentence_bert_path, mode
+    parsed_shipped, tiny_sentence_bert_path, mode
 ):
     extra = {}
     forums = ("beer",)
     if mode == "multitask":
         forums = ("beer", "bicycles.meta")
     if mode == "tanda":
-        extra = {"transfer_data": str(parsed_forums), "transfer_forums": ("bicycles.meta",)}
-    config = bi_config(parsed_forums, tiny_sentence_bert_path, mode, f"bi-{mode}", forums, **extra)
+        extra = {"transfer_data": str(parsed_shipped), "transfer_forums": ("bicycles.meta",)}
+    config = bi_config(parsed_shipped, tiny_sentence_bert_path, mode, f"bi-{mode}", forums, **extra)
     path = train(config)
     card = json.loads((path / "card.json").read_text())
     assert (card["encoder"], card["kind"]) == ("bi", mode)
@@ -121,7 +115,7 @@ def test_every_mode_trains_a_bi_encoder_on_real_forums(
     assert card["forums"] == hosts
     encoder = adapter_zoo.load(f"bi-{mode}")
     assert (
-        dev_metrics(encoder, forum_dev_lists(parsed_forums, hosts))["dev_map"]
+        dev_metrics(encoder, forum_dev_lists(parsed_shipped, hosts))["dev_map"]
         == (card["scores"]["dev_map"])
     )
     if mode == "tanda":
@@ -129,28 +123,30 @@ def test_every_mode_trains_a_bi_encoder_on_real_forums(
         assert card["training"]["steps"] == 8  # 4 transfer + 4 adapt
 
 
-def test_fusion_of_bi_encoder_adapters(parsed_forums, tiny_sentence_bert_path):
+def test_fusion_of_bi_encoder_adapters(parsed_shipped, tiny_sentence_bert_path):
     base = tiny_sentence_bert_path
-    train(bi_config(parsed_forums, base, "adapter", "f-beer"))
-    train(bi_config(parsed_forums, base, "adapter", "f-bikes", ("bicycles.meta",)))
-    path = train(bi_config(parsed_forums, base, "fusion", "f-both", adapters=("f-beer", "f-bikes")))
+    train(bi_config(parsed_shipped, base, "adapter", "f-beer"))
+    train(bi_config(parsed_shipped, base, "adapter", "f-bikes", ("bicycles.meta",)))
+    path = train(
+        bi_config(parsed_shipped, base, "fusion", "f-both", adapters=("f-beer", "f-bikes"))
+    )
     card = json.loads((path / "card.json").read_text())
     assert (card["layout"], card["adapter_entries"]) == ("fusion", ["f-beer", "f-bikes"])
     assert (path / "fusion" / "adapter_fusion_config.json").is_file()
-    dev = forum_dev_lists(parsed_forums, [BEER])
+    dev = forum_dev_lists(parsed_shipped, [BEER])
     assert dev_metrics(adapter_zoo.load("f-both"), dev)["dev_map"] == card["scores"]["dev_map"]
 
 
-def test_fusion_refuses_cross_encoder_adapters(parsed_forums, tiny_sentence_bert_path):
+def test_fusion_refuses_cross_encoder_adapters(parsed_shipped, tiny_sentence_bert_path):
     base = tiny_sentence_bert_path
-    train(bi_config(parsed_forums, base, "adapter", "c-beer", encoder="cross", eval_steps=None))
-    train(bi_config(parsed_forums, base, "adapter", "b-beer"))
+    train(bi_config(parsed_shipped, base, "adapter", "c-beer", encoder="cross", eval_steps=None))
+    train(bi_config(parsed_shipped, base, "adapter", "b-beer"))
     with pytest.raises(ZooError, match=r"'c-beer' is a cross-encoder adapter; fuse bi-encoders"):
-        train(bi_config(parsed_forums, base, "fusion", "mixed", adapters=("c-beer", "b-beer")))
+        train(bi_config(parsed_shipped, base, "fusion", "mixed", adapters=("c-beer", "b-beer")))
 
 
 def test_fusion_refuses_an_adapter_made_for_another_depth(
-    parsed_forums, tiny_sentence_bert_path, tmp_path
+    parsed_shipped, tiny_sentence_bert_path, tmp_path
 ):
     import shutil
 
@@ -158,12 +154,12 @@ def test_fusion_refuses_an_adapter_made_for_another_depth(
     config = json.loads((deep / "config.json").read_text())
     (deep / "config.json").write_text(json.dumps({**config, "num_hidden_layers": 4}))
     for name, forums in [("shallow", ("beer",)), ("shallow-bikes", ("bicycles.meta",))]:
-        entry = train(bi_config(parsed_forums, tiny_sentence_bert_path, "adapter", name, forums))
+        entry = train(bi_config(parsed_shipped, tiny_sentence_bert_path, "adapter", name, forums))
         card = json.loads((entry / "card.json").read_text())
         (entry / "card.json").write_text(json.dumps({**card, "base_model": str(deep)}))
     entry = adapter_zoo.zoo_home() / "shallow"
     fusion = bi_config(
-        parsed_forums, deep, "fusion", "deep-fusion", adapters=("shallow", "shallow-bikes")
+        parsed_shipped, deep, "fusion", "deep-fusion", adapters=("shallow", "shallow-bikes")
     )
     with pytest.raises(ZooError) as error:
         train(fusion)
@@ -195,11 +191,11 @@ def _crash_at_step_4(config, monkeypatch) -> None:
 
 
 def test_resume_after_a_crash_continues_from_the_checkpoint(
-    parsed_forums, tiny_sentence_bert_path, monkeypatch
+    parsed_shipped, tiny_sentence_bert_path, monkeypatch
 ):
     from adapter_zoo.training.checkpoint import checkpoint_dir
 
-    config = bi_config(parsed_forums, tiny_sentence_bert_path, "adapter", "crash", max_steps=6)
+    config = bi_config(parsed_shipped, tiny_sentence_bert_path, "adapter", "crash", max_steps=6)
     _crash_at_step_4(config, monkeypatch)
     resumed = json.loads((train(config) / "card.json").read_text())
     # the log holds the base and step 2 from before the crash, then steps 4 and 6, then the
@@ -209,7 +205,7 @@ def test_resume_after_a_crash_continues_from_the_checkpoint(
     assert not checkpoint_dir("crash").exists()
 
     uninterrupted = json.loads(
-        (train(bi_config(parsed_forums, tiny_sentence_bert_path, "adapter", "whole", max_steps=6))
+        (train(bi_config(parsed_shipped, tiny_sentence_bert_path, "adapter", "whole", max_steps=6))
          / "card.json").read_text()
     )  # fmt: skip
     assert [r["dev_map"] for r in resumed["training"]["log"]] == [
@@ -218,7 +214,7 @@ def test_resume_after_a_crash_continues_from_the_checkpoint(
 
 
 def test_a_damaged_or_planted_checkpoint_file_is_one_line_and_restart_starts_over(
-    parsed_forums, tiny_sentence_bert_path, monkeypatch, planted_pickle
+    parsed_shipped, tiny_sentence_bert_path, monkeypatch, planted_pickle
 ):
     import dataclasses
 
@@ -226,7 +222,7 @@ def test_a_damaged_or_planted_checkpoint_file_is_one_line_and_restart_starts_ove
 
     from adapter_zoo.training.checkpoint import checkpoint_dir
 
-    config = bi_config(parsed_forums, tiny_sentence_bert_path, "adapter", "broken", max_steps=6)
+    config = bi_config(parsed_shipped, tiny_sentence_bert_path, "adapter", "broken", max_steps=6)
     _crash_at_step_4(config, monkeypatch)
     checkpoint = checkpoint_dir("broken") / "train" / "checkpoint-2"
     for name in ("optimizer.pt", "trainer_state.json", "best.safetensors"):
@@ -260,9 +256,9 @@ def test_a_damaged_or_planted_checkpoint_file_is_one_line_and_restart_starts_ove
 
 
 def test_train_warns_and_keeps_the_base_when_training_does_not_beat_it(
-    parsed_forums, tiny_sentence_bert_path
+    parsed_shipped, tiny_sentence_bert_path
 ):
-    config = bi_config(parsed_forums, tiny_sentence_bert_path, "adapter", "still", lr=1e-12)
+    config = bi_config(parsed_shipped, tiny_sentence_bert_path, "adapter", "still", lr=1e-12)
     with pytest.warns(UserWarning, match=r"'still' does not beat its base on dev \(MAP 0\.2682"):
         path = train(config)
     card = json.loads((path / "card.json").read_text())
@@ -271,8 +267,8 @@ def test_train_warns_and_keeps_the_base_when_training_does_not_beat_it(
     assert card["dev_map_by_length"]["32"] == card["base_scores"]["dev_map"]
 
 
-def test_bi_encoder_refuses_cross_encoder_losses(parsed_forums, tiny_sentence_bert_path):
-    config = bi_config(parsed_forums, tiny_sentence_bert_path, "adapter", "x", loss="listwise")
+def test_bi_encoder_refuses_cross_encoder_losses(parsed_shipped, tiny_sentence_bert_path):
+    config = bi_config(parsed_shipped, tiny_sentence_bert_path, "adapter", "x", loss="listwise")
     with pytest.raises(ZooError, match=r"--loss listwise is for cross-encoders"):
         train(config)
 
@@ -296,16 +292,16 @@ def test_zero_shot_bi_encoder_loads_by_sbert_name(tiny_sentence_bert_path):
 
 
 def test_cli_train_bi_then_evaluate_local_benchmark(
-    parsed_forums, tiny_sentence_bert_path, tmp_path
+    parsed_shipped, tiny_sentence_bert_path, tmp_path
 ):
     from adapter_zoo.cli import main
     from benchmarks import build_from_forum
 
-    argv = ["train", "--encoder", "bi", "--mode", "adapter", "--data", str(parsed_forums),
+    argv = ["train", "--encoder", "bi", "--mode", "adapter", "--data", str(parsed_shipped),
             "--forums", "beer", "--name", "cli-bi", "--base", str(tiny_sentence_bert_path),
             "--max-steps", "2", "--batch-size", "8", "--max-length", "32"]  # fmt: skip
     assert main(argv) == 0
-    bench = build_from_forum(parsed_forums / BEER, tmp_path / "las", candidates=10)
+    bench = build_from_forum(parsed_shipped / BEER, tmp_path / "las", candidates=10)
     results = tmp_path / "results"
     assert main(["evaluate", "--model", "cli-bi", "--benchmark", f"local:{bench}",
                  "--results", str(results)]) == 0  # fmt: skip
@@ -315,14 +311,14 @@ def test_cli_train_bi_then_evaluate_local_benchmark(
 
 
 def test_sweep_scores_bi_encoders_and_the_zero_shot_base_like_evaluate(
-    parsed_forums, tiny_sentence_bert_path, tmp_path
+    parsed_shipped, tiny_sentence_bert_path, tmp_path
 ):
     import benchmarks
     from benchmarks import build_from_forum
     from benchmarks.sweep import sweep_benchmark
 
-    train(bi_config(parsed_forums, tiny_sentence_bert_path, "adapter", "sweep-bi"))
-    bench = f"local:{build_from_forum(parsed_forums / BEER, tmp_path / 'las', candidates=10)}"
+    train(bi_config(parsed_shipped, tiny_sentence_bert_path, "adapter", "sweep-bi"))
+    bench = f"local:{build_from_forum(parsed_shipped / BEER, tmp_path / 'las', candidates=10)}"
     models = ["sweep-bi", f"sbert:{tiny_sentence_bert_path}"]
     records = sweep_benchmark(bench, models)
     assert [r["model"] for r in records] == models
@@ -334,7 +330,7 @@ def test_sweep_scores_bi_encoders_and_the_zero_shot_base_like_evaluate(
 
 
 def test_drop_lower_bi_adapter_leaves_out_the_lowest_layers_and_reloads_bit_identically(
-    parsed_forums, tiny_sentence_bert_path, monkeypatch
+    parsed_shipped, tiny_sentence_bert_path, monkeypatch
 ):
     from adapter_zoo.biencoder import train as bi_train
 
@@ -346,7 +342,7 @@ def test_drop_lower_bi_adapter_leaves_out_the_lowest_layers_and_reloads_bit_iden
         write(model, adapter_name, folder)
 
     monkeypatch.setattr(bi_train, "write_bi_adapter", capture)
-    path = train(bi_config(parsed_forums, tiny_sentence_bert_path, "adapter", "bi-drop",
+    path = train(bi_config(parsed_shipped, tiny_sentence_bert_path, "adapter", "bi-drop",
                            drop_lower=1))  # fmt: skip
     card = json.loads((path / "card.json").read_text())
     assert card["training"]["drop_lower"] == 1 and card["training"]["best_step"] > 0
@@ -362,13 +358,13 @@ def test_drop_lower_bi_adapter_leaves_out_the_lowest_layers_and_reloads_bit_iden
 
 
 def test_drop_lower_bi_full_freezes_and_bi_fusion_follows_its_adapters(
-    parsed_forums, tiny_sentence_bert_path
+    parsed_shipped, tiny_sentence_bert_path
 ):
     import torch
     from sentence_transformers import SentenceTransformer
 
     base = tiny_sentence_bert_path
-    path = train(bi_config(parsed_forums, base, "full", "bi-full-drop", drop_lower=1))
+    path = train(bi_config(parsed_shipped, base, "full", "bi-full-drop", drop_lower=1))
     assert json.loads((path / "card.json").read_text())["training"]["drop_lower"] == 1
     before = SentenceTransformer(str(base), device="cpu")[0].auto_model.state_dict()
     after = adapter_zoo.load("bi-full-drop").model[0].auto_model.state_dict()
@@ -378,31 +374,31 @@ def test_drop_lower_bi_full_freezes_and_bi_fusion_follows_its_adapters(
     assert not all(torch.equal(before[k], after[k]) for k in trained)
 
     short = {"drop_lower": 1, "max_steps": 2}
-    train(bi_config(parsed_forums, base, "adapter", "d-beer", **short))
-    train(bi_config(parsed_forums, base, "adapter", "d-bikes", ("bicycles.meta",), **short))
-    path = train(bi_config(parsed_forums, base, "fusion", "d-both", adapters=("d-beer", "d-bikes"),
+    train(bi_config(parsed_shipped, base, "adapter", "d-beer", **short))
+    train(bi_config(parsed_shipped, base, "adapter", "d-bikes", ("bicycles.meta",), **short))
+    path = train(bi_config(parsed_shipped, base, "fusion", "d-both", adapters=("d-beer", "d-bikes"),
                            max_steps=2))  # fmt: skip
     assert json.loads((path / "card.json").read_text())["training"]["drop_lower"] == 1
-    dev = forum_dev_lists(parsed_forums, [BEER])
+    dev = forum_dev_lists(parsed_shipped, [BEER])
     card = json.loads((path / "card.json").read_text())
     assert dev_metrics(adapter_zoo.load("d-both"), dev)["dev_map"] == card["scores"]["dev_map"]
     with pytest.raises(ZooError, match=r"--drop-lower 2: base model '.*' has 2 layers"):
-        train(bi_config(parsed_forums, base, "adapter", "too-deep", drop_lower=2))
+        train(bi_config(parsed_shipped, base, "adapter", "too-deep", drop_lower=2))
 
 
 def test_init_from_continues_a_forum_adapter_on_another_forum(
-    parsed_forums, tiny_sentence_bert_path
+    parsed_shipped, tiny_sentence_bert_path
 ):
     from adapter_zoo.biencoder import BiEncoder
     from adapter_zoo.biencoder.encoder import build_sentence_model
     from adapter_zoo.training.models import adapter_leave_out
 
     base = tiny_sentence_bert_path
-    train(bi_config(parsed_forums, base, "adapter", "i-beer", drop_lower=1))
-    path = train(bi_config(parsed_forums, base, "adapter", "i-bikes", ("bicycles.meta",),
+    train(bi_config(parsed_shipped, base, "adapter", "i-beer", drop_lower=1))
+    path = train(bi_config(parsed_shipped, base, "adapter", "i-bikes", ("bicycles.meta",),
                            init_from="i-beer"))  # fmt: skip
     card = json.loads((path / "card.json").read_text())
-    dev = forum_dev_lists(parsed_forums, [BICYCLES])
+    dev = forum_dev_lists(parsed_shipped, [BICYCLES])
     # step 0 is the beer adapter itself, scored on the bicycles dev lists
     start = card["training"]["log"][0]
     assert (start["phase"], start["step"]) == ("start", 0)
@@ -421,30 +417,30 @@ def test_init_from_continues_a_forum_adapter_on_another_forum(
 
 
 def test_init_from_at_rate_zero_is_the_start_entry_bit_for_bit(
-    parsed_forums, tiny_sentence_bert_path
+    parsed_shipped, tiny_sentence_bert_path
 ):
     base = tiny_sentence_bert_path
-    start = train(bi_config(parsed_forums, base, "adapter", "z-beer"))
+    start = train(bi_config(parsed_shipped, base, "adapter", "z-beer"))
     # trained past its identity start, so equal scores mean the state was carried over
     assert json.loads((start / "card.json").read_text())["training"]["best_step"] == 4
-    train(bi_config(parsed_forums, base, "adapter", "z-again", init_from="z-beer", lr=0.0))
-    pairs = [(q, c) for q, cands in forum_dev_lists(parsed_forums, [BEER])[:3] for c in cands]
+    train(bi_config(parsed_shipped, base, "adapter", "z-again", init_from="z-beer", lr=0.0))
+    pairs = [(q, c) for q, cands in forum_dev_lists(parsed_shipped, [BEER])[:3] for c in cands]
     again = adapter_zoo.load("z-again").score(pairs)
     assert np.array_equal(again, adapter_zoo.load("z-beer").score(pairs))
 
 
-def test_init_from_refuses_what_it_cannot_continue(parsed_forums, tiny_sentence_bert_path):
+def test_init_from_refuses_what_it_cannot_continue(parsed_shipped, tiny_sentence_bert_path):
     base = tiny_sentence_bert_path
-    train(bi_config(parsed_forums, base, "adapter", "r-cross", encoder="cross", eval_steps=None))
-    train(bi_config(parsed_forums, base, "full", "r-full"))
-    train(bi_config(parsed_forums, base, "adapter", "r-beer"))
+    train(bi_config(parsed_shipped, base, "adapter", "r-cross", encoder="cross", eval_steps=None))
+    train(bi_config(parsed_shipped, base, "full", "r-full"))
+    train(bi_config(parsed_shipped, base, "adapter", "r-beer"))
     with pytest.raises(ZooError, match=r"--init-from 'r-cross' is a cross-encoder adapter; "
                                        r"this run trains a bi-encoder"):  # fmt: skip
-        train(bi_config(parsed_forums, base, "adapter", "r1", init_from="r-cross"))
+        train(bi_config(parsed_shipped, base, "adapter", "r1", init_from="r-cross"))
     with pytest.raises(ZooError, match=r"--init-from 'r-full' is a full entry, not an adapter"):
-        train(bi_config(parsed_forums, base, "adapter", "r2", init_from="r-full"))
+        train(bi_config(parsed_shipped, base, "adapter", "r2", init_from="r-full"))
     with pytest.raises(ZooError, match=r"--drop-lower 1 disagrees with --init-from 'r-beer', "
                                        r"which leaves out layers \[\]"):  # fmt: skip
-        train(bi_config(parsed_forums, base, "adapter", "r3", init_from="r-beer", drop_lower=1))
+        train(bi_config(parsed_shipped, base, "adapter", "r3", init_from="r-beer", drop_lower=1))
     with pytest.raises(ZooError, match=r"--init-from continues an adapter entry .*not mode 'full'"):
-        bi_config(parsed_forums, base, "full", "r4", init_from="r-beer")
+        bi_config(parsed_shipped, base, "full", "r4", init_from="r-beer")
