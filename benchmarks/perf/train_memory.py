@@ -57,6 +57,52 @@ def tree_rss(process) -> int:
     return total
 
 
+class PeakRss:
+    """Wall seconds and this process's peak RSS while a ``with`` block runs (psutil sampling).
+
+    The peak counts what the process already held when the block began (earlier contenders'
+    models still alive); ``start_gb`` says how much that was.
+
+    Example:
+        >>> with PeakRss() as window:
+        ...     _ = bytearray(10**6)
+        >>> window.peak_gb >= window.start_gb
+        True
+    """
+
+    def __init__(self, interval: float = 0.05):
+        self.interval = interval
+
+    def __enter__(self) -> PeakRss:
+        import psutil
+
+        process = psutil.Process()
+        self.start_gb = process.memory_info().rss / 1e9
+        self._peak = process.memory_info().rss
+        self._done = threading.Event()
+
+        def sample():
+            while not self._done.is_set():
+                self._peak = max(self._peak, process.memory_info().rss)
+                self._done.wait(self.interval)
+
+        self._sampler = threading.Thread(target=sample, daemon=True)
+        self._started = time.perf_counter()
+        self._sampler.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.wall_s = time.perf_counter() - self._started
+        self._done.set()
+        self._sampler.join()
+        self.peak_gb = self._peak / 1e9
+        self.start_gb = round(self.start_gb, 3)
+
+    def record(self) -> dict:
+        return {"wall_s": round(self.wall_s, 1), "peak_rss_gb": round(self.peak_gb, 3),
+                "rss_at_start_gb": self.start_gb}  # fmt: skip
+
+
 def measure(command: list[str], env: dict, interval: float, log: Path) -> dict:
     """Run ``command``; its wall seconds, exit code and the process tree's peak RSS."""
     import psutil
