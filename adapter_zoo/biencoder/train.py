@@ -375,7 +375,7 @@ def train_bi_encoder(config) -> Path:
     """
     from adapter_zoo.training.checkpoint import checkpoint_dir
     from adapter_zoo.training.data import load_pairs, resolve_forums, with_neighbours
-    from adapter_zoo.training.models import resolve_drop_lower
+    from adapter_zoo.training.models import bound_activation_memory, resolve_drop_lower
     from adapter_zoo.zoo.store import entry_path, save_entry
     from stackexchange.io import atomic_write_json
 
@@ -421,6 +421,7 @@ def train_bi_encoder(config) -> Path:
 
     set_seed(config.seed)  # the adapter's initial down-projection comes from the global RNG
     model, setup = _setup(config, hosts)
+    bound_activation_memory(transformer_of(model))
     # Training may truncate shorter to go faster; the entry ranks at the base's own length
     # (256 for all-MiniLM-L6-v2), or at the training length when that is longer.
     inference_length = max(model.max_seq_length or 0, config.max_length)

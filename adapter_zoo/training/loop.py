@@ -27,6 +27,7 @@ from adapter_zoo.training.data import (
 from adapter_zoo.training.dev import DEV_LISTS, forum_dev_lists
 from adapter_zoo.training.models import (
     adapter_card,
+    bound_activation_memory,
     fusion_weights,
     resolve_drop_lower,
     setup_model,
@@ -145,6 +146,7 @@ def train(config: TrainingConfig) -> Path:
 
     _seed_everything(config.seed)
     model, tokenizer, setup = setup_model(config)
+    bound_activation_memory(model)
     trainable = [p for p in model.parameters() if p.requires_grad]
     config_dict = config.to_dict()
     progress = {
@@ -241,7 +243,9 @@ def train(config: TrainingConfig) -> Path:
                 progress["step"] += 1
                 losses.append(loss.item())
                 bar.set_postfix(loss=f"{np.mean(losses[-50:]):.4f}")
+            dev_started = time.perf_counter()
             metrics = dev_metrics(ranker, dev)
+            dev_seconds = round(time.perf_counter() - dev_started, 2)
             record = {
                 "phase": phase.name,
                 "epoch": epoch + 1,
@@ -249,6 +253,7 @@ def train(config: TrainingConfig) -> Path:
                 "loss": float(np.mean(losses)) if losses else None,
                 "lr": scheduler.get_last_lr()[0],
                 "seconds": round(time.perf_counter() - started, 2),
+                "dev_seconds": dev_seconds,
                 **metrics,
             }
             progress["log"].append(record)

@@ -230,6 +230,25 @@ def freeze_lower_layers(model, drop_lower: int) -> None:
             param.requires_grad_(False)
 
 
+def bound_activation_memory(model) -> None:
+    """Recompute each transformer layer's activations in backward instead of holding them.
+
+    Training MiniLM held 6.8 GB (bi-encoder, 32 pairs at 256 tokens) and 5.1 GB
+    (cross-encoder, 32 pairs at 300) on CPU, nearly all of it activations kept for backward:
+    with attention dropout on, CPU attention takes the math path, which keeps every layer's
+    attention matrices (batch x heads x length x length floats, several per layer). With
+    checkpointing only each layer's input is kept, and one layer's activations are rebuilt at
+    a time during backward. Non-reentrant checkpointing replays each layer with the RNG state
+    of its forward, so dropout draws the same masks: the same loss and gradients, for about
+    one extra forward pass of compute. Eval mode (dev scoring) is unaffected.
+
+    Example:
+        >>> bound_activation_memory(model)  # doctest: +SKIP
+    """
+    base = getattr(model, "base_model", model)
+    base.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+
+
 # Why lower layers without adapters cost no backward pass (AdapterDrop's training saving):
 # every weight below the first adapter is frozen (train_adapter / train_adapter_fusion freeze
 # the encoder; freeze_lower_layers does it for full mode) and input ids carry no gradient, so

@@ -8,6 +8,9 @@ one random negative per positive, batch 16, max length 128.
   (``setup_model`` + the loss of ``adapter_zoo.training.loop``, AdamW); sentence-transformers
   runs ``CrossEncoderTrainer`` with ``BinaryCrossEntropyLoss`` on the same examples. The first
   ``WARMUP_STEPS`` steps of each are not timed.
+* Peak RSS and wall time of each training contender (``training_footprint``), sampled with
+  psutil while it runs (``train_memory.PeakRss``); ``train_memory.py`` measures whole
+  ``adapter-zoo train`` runs.
 * Inference pairs/s: ``Ranker.score`` vs ``CrossEncoder.predict`` (batch 64) on every test
   title against 10 test bodies, with the full fine-tuned weights loaded into both (our head =
   BERT's pooler + classifier, so the weights map one-to-one); their scores are compared. The
@@ -35,6 +38,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 from benchmarks.perf.machine import machine_info  # noqa: E402
+from benchmarks.perf.train_memory import PeakRss  # noqa: E402
 
 SHARED = Path(os.environ.get("ADAPTER_ZOO_SHARED", ROOT.parent / "shared")) / "data"
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -209,14 +213,20 @@ def main() -> int:
     stackexchange.parse_forum(SHARED / "stackexchange" / f"{HOST}.7z", work / "parsed")
     batches = examples(work / "parsed", args.batch_size, args.steps + WARMUP_STEPS, seed=0)
 
-    training = {}
-    training["adapter"], adapter_model, _ = time_our_training(
-        "adapter", work / "parsed", batches, args.max_length, drop_lower=args.drop_lower
-    )
-    training["full"], full_model, tokenizer = time_our_training(
-        "full", work / "parsed", batches, args.max_length
-    )
-    training["sentence-transformers"] = time_st_training(minilm, batches, args.max_length, work)
+    training, footprint = {}, {}
+    with PeakRss() as window:
+        training["adapter"], adapter_model, _ = time_our_training(
+            "adapter", work / "parsed", batches, args.max_length, drop_lower=args.drop_lower
+        )
+    footprint["adapter"] = window.record()
+    with PeakRss() as window:
+        training["full"], full_model, tokenizer = time_our_training(
+            "full", work / "parsed", batches, args.max_length
+        )
+    footprint["full"] = window.record()
+    with PeakRss() as window:
+        training["sentence-transformers"] = time_st_training(minilm, batches, args.max_length, work)
+    footprint["sentence-transformers"] = window.record()
 
     (test,) = load_pairs(work / "parsed", HOST, ("title_body",), "test")
     rng = np.random.default_rng(0)
@@ -266,6 +276,9 @@ def main() -> int:
             "inference_batch_size": 64,
         },
         "training_pairs_per_s": {k: round(v, 2) for k, v in training.items()},
+        # wall time (model set-up included) and this process's peak RSS while each trained;
+        # the peak counts earlier contenders' models still held (rss_at_start_gb)
+        "training_footprint": footprint,
         "training_ratio_adapter_vs_full": round(training["adapter"] / training["full"], 3),
         "training_ratio_adapter_vs_sentence_transformers": round(
             training["adapter"] / training["sentence-transformers"], 3
@@ -281,7 +294,10 @@ def main() -> int:
     }
     print(f"\n{'training (pairs/s)':<32}{'rate':>10}{'vs full':>10}")
     for name, rate in training.items():
-        print(f"{name:<32}{rate:>10.1f}{rate / training['full']:>9.2f}x")
+        print(
+            f"{name:<32}{rate:>10.1f}{rate / training['full']:>9.2f}x"
+            f"  peak RSS {footprint[name]['peak_rss_gb']:.2f} GB, {footprint[name]['wall_s']} s"
+        )
     print(f"\n{'inference (pairs/s)':<32}{'rate':>10}{'vs CE':>10}")
     for name, rate in inference.items():
         print(f"{name:<32}{rate:>10.1f}{rate / inference['CrossEncoder.predict']:>9.2f}x")

@@ -214,7 +214,7 @@ def test_resume_after_crash_is_bit_identical(parsed_fixture, tiny_bert_path, tmp
     assert _weights(resumed) == _weights(straight) and len(_weights(straight)) == 2
     logs = [
         [
-            {k: v for k, v in json.loads(line).items() if k != "seconds"}
+            {k: v for k, v in json.loads(line).items() if k not in ("seconds", "dev_seconds")}
             for line in (p / "training_log.jsonl").read_text().splitlines()
         ]
         for p in (straight, resumed)
@@ -467,9 +467,11 @@ def test_resume_with_max_steps_ends_with_the_same_model(
     resumed = train(cfg)
 
     assert _weights(resumed) == _weights(straight) and _weights(straight)
-    strip = [{k: v for k, v in r.items() if k != "seconds"} for r in log]
+    strip = [{k: v for k, v in r.items() if k not in ("seconds", "dev_seconds")} for r in log]
     again = json.loads((resumed / "card.json").read_text())["training"]["log"]
-    assert [{k: v for k, v in r.items() if k != "seconds"} for r in again] == strip
+    assert [
+        {k: v for k, v in r.items() if k not in ("seconds", "dev_seconds")} for r in again
+    ] == strip
 
 
 def test_corrupt_checkpoint_is_one_line_and_restart_starts_over(
@@ -713,3 +715,39 @@ def test_max_length_above_the_bases_positions_is_one_line_before_anything_is_wri
         )
         assert not (zoo_home() / "beer").exists()
         assert not (zoo_home() / ".checkpoints").exists()
+
+
+@pytest.mark.parametrize("mode", ["adapter", "full"])
+def test_bounded_activation_memory_keeps_loss_and_gradients(parsed_fixture, tiny_bert_path, mode):
+    """Training recomputes activations in backward (``bound_activation_memory``): dropout
+    replays the same masks, so a step's loss and every gradient are those of the plain step."""
+    import torch
+
+    from adapter_zoo.training.models import bound_activation_memory, setup_model
+    from adapter_zoo.training.objective import ranking_loss
+
+    batch = [("stout?", "dark beer", 1.0), ("hops?", "a bitter flower", 0.0)] * 4
+    cfg = config(parsed_fixture, tiny_bert_path, mode, "beer")
+    steps = []
+    for bounded in (False, True):
+        torch.manual_seed(0)
+        model, tokenizer, _ = setup_model(cfg)
+        assert model.base_model.config.attention_probs_dropout_prob > 0  # masks to replay
+        if bounded:
+            bound_activation_memory(model)
+        model.train()
+        torch.manual_seed(1)
+        loss = ranking_loss(model, tokenizer, batch, cfg, "cpu")
+        loss.backward()
+        grads = {n: p.grad for n, p in model.named_parameters() if p.requires_grad}
+        steps.append((loss.item(), grads, model.base_model.is_gradient_checkpointing))
+    (plain, plain_grads, off), (bounded, bounded_grads, on) = steps
+    assert not off and on
+    assert bounded == pytest.approx(plain, abs=1e-6)
+    assert plain_grads.keys() == bounded_grads.keys() and plain_grads
+    assert any(g is not None for g in plain_grads.values())
+    for name, grad in plain_grads.items():
+        other = bounded_grads[name]
+        # weights off the path to the loss (BERT's unused pooler) get no gradient in either
+        assert (grad is None) == (other is None), name
+        assert grad is None or torch.allclose(grad, other, atol=1e-6), name
