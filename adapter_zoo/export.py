@@ -308,6 +308,8 @@ def lora_entry(name: str) -> str | None:
         return None
     path = resolve_entry(name)
     card = verify_entry(path)
+    if not (path / "adapter_config.json").is_file():
+        return None  # no adapter to merge: export_cross_encoder says what it is instead
     if merged_refusal(card, path):
         return None
     return "bi" if card.get("encoder") == "bi" else "cross"

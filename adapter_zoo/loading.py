@@ -222,7 +222,7 @@ def _load_composite(path: Path, card: dict, device):
     if len(chain) >= MAX_COMPOSITE_DEPTH:
         raise ZooError(f"{path}: composites nested more than {MAX_COMPOSITE_DEPTH} deep ({names})")
     members = [str(m) for m in card.get("members") or []]
-    if card.get("composition") in (compose.FUSION, compose.RERANK):
+    if card.get("composition") not in (compose.ROUTE, compose.ALIAS) and "spec" in card:
         members += list(compose.parse_spec(card["spec"]).members)
     for member in members:
         _refuse_local_member(member, path)

@@ -146,6 +146,12 @@ def plan_adaptation(
                 f"{AUTO_MIN_SIMILARITY}, so no zoo model is expected to beat the zero-shot "
                 f"{base}.",
             )  # fmt: skip
+        if AUTO_STRATEGY == MULTITASK and not multitask:
+            return AdaptationPlan(
+                ZERO_SHOT, (base,), (1.0,), sims,
+                f"auto: the rule is {MULTITASK}, and the zoo has no multi-task entry, so the "
+                f"zero-shot {base}.",
+            )  # fmt: skip
         chosen = plan_adaptation(
             target_centroid, entries, AUTO_STRATEGY, top_k=top_k, multitask=multitask, base=base
         )

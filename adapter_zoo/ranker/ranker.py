@@ -326,6 +326,7 @@ class Ranker:
             >>> ranker.rank("Stout?", ["Hops", "Dark ale"], return_documents=True)  # doctest: +SKIP
             [{'corpus_id': 1, 'score': 2.1, 'text': 'Dark ale'}, {'corpus_id': 0, ...}]
         """
+        query, candidates = check_ranking(query, candidates, top_k)
         options = {**predict_options, "convert_to_numpy": True, "convert_to_tensor": False}
         scores = self.predict([(query, c) for c in candidates], **options) if candidates else []
         return rank_candidates(

@@ -101,6 +101,7 @@ def test_mteb_map_equals_ours_on_forum_and_wikiqa_lists(
 
     sets = {**forum_sets, "wikiqa": "wikiqa"}
     data_dir = shared_file("benchmarks")
+    exact = []
     for label, benchmark in sets.items():
         rows = list(get(benchmark).load("test", data_dir))
         pairs = [(row["query"], c) for row in rows for c in row["candidates"]]
@@ -108,8 +109,11 @@ def test_mteb_map_equals_ours_on_forum_and_wikiqa_lists(
         bounds = np.cumsum([0] + [len(row["candidates"]) for row in rows])
         scores = [flat[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
         labels = [row["labels"] for row in rows]
-        tied = sum(len(s) - len(set(s.tolist())) for s in scores)
-        assert tied == 0, f"{label}: {tied} tied scores; the lists below assume none"
+        # WikiQA repeats some candidate texts within a list; equal texts score equally, and
+        # MTEB orders ties otherwise than we do (test_ties_are_where_mteb_and_ours_differ):
+        # only those lists may differ, each query's AP by at most 1
+        tied = sum(len(set(s.tolist())) < len(s) for s in scores)
+        tolerance = tied / len(scores)
 
         task = reranking_task(benchmark, "test", data_dir)
         theirs = run_task(bi_entry, task, results=tmp_path / "results")
@@ -117,13 +121,17 @@ def test_mteb_map_equals_ours_on_forum_and_wikiqa_lists(
         assert ours["metrics"]["map"] == pytest.approx(
             evaluate_rankings(scores, labels)["map"], abs=1e-6
         )  # make_record rounds to 6 places
-        # MTEB rounds its scores to 5 decimals; without ties the MAPs are the same number
-        assert theirs["map"] == round(evaluate_rankings(scores, labels)["map"], 5), label
-        assert theirs["map"] == round(trec_order_map(scores, labels), 5), label
-        assert theirs["mrr"] == pytest.approx(ours["metrics"]["mrr"], abs=1e-5), label
-        assert theirs["ndcg@10"] == pytest.approx(ours["metrics"]["ndcg@10"], abs=1e-5), label
+        if not tied:  # MTEB rounds to 5 decimals; without ties the MAPs are the same number
+            exact.append(label)
+            assert theirs["map"] == round(evaluate_rankings(scores, labels)["map"], 5), label
+            assert theirs["map"] == round(trec_order_map(scores, labels), 5), label
+        close = {"abs": 1e-5 + tolerance}
+        assert theirs["map"] == pytest.approx(ours["metrics"]["map"], **close), label
+        assert theirs["mrr"] == pytest.approx(ours["metrics"]["mrr"], **close), label
+        assert theirs["ndcg@10"] == pytest.approx(ours["metrics"]["ndcg@10"], **close), label
         check_result_file(theirs["file"], task.metadata.name, theirs["map"])
         assert Path(theirs["file"]).parent.parent.name == "adapter-zoo__tiny-bi"
+    assert set(forum_sets) <= set(exact)  # the forum sets have no ties: equal to 5 decimals
     assert {p.stem for p in (tmp_path / "results").rglob("*.json") if "Reranking" in p.stem} == {
         "AdapterZooBeerStackexchangeComLasReranking",
         "AdapterZooBicyclesMetaStackexchangeComLasReranking",

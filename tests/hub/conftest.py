@@ -177,6 +177,14 @@ offline = true
     log.close()
 
 
+def reset_sessions() -> None:
+    """Drop huggingface_hub's cached HTTP sessions: one made while ``HF_HUB_OFFLINE`` was set
+    keeps refusing every request after the flag is cleared."""
+    from huggingface_hub.utils import reset_sessions as reset
+
+    reset()
+
+
 @pytest.fixture
 def hub(olah, tmp_path, monkeypatch):
     """Point the zoo (and huggingface_hub) at olah, online, with an empty Hugging Face cache.
@@ -191,6 +199,8 @@ def hub(olah, tmp_path, monkeypatch):
     monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
     monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hf-cache"))
     monkeypatch.setenv("ADAPTER_ZOO_INDEX", f"zoo/index-{tmp_path.name}")
+    # a session made while offline (an earlier test's) carries huggingface_hub's offline adapter
+    reset_sessions()
     return olah
 
 
@@ -202,6 +212,7 @@ def go_offline(monkeypatch):
     def switch():
         monkeypatch.setenv("HF_HUB_OFFLINE", "1")
         monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+        reset_sessions()
 
     return switch
 
@@ -363,4 +374,5 @@ def dead_hub(tmp_path, monkeypatch):
     monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
     monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hf-cache"))
     monkeypatch.setenv("ADAPTER_ZOO_INDEX", "zoo/index")
+    reset_sessions()
     return "http://127.0.0.1:9"

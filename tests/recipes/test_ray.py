@@ -99,8 +99,8 @@ def test_ray_outputs_equal_the_local_run_and_a_partial_run_resumes(
     for name in ("beer", "bicycles-meta"):
         files = entry_files(distributed, name)
         assert sorted(files) == [
-            "adapter.safetensors", "adapter_config.json", "head_config.json",
-            "model_head.safetensors"]  # fmt: skip
+            "adapter.safetensors", "adapter_config.json", "domain.safetensors",
+            "head_config.json", "model_head.safetensors"]  # fmt: skip
         assert files == entry_files(local, name)
     assert len(results(distributed)) == 3
     assert results(distributed) == results(local)
