@@ -320,6 +320,21 @@ def test_auto_falls_back_to_zero_shot_below_the_threshold(zoo, parsed, monkeypat
     assert "< 0.99" in record["reason"] and "zero-shot" in record["reason"]
 
 
+def test_auto_multitask_rule_without_a_multitask_entry_keeps_the_zero_shot_base(monkeypatch):
+    target = np.array([1.0, 0.0])
+    entries = {"beer": np.array([0.9, 0.1])}
+    monkeypatch.setattr(planning, "AUTO_STRATEGY", "multitask")
+    monkeypatch.setattr(planning, "AUTO_MIN_SIMILARITY", 0.0)
+    plan = plan_adaptation(target, entries)
+    assert (plan.strategy, plan.members) == ("zero-shot", ("sbert:minilm-l6",))
+    assert plan.reason == (
+        "auto: the rule is multitask, and the zoo has no multi-task entry, so the zero-shot "
+        "sbert:minilm-l6."
+    )
+    plan = plan_adaptation(target, entries, multitask="zoo-multitask")
+    assert (plan.strategy, plan.members) == ("multitask", ("zoo-multitask",))
+
+
 def test_adapt_bad_input_is_one_line(zoo, tmp_path, capsys):
     from adapter_zoo.cli import main
 
