@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 from pathlib import Path
 
 from adapter_zoo.errors import ZooError
@@ -135,6 +134,7 @@ def _refuse_entries_of_others(out: Path) -> None:
 def _quickstart(out, *, base: str, max_steps: int | None, smoke: bool) -> Path:
     import stackexchange
     from benchmarks import build_from_forum
+    from benchmarks.results import RESULTS_FILE
 
     out = Path(out).resolve()
     out.mkdir(parents=True, exist_ok=True)
@@ -186,8 +186,8 @@ def _quickstart(out, *, base: str, max_steps: int | None, smoke: bool) -> Path:
 
     _banner("6/6 evaluate BM25, the zero-shot bi-encoder, both adapters and the composition")
     results = out / "results"
-    if results.exists():
-        shutil.rmtree(results)
+    # a rerun starts its records afresh; anything else in the folder is left as it is
+    (results / RESULTS_FILE).unlink(missing_ok=True)
     models = ["bm25", BI_ADAPTER, CROSS_ADAPTER, COMPOSITION]
     if not smoke:
         models.insert(1, ZERO_SHOT)
