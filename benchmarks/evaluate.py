@@ -133,8 +133,9 @@ def evaluate(
         save_as: with ``finetune``: the zoo name of the fine-tuned model (default
             ``<benchmark>-<mode>-<base>-s<seed>``), e.g. to adapt it later with TANDA.
         max_length: token limit of a cross-encoder's (query, candidate) pairs; default the
-            entry's own training length (300 for an untrained base); a bi-encoder's
-            (``sbert:`` included) per text. BM25 and TF-IDF ignore it.
+            entry's own training length (:mod:`adapter_zoo.lengths`' default for an
+            untrained base); a bi-encoder's (``sbert:`` included) per text. BM25 and TF-IDF
+            ignore it.
         encoder: with ``finetune``: ``bi`` or ``cross`` (default: ``train``'s for the base;
             a continued adapter entry keeps its own).
         overwrite: with ``finetune``: replace an existing zoo entry of the fine-tuned

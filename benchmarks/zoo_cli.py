@@ -10,6 +10,7 @@ import json
 
 
 def register(subparsers) -> None:
+    from adapter_zoo.lengths import CROSS_MAX_LENGTH
     from stackexchange.numbers import (
         max_length_int,
         non_negative_float,
@@ -49,7 +50,7 @@ def register(subparsers) -> None:
     train.add_argument("--epochs", type=positive_int, default=1)
     train.add_argument("--batch-size", type=positive_int, default=32)
     train.add_argument("--lr", type=non_negative_float, default=None)
-    train.add_argument("--max-length", type=max_length_int, default=300)
+    train.add_argument("--max-length", type=max_length_int, default=CROSS_MAX_LENGTH)
     train.add_argument(
         "--negatives", type=positive_int, default=3, help="random negatives per positive"
     )

@@ -65,7 +65,7 @@ def build_tiny_bert(
             pooling["word_embedding_dimension"] = config.hidden_size
             (tmp / "1_Pooling" / "config.json").write_text(json.dumps(pooling, indent=2))
             (tmp / "modules.json").write_text((source / "modules.json").read_text())
-            # its own length, as MiniLM's 256: short enough for fast tests
+            # its own length, as MiniLM has one: short enough for fast tests
             settings = {"max_seq_length": TINY_SENTENCE_LENGTH, "do_lower_case": False}
             (tmp / "sentence_bert_config.json").write_text(json.dumps(settings, indent=2))
     return path

@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from adapter_zoo.errors import ZooError
+from adapter_zoo.lengths import card_max_length
 
 SOUP = "soup"
 # Kinds whose entry is one bottleneck adapter in a sentence encoder.
@@ -128,7 +129,7 @@ def soup_entry(
     for adapter in loaded:
         transformer.delete_adapter(adapter)
 
-    lengths = Counter(int(c.get("max_length", 256)) for _, c in entries)
+    lengths = Counter(card_max_length(c) for _, c in entries)
     max_length = lengths.most_common(1)[0][0]
     forums = list(dict.fromkeys(f for _, c in entries for f in c.get("forums") or []))
     full = {

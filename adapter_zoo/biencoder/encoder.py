@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from adapter_zoo.lengths import BI_MAX_LENGTH
 from adapter_zoo.ranker.inputs import (
     check_max_length,
     check_ranking,
@@ -22,7 +23,6 @@ from adapter_zoo.ranker.model import resolve_base_model
 from adapter_zoo.ranker.ranker import pick_device
 
 # all-MiniLM-L6-v2 was trained on pairs of up to 128 tokens and reads up to 256.
-DEFAULT_MAX_LENGTH = 256
 
 
 def build_sentence_model(base: str, *, with_adapters: bool = True, device=None):
@@ -78,7 +78,7 @@ class BiEncoder:
         *,
         base_model: str,
         card: dict | None = None,
-        max_length: int = DEFAULT_MAX_LENGTH,
+        max_length: int = BI_MAX_LENGTH,
         device=None,
     ):
         self.device = pick_device(device)
@@ -94,7 +94,7 @@ class BiEncoder:
         """The zero-shot bi-encoder of ``base`` (no adapter); ``max_length`` defaults to the
         model's own (256 for all-MiniLM-L6-v2)."""
         model = build_sentence_model(base, with_adapters=False, device=device)
-        length = max_length or model.max_seq_length or DEFAULT_MAX_LENGTH
+        length = max_length or model.max_seq_length or BI_MAX_LENGTH
         return cls(model, base_model=base, max_length=length, device=device)
 
     @property

@@ -423,7 +423,7 @@ def train_bi_encoder(config) -> Path:
     model, setup = _setup(config, hosts)
     bound_activation_memory(transformer_of(model))
     # Training may truncate shorter to go faster; the entry ranks at the base's own length
-    # (256 for all-MiniLM-L6-v2), or at the training length when that is longer.
+    # (all-MiniLM-L6-v2's is lengths.BI_MAX_LENGTH), or at the training length when longer.
     inference_length = max(model.max_seq_length or 0, config.max_length)
     encoder = BiEncoder(model, base_model=config.base_model, max_length=config.max_length)
     log: list = []

@@ -6,6 +6,7 @@ import dataclasses
 from dataclasses import dataclass
 
 from adapter_zoo.errors import ZooError
+from adapter_zoo.lengths import CROSS_MAX_LENGTH
 from stackexchange.numbers import check_number
 
 # Exit layers used by the Cascade Transformer paper for 12-layer encoders; a 6-layer
@@ -54,7 +55,7 @@ class CascadeConfig:
     head_hidden: int = 256
     head_dropout: float = 0.1
     adapter: str | None = None
-    max_length: int = 300
+    max_length: int = CROSS_MAX_LENGTH
     head: str | None = None
 
     def __post_init__(self):

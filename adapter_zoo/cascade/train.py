@@ -8,6 +8,7 @@ from pathlib import Path
 
 from adapter_zoo.cascade.schedule import sample_exits
 from adapter_zoo.errors import ZooError
+from adapter_zoo.lengths import CROSS_MAX_LENGTH
 from stackexchange.numbers import check_number
 
 # MultiCQA's adapter learning rate; the usual BERT fine-tuning rate for the full model.
@@ -137,7 +138,7 @@ def train_entry(
     epochs: int = 1,
     batch_size: int = 32,
     lr: float | None = None,
-    max_length: int = 300,
+    max_length: int = CROSS_MAX_LENGTH,
     negatives: int = 3,
     seed: int = 0,
     overwrite: bool = False,

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from adapter_zoo.lengths import CROSS_MAX_LENGTH
 from adapter_zoo.ranker.inputs import check_max_length, check_ranking, text_pairs
 from adapter_zoo.ranker.model import add_ranking_head, build_model
 
@@ -176,7 +177,7 @@ class Ranker:
         *,
         base_model: str,
         card: dict | None = None,
-        max_length: int = 300,
+        max_length: int = CROSS_MAX_LENGTH,
         device=None,
     ):
         self.device = pick_device(device)
@@ -197,7 +198,7 @@ class Ranker:
         )
 
     @classmethod
-    def from_base(cls, base: str = "minilm-l6", *, max_length: int = 300, device=None) -> Ranker:
+    def from_base(cls, base: str = "minilm-l6", *, max_length: int = CROSS_MAX_LENGTH, device=None) -> Ranker:
         """An untrained ranker: ``base`` with a fresh head seeded with 0 (reproducible)."""
         import torch
 

@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from adapter_zoo.errors import ZooError
+from adapter_zoo.lengths import CROSS_MAX_LENGTH
 from adapter_zoo.ranker.inputs import check_max_length, text_pairs
 from stackexchange.numbers import check_number
 
@@ -171,7 +172,7 @@ def sweep(
     pairs: Sequence[tuple[str, str]],
     batch_size: int = 64,
     *,
-    max_length: int = 300,
+    max_length: int = CROSS_MAX_LENGTH,
     device=None,
     progress: bool = False,
 ) -> dict:
@@ -232,7 +233,7 @@ def independent_scores(
     pairs: Sequence[tuple[str, str]],
     batch_size: int = 64,
     *,
-    max_length: int = 300,
+    max_length: int = CROSS_MAX_LENGTH,
     device=None,
 ) -> dict:
     """The reference: one ``Ranker`` per adapter, N separate passes (what a sweep replaces)."""

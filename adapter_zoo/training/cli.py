@@ -6,6 +6,7 @@ import os
 
 
 def register(subparsers) -> None:
+    from adapter_zoo.lengths import BI_MAX_LENGTH, CROSS_MAX_LENGTH
     from adapter_zoo.training.config import ENCODERS, LOSSES, METHODS, MODES, PAIR_KINDS
     from stackexchange.numbers import (
         max_length_int,
@@ -44,7 +45,10 @@ def register(subparsers) -> None:
     p.add_argument("--max-steps", type=positive_int, default=None)
     p.add_argument("--batch-size", type=positive_int, default=32)
     p.add_argument(
-        "--max-length", type=max_length_int, default=None, help="default: 256 (bi), 300 (cross)"
+        "--max-length",
+        type=max_length_int,
+        default=None,
+        help=f"default: {BI_MAX_LENGTH} (bi), {CROSS_MAX_LENGTH} (cross)",
     )
     p.add_argument(
         "--eval-steps",

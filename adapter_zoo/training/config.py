@@ -6,6 +6,7 @@ import dataclasses
 from dataclasses import dataclass
 
 from adapter_zoo.errors import ZooError
+from adapter_zoo.lengths import default_max_length
 from stackexchange.numbers import MAX_TOKENS, check_number
 
 MODES = ("adapter", "full", "multitask", "fusion", "tanda")
@@ -14,7 +15,6 @@ ENCODERS = ("bi", "cross")
 # (the papers' adapter) or LoRA's low-rank updates of the attention's query and value.
 METHODS = ("seqbn", "lora")
 # Token limit of a pair (cross) or of one text (bi: all-MiniLM-L6-v2 reads up to 256).
-DEFAULT_MAX_LENGTH = {"cross": 300, "bi": 256}
 LOSSES = ("bce", "pairwise", "listwise")
 # question_answer: title_answer pairs with title + body as the query (the LAS query form)
 PAIR_KINDS = ("title_body", "title_answer", "duplicates", "question_answer")
@@ -153,7 +153,7 @@ class TrainingConfig:
         if self.pair_kinds is None:
             object.__setattr__(self, "pair_kinds", DEFAULT_PAIR_KINDS[self.encoder])
         if self.max_length is None:
-            object.__setattr__(self, "max_length", DEFAULT_MAX_LENGTH[self.encoder])
+            object.__setattr__(self, "max_length", default_max_length(self.encoder))
         for key in ("forums", "pair_kinds", "adapters", "transfer_forums"):
             value = getattr(self, key)
             if isinstance(value, str):

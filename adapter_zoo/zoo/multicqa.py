@@ -20,6 +20,7 @@ import re
 from pathlib import Path
 
 from adapter_zoo.errors import ZooError
+from adapter_zoo.lengths import CROSS_MAX_LENGTH
 
 LEGACY_FILES = ("pytorch_adapter.bin", "pytorch_model.bin")
 LEGACY_BASE = "bert-base"
@@ -97,7 +98,7 @@ def load_legacy(
     adapter: str | None = None,
     base_model: str = LEGACY_BASE,
     device=None,
-    max_length: int = 300,
+    max_length: int = CROSS_MAX_LENGTH,
 ):
     """A :class:`~adapter_zoo.ranker.Ranker` from a published MultiCQA adapter file or folder.
 

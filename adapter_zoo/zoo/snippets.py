@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from adapter_zoo.lengths import card_max_length
+
 # Short base-model names of the zoo -> their Hub ids (a card's ``base_model``, and the model
 # the lines open: someone without adapter-zoo has no short names).
 BASE_MODEL_HUB_IDS = {
@@ -88,7 +90,7 @@ def library_lines(card: dict, folder: tuple[str, list[str]], head_type: str | No
             "from sentence_transformers import SentenceTransformer",
             "",
             *load,
-            f"model.max_seq_length = {int(card.get('max_length', 256))}",
+            f"model.max_seq_length = {card_max_length(card)}",
             'embeddings = model.encode(["your question", "an answer"], normalize_embeddings=True)',
             "```",
             "",
@@ -138,7 +140,7 @@ def _adapters_lines(
         "    [c for _, c in pairs],",
         "    padding=True,",
         "    truncation=True,",
-        f"    max_length={int(card.get('max_length', 300))},",
+        f"    max_length={card_max_length(card)},",
         '    return_tensors="pt",',
         ")",
         "with torch.no_grad():",

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from adapter_zoo.errors import ZooError
+from adapter_zoo.lengths import card_max_length  # noqa: F401 (its readers import it here)
 from adapter_zoo.zoo.snippets import entry_head_type
 from adapter_zoo.zoo.untrusted import (
     check_no_code,
@@ -188,13 +189,6 @@ def save_entry(
     return final
 
 
-def card_max_length(card: dict) -> int:
-    """The token limit of an entry's (query, candidate) pairs: what it was trained with, and
-    what every scorer of it uses (``load``'s Ranker, the sweep, the recommender's probe).
-    Cards written before ``max_length`` was recorded were trained at 300."""
-    return int(card.get("max_length", 300))
-
-
 def read_card(path: str | os.PathLike) -> dict:
     """The card of the entry folder ``path``, checked by :func:`check_card` (its files are
     not verified: :func:`verify_entry` does that)."""
@@ -253,8 +247,9 @@ def check_card(card, card_file) -> dict:
 def _check_optional_fields(card: dict, card_file) -> None:
     from stackexchange.numbers import MAX_TOKENS
 
-    length = card.get("max_length", 300)
-    if isinstance(length, bool) or not isinstance(length, int) or not 1 <= length <= MAX_TOKENS:
+    length = card.get("max_length")  # absent: the encoder's default (adapter_zoo.lengths)
+    bad = isinstance(length, bool) or not isinstance(length, int) or not 1 <= length <= MAX_TOKENS
+    if "max_length" in card and bad:
         raise _field(card_file, "max_length", length, f"a whole number in [1, {MAX_TOKENS}]")
     if card.get("encoder", "cross") not in ENCODERS:
         raise _field(card_file, "encoder", card["encoder"], f"one of {', '.join(ENCODERS)}")

@@ -1,0 +1,35 @@
+"""The token limits of (query, candidate) pairs: every default ``max_length`` in one place.
+
+A cross-encoder reads a query and a candidate as one sequence, so its limit is for the pair;
+a bi-encoder reads each text alone, at all-MiniLM-L6-v2's own ``max_seq_length``. A card
+records the length its entry was trained and selected at; cards written before that field
+existed were trained at these defaults. Every default ``max_length`` of a function, config or
+command-line option, and every reader of a card's length, takes its number from here.
+
+Example:
+    >>> default_max_length("bi"), default_max_length("cross")
+    (256, 300)
+    >>> card_max_length({"encoder": "bi"}), card_max_length({"kind": "adapter"})
+    (256, 300)
+    >>> card_max_length({"encoder": "bi", "max_length": 128})
+    128
+"""
+
+from __future__ import annotations
+
+CROSS_MAX_LENGTH = 300
+BI_MAX_LENGTH = 256
+
+
+def default_max_length(encoder: str | None) -> int:
+    """The default token limit of an ``encoder`` (``bi``; anything else reads pairs, as the
+    cross-encoder: cards without ``encoder`` are cross-encoders, composites score through
+    their members)."""
+    return BI_MAX_LENGTH if encoder == "bi" else CROSS_MAX_LENGTH
+
+
+def card_max_length(card: dict) -> int:
+    """The token limit of an entry: what it was trained with, and what every scorer of it
+    uses (``load``, the sweep, the recommender's probe, the card's code snippets); a card
+    without ``max_length`` has its encoder's default (:func:`default_max_length`)."""
+    return int(card.get("max_length", default_max_length(card.get("encoder"))))
