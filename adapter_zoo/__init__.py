@@ -24,6 +24,7 @@ from adapter_zoo.errors import ZooError
 from adapter_zoo.export import export_cross_encoder, export_merged_lora
 from adapter_zoo.hub import pull, push
 from adapter_zoo.loading import list_entries, load
+from adapter_zoo.names import ModelName, parse_model_name
 from adapter_zoo.ranker import Ranker, resolve_base_model
 from adapter_zoo.training import TrainingConfig, train
 from adapter_zoo.zoo import zoo_home
@@ -36,6 +37,7 @@ __all__ = [
     "BM25Scorer",
     "BiEncoder",
     "CascadeRanker",
+    "ModelName",
     "Ranker",
     "Rerank",
     "ScoreFusion",
@@ -49,6 +51,7 @@ __all__ = [
     "list",
     "list_entries",
     "load",
+    "parse_model_name",
     "pull",
     "push",
     "register_heads",

@@ -198,13 +198,14 @@ def _writable_output(entry: Path, out, overwrite: bool, what: str) -> Path:
 
 def _exportable_entry(name: str) -> tuple[dict, Path]:
     """The verified card and folder of ``name``, refused before anything is written."""
-    from adapter_zoo.compose import spec as compose
-    from adapter_zoo.loading import ZERO_SHOT_BI, resolve_entry
+    from adapter_zoo.loading import resolve_entry
+    from adapter_zoo.names import BM25, COMPOSITION, ZERO_SHOT, parse_model_name
     from adapter_zoo.zoo.store import verify_entry
 
-    if name.startswith(ZERO_SHOT_BI):
+    parsed = parse_model_name(name)
+    if parsed.kind == ZERO_SHOT:
         raise ZooError(f"cannot export {name!r} as a CrossEncoder: it is a bi-encoder")
-    if compose.is_spec(name) or name == compose.BM25:
+    if parsed.kind == COMPOSITION or name == BM25:
         raise ZooError(f"cannot export {name!r} as a CrossEncoder: it is a composition")
     path = resolve_entry(name)
     card = verify_entry(path)
@@ -300,11 +301,11 @@ def merged_refusal(card: dict, path: Path) -> str | None:
 
 def lora_entry(name: str) -> str | None:
     """``bi`` or ``cross`` when ``name`` is a LoRA adapter entry (exported merged), else None."""
-    from adapter_zoo.compose import spec as compose
-    from adapter_zoo.loading import ZERO_SHOT_BI, resolve_entry
+    from adapter_zoo.loading import resolve_entry
+    from adapter_zoo.names import BM25, COMPOSITION, ZERO_SHOT, parse_model_name
     from adapter_zoo.zoo.store import verify_entry
 
-    if name.startswith(ZERO_SHOT_BI) or compose.is_spec(name) or name == compose.BM25:
+    if parse_model_name(name).kind in (ZERO_SHOT, COMPOSITION) or name == BM25:
         return None
     path = resolve_entry(name)
     card = verify_entry(path)

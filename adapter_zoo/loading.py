@@ -16,9 +16,10 @@ import difflib
 from pathlib import Path
 
 from adapter_zoo.errors import ZooError
+from adapter_zoo.lengths import card_max_length
+from adapter_zoo.names import BM25, COMPOSITION, ZERO_SHOT, parse_model_name
 from adapter_zoo.zoo.store import (
     CARD_FILE,
-    card_max_length,
     is_entry_name,
     local_cards,
     local_entry,
@@ -26,8 +27,6 @@ from adapter_zoo.zoo.store import (
     zoo_home,
 )
 
-# ``sbert:<base>``: the base as a zero-shot bi-encoder (the model a user already has).
-ZERO_SHOT_BI = "sbert:"
 # The composite entries being loaded, outermost first (their folders and names): a composite
 # that contains itself through others is refused instead of recursing without end.
 _COMPOSITES: contextvars.ContextVar[tuple[tuple[str, str], ...]] = contextvars.ContextVar(
@@ -148,16 +147,17 @@ def load(
     from adapter_zoo.zoo import multicqa
     from adapter_zoo.zoo.layouts import read_model
 
-    if str(name_or_path).startswith(ZERO_SHOT_BI):
+    name = parse_model_name(name_or_path)
+    if name.kind == ZERO_SHOT:
         from adapter_zoo.biencoder import BiEncoder
 
-        return BiEncoder.from_base(str(name_or_path)[len(ZERO_SHOT_BI) :], device=device)
-    if compose.is_spec(name_or_path) or name_or_path == compose.BM25:
+        return BiEncoder.from_base(name.base, device=device)
+    if name.kind == COMPOSITION or name.text == BM25:
         if revision is not None or base_model is not None:
             raise ZooError(f"{name_or_path}: a composition takes no revision or base_model")
-        if name_or_path == compose.BM25:
-            return compose.load_member(compose.BM25)
-        return compose.load_spec(name_or_path, device=device)
+        if name.text == BM25:
+            return compose.load_member(BM25)
+        return compose.load_spec(name.text, device=device)
     local = Path(str(name_or_path)).expanduser()
     local_entry(name_or_path)  # refuses "." and ".." before anything is read
     is_zoo_name = is_entry_name(str(name_or_path)) and (zoo_home() / str(name_or_path)).is_dir()
@@ -203,7 +203,8 @@ def _refuse_local_member(member: str, path: Path) -> None:
     made on (absolute, in a home, climbing with ``..``) would make it read outside itself."""
     from adapter_zoo.zoo.untrusted import UnsafeEntryError, is_local_path
 
-    text = member[len(ZERO_SHOT_BI) :] if member.startswith(ZERO_SHOT_BI) else member
+    name = parse_model_name(member)
+    text = name.base if name.kind == ZERO_SHOT else member
     if is_local_path(text) or text.startswith(".") or "\\" in text or ".." in text.split("/"):
         raise UnsafeEntryError(
             f"{path / CARD_FILE}: composite member {member!r} is a path outside the entry; "

@@ -1,4 +1,4 @@
-"""Scorers: the IR baselines ``bm25`` and ``tfidf``, bi-encoder ``sbert:<base>``, and Rankers.
+"""Scorers: the IR baselines ``bm25`` and ``tfidf``, and Rankers (``sbert:<base>`` included).
 
 Every scorer maps a benchmark split (a query–candidates–labels Dataset) to one score array per
 query: ``scorer(dataset, scope) -> list[numpy.ndarray]``. ``scope`` is the benchmark's
@@ -18,9 +18,8 @@ from collections.abc import Callable
 
 import numpy as np
 
+from adapter_zoo.names import BM25, LEXICAL, TFIDF, parse_model_name
 from benchmarks.errors import BenchmarkError
-
-BASELINES = ("bm25", "tfidf")
 
 
 def _unique_candidates(dataset):
@@ -73,14 +72,6 @@ def tfidf_scores(dataset, scope: str = "query") -> list[np.ndarray]:
     return scores
 
 
-def sbert_scorer(base: str, batch_size: int = 64) -> Callable:
-    """Zero-shot bi-encoder: cosine of the sentence embeddings of query and candidate
-    (``adapter_zoo.BiEncoder``, the same model ``adapter_zoo.load("sbert:<base>")`` gives)."""
-    from adapter_zoo import BiEncoder
-
-    return ranker_scorer(BiEncoder.from_base(base, device="cpu"), batch_size=batch_size)
-
-
 def ranker_scorer(ranker, batch_size: int = 64) -> Callable:
     """Cross-encoder scores from an ``adapter_zoo.Ranker`` (one logit per pair)."""
 
@@ -96,13 +87,10 @@ def ranker_scorer(ranker, batch_size: int = 64) -> Callable:
 
 
 def get_scorer(model) -> Callable:
-    """The scorer for ``bm25``, ``tfidf``, ``sbert:<base>`` or a Ranker-like object."""
-    if model == "bm25":
-        return bm25_scores
-    if model == "tfidf":
-        return tfidf_scores
-    if isinstance(model, str) and model.startswith("sbert:"):
-        return sbert_scorer(model[len("sbert:") :])
+    """The scorer for ``bm25``, ``tfidf`` or a Ranker-like object (``evaluate`` loads
+    ``sbert:<base>`` as a :class:`adapter_zoo.BiEncoder`, one of those)."""
+    if isinstance(model, str) and parse_model_name(model).kind == LEXICAL:
+        return {BM25: bm25_scores, TFIDF: tfidf_scores}[model]
     if hasattr(model, "score"):
         return ranker_scorer(model)
     raise BenchmarkError(f"no scorer for model {model!r}")

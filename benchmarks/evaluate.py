@@ -20,7 +20,8 @@ from pathlib import Path
 import numpy as np
 
 from adapter_zoo.metrics import evaluate_rankings
-from benchmarks.baselines import BASELINES, get_scorer
+from adapter_zoo.names import BASE, ZERO_SHOT, parse_model_name
+from benchmarks.baselines import get_scorer
 from benchmarks.errors import BenchmarkError
 from benchmarks.registry import get
 from benchmarks.results import append_result, make_record
@@ -40,7 +41,7 @@ def _seed_everything(seed: int) -> None:
 
 def _is_baseline(model) -> bool:
     """True for scorers that are not trainable rankers: bm25, tfidf, sbert:<base>."""
-    return isinstance(model, str) and (model in BASELINES or model.startswith("sbert:"))
+    return isinstance(model, str) and parse_model_name(model).is_baseline
 
 
 def _setting(bench, scorer_model) -> str:
@@ -67,14 +68,15 @@ def _load_ranker(model, adapters, build: bool = True):
         return model
     import adapter_zoo
 
+    name = parse_model_name(model)
     model = str(model)
-    if model.startswith("base:"):
+    if name.kind == BASE:
         if adapters:
             raise BenchmarkError(
                 f"model {model!r} is an untrained base; pass the adapter's base "
                 "model name as --model instead"
             )
-        return adapter_zoo.Ranker.from_base(model[len("base:") :])
+        return adapter_zoo.Ranker.from_base(name.base)
     if adapters:
         # the adapter entry names the base model it was trained on; it must be ``model``
         return adapter_zoo.load(adapters[0], base_model=model, build=build)
@@ -189,7 +191,8 @@ def evaluate(
             )
         from benchmarks.finetune import finetune as run_finetune
 
-        base = str(model).removeprefix("base:")
+        parsed = parse_model_name(model)
+        base = parsed.base if parsed.kind == BASE else str(model)
         with tempfile.TemporaryDirectory(prefix="adapter-zoo-ft-") as work:
             entry = run_finetune(
                 base,
@@ -206,11 +209,11 @@ def evaluate(
             )
         scorer_model = _load_ranker(str(entry), [])
         mode = f"finetune-{finetune}"
-    elif isinstance(model, str) and model.startswith("sbert:"):
+    elif isinstance(model, str) and parse_model_name(model).kind == ZERO_SHOT:
         from adapter_zoo import BiEncoder
 
         # loaded here, not by get_scorer, so that --max-length reaches it like any entry
-        scorer_model = BiEncoder.from_base(model[len("sbert:") :], device="cpu")
+        scorer_model = BiEncoder.from_base(parse_model_name(model).base, device="cpu")
     elif _is_baseline(model):
         scorer_model = model
     else:

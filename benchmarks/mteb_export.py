@@ -189,10 +189,12 @@ def _revision(card: dict) -> str:
 
 def _bi_encoder(model):
     from adapter_zoo import BiEncoder, load
+    from adapter_zoo.names import ZERO_SHOT, parse_model_name
 
     encoder = model
-    if isinstance(model, str) and model.startswith("sbert:"):
-        encoder = BiEncoder.from_base(model[len("sbert:") :], device="cpu")
+    name = parse_model_name(model) if isinstance(model, str) else None
+    if name is not None and name.kind == ZERO_SHOT:
+        encoder = BiEncoder.from_base(name.base, device="cpu")
     elif isinstance(model, str | os.PathLike):
         encoder = load(str(model), device="cpu")
     if not isinstance(encoder, BiEncoder):

@@ -76,8 +76,9 @@ def score_models(
         ``({model: scores}, {model: the token limit it was scored at, or None})``.
     """
     import adapter_zoo
+    from adapter_zoo.lengths import card_max_length
     from adapter_zoo.sweep.sweep import resolve_adapter, sweep
-    from adapter_zoo.zoo.store import CARD_FILE, card_max_length, read_card
+    from adapter_zoo.zoo.store import CARD_FILE, read_card
 
     shared = [m for m in models if shares_pass(m)]
     scores, lengths, by_length = {}, {}, {}

@@ -29,9 +29,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from adapter_zoo.names import BASE, parse_model_name
+
 # Commands that train or score a neural model: they ask for a GPU by default.
 GPU_COMMANDS = {"train", "evaluate", "cascade-train", "cascade-eval", "sweep", "recommend"}
-BASELINES = ("bm25", "tfidf")
 
 
 @dataclass(frozen=True)
@@ -98,7 +99,7 @@ def default_resources(command: str, args) -> dict:
 
 
 def _is_baseline(model: str) -> bool:
-    return model in BASELINES or model.startswith("sbert:")
+    return parse_model_name(model).is_baseline
 
 
 def _path(value: str | os.PathLike) -> Path:
@@ -113,9 +114,10 @@ def _zoo_path(name: str) -> Path:
 
 
 def _model_inputs(model: str) -> list[Path]:
-    if _is_baseline(model):
+    name = parse_model_name(model)
+    if name.is_baseline:
         return []
-    return [_zoo_path(model.removeprefix("base:"))]
+    return [_zoo_path(name.base if name.kind == BASE else model)]
 
 
 def _benchmark_inputs(benchmark: str | None, data_dir: str | None) -> list[Path]:

@@ -29,6 +29,7 @@ from adapter_zoo.compose.spec import (
     parse_spec,
 )
 from adapter_zoo.errors import ZooError
+from adapter_zoo.names import parse_model_name
 from adapter_zoo.training.dev import DEV_CANDIDATES
 from adapter_zoo.training.objective import positive_first_metrics
 
@@ -205,7 +206,7 @@ def refuse_cycle(name, spec: Spec) -> None:
     seen = set()
     while todo:
         member, chain = todo.pop()
-        if member == BM25 or member.startswith("sbert:"):
+        if not parse_model_name(member).is_entry:  # bm25, sbert:: no entry to contain it
             continue
         folder = local_entry(member)
         if folder is None:  # a Hub name: load() guards against a cycle through it

@@ -30,10 +30,8 @@ import numpy as np
 
 from adapter_zoo.compose.rerank import DEFAULT_TOP_K
 from adapter_zoo.errors import ZooError
+from adapter_zoo.names import BM25, FUSION, RERANK, is_spec
 
-FUSION = "fusion"
-RERANK = "rerank"
-BM25 = "bm25"
 # Composite entries that are no spec string: per-query routing (its members' centroids in
 # ROUTE_FILE inside the entry) and an alias (one member under another name, as
 # ``adapter_zoo.adapt`` saves its choice of a single model).
@@ -41,7 +39,6 @@ ROUTE = "route"
 ALIAS = "alias"
 ROUTE_FILE = "route.safetensors"
 ROUTE_TENSOR = "centroids"
-PREFIXES = (FUSION + ":", RERANK + ":")
 # A weight is a plain decimal (float() also takes "1_0", "inf", "nan", " 1", full-width digits).
 _WEIGHT = re.compile(r"[0-9]+(\.[0-9]*)?|\.[0-9]+")
 _TOP_K = re.compile(r"[0-9]+")
@@ -66,11 +63,6 @@ class Spec:
             for m, w in zip(self.members, self.weights)
         ]
         return f"{FUSION}:" + "+".join(terms)
-
-
-def is_spec(name) -> bool:
-    """Whether ``name`` is a ``fusion:`` or ``rerank:`` spec string."""
-    return isinstance(name, str) and name.startswith(PREFIXES)
 
 
 def _member(text: str, name: str, role: str) -> str:

@@ -198,7 +198,9 @@ class Ranker:
         )
 
     @classmethod
-    def from_base(cls, base: str = "minilm-l6", *, max_length: int = CROSS_MAX_LENGTH, device=None) -> Ranker:
+    def from_base(
+        cls, base: str = "minilm-l6", *, max_length: int = CROSS_MAX_LENGTH, device=None
+    ) -> Ranker:
         """An untrained ranker: ``base`` with a fresh head seeded with 0 (reproducible)."""
         import torch
 

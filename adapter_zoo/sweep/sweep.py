@@ -58,10 +58,11 @@ def model_identity(name) -> str:
     """What a model name means, so two spellings of one entry compare equal: an entry's
     resolved folder (a local zoo name or a path), else the name (specs, ``sbert:``, ``bm25``,
     a Hub name)."""
+    from adapter_zoo.names import parse_model_name
     from adapter_zoo.zoo.store import is_entry_name, local_entry
 
     text = str(name)
-    if ":" in text or text == "bm25":
+    if not parse_model_name(text).is_entry:
         return text
     local = local_entry(text)
     if local is not None:

@@ -11,7 +11,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 from adapter_zoo.errors import ZooError
-from adapter_zoo.lengths import card_max_length  # noqa: F401 (its readers import it here)
 from adapter_zoo.zoo.snippets import entry_head_type
 from adapter_zoo.zoo.untrusted import (
     check_no_code,

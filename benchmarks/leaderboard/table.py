@@ -14,9 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from adapter_zoo.metrics import METRICS
+from adapter_zoo.names import BASE, BM25, LEXICAL, ZERO_SHOT, parse_model_name
 from benchmarks.registry import get
 
-IR_BASELINE = "bm25"
+IR_BASELINE = BM25
 # settings that belong to a cell (the same model, scored on its own forum or another)
 CELL_SETTINGS = ("zero-shot", "in-domain")
 # how a cell scored in a setting other than zero-shot is marked, and the legend's words
@@ -57,10 +58,8 @@ def main_metric(record: dict) -> str:
 
 def is_zoo_model(record: dict) -> bool:
     """A zoo model (not bm25/tfidf/sbert:/base:), alone or a base plus ``--adapter``."""
-    model = str(record["model"])
-    return bool(record.get("adapters")) or not (
-        model in ("bm25", "tfidf") or model.startswith(("sbert:", "base:"))
-    )
+    kind = parse_model_name(str(record["model"])).kind
+    return bool(record.get("adapters")) or kind not in (LEXICAL, ZERO_SHOT, BASE)
 
 
 def model_kind(record: dict) -> str:
@@ -68,7 +67,7 @@ def model_kind(record: dict) -> str:
     encoder used zero-shot) or ``ours`` (a zoo model, alone or as ``--adapter``)."""
     if is_zoo_model(record):
         return "ours"
-    return "peer" if str(record["model"]).startswith("sbert:") else "baseline"
+    return "peer" if parse_model_name(str(record["model"])).kind == ZERO_SHOT else "baseline"
 
 
 def column_metrics(main: str) -> list[str]:
