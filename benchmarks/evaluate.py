@@ -209,11 +209,11 @@ def evaluate(
             )
         scorer_model = _load_ranker(str(entry), [])
         mode = f"finetune-{finetune}"
-    elif isinstance(model, str) and parse_model_name(model).kind == ZERO_SHOT:
+    elif isinstance(model, str) and (zero_shot := parse_model_name(model)).kind == ZERO_SHOT:
         from adapter_zoo import BiEncoder
 
         # loaded here, not by get_scorer, so that --max-length reaches it like any entry
-        scorer_model = BiEncoder.from_base(parse_model_name(model).base, device="cpu")
+        scorer_model = BiEncoder.from_base(zero_shot.base, device="cpu")
     elif _is_baseline(model):
         scorer_model = model
     else:
