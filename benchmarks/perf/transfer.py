@@ -277,8 +277,10 @@ def end_to_end(work: Path, host: str, others, study_row: dict, rule) -> dict:
 
     strategy = rule[0] if study_row["best_similarity"] >= rule[1] else "zero-shot"
     name = f"adapt-{short(host)}"
+    multitask, seen = multitask_for(host, MULTITASK)
+    zoo = [short(o) for o in others] + ([] if seen else [multitask])
     adapter_zoo.adapt(
-        work / "parsed" / host, name=name, zoo=[short(o) for o in others],
+        work / "parsed" / host, name=name, zoo=zoo,
         strategy=strategy, top_k=len(others) if strategy == "route" else TOP_K, overwrite=True,
     )  # fmt: skip
     record = evaluate(name, f"local:{work / 'bench' / short(host)}", split="test")
