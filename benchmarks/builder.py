@@ -36,6 +36,7 @@ from stackexchange.io import (
     atomic_directory,
     atomic_write_json,
     check_replaceable,
+    output_lock,
     refuse_input_inside_output,
 )
 from stackexchange.lists import SPLITS, answer_selection_lists, question_similarity_lists
@@ -182,58 +183,60 @@ def build_from_forum(
     check_number("seed", seed, integer=True, low=0, high=2**32 - 1, error=BenchmarkError)
     forum_dir = Path(forum_dir)
     refuse_input_inside_output([forum_dir], out_dir, BenchmarkError)
-    check_replaceable(
-        out_dir, ours=is_built_benchmark, overwrite=overwrite, what="a benchmark",
-        error=BenchmarkError,
-    )  # fmt: skip
-    if not overwrite and is_built_benchmark(out_dir) and files_not_built(out_dir):
-        raise BenchmarkError(
-            f"{out_dir}: a benchmark built by adapter-zoo, but it also holds "
-            f"{Path(out_dir) / files_not_built(out_dir)[0]}, which the build did not write; "
-            "a rebuild would replace it: move it away or pass --overwrite"
-        )
-    questions = _load_questions(forum_dir)
-    rng = np.random.default_rng(seed)
-    if task == "answer_selection":
-        rows = answer_selection_lists(questions, size, rng)
-    else:
-        rows = question_similarity_lists(questions, _load_duplicates(forum_dir), size, rng)
-    if not rows["test"]:
-        what = "answered" if task == "answer_selection" else "duplicate"
-        raise BenchmarkError(
-            f"{forum_dir}: no held-out test question ({what}) to build a {task} benchmark from"
-        )
-    stats = {split: _split_stats(rows[split]) for split in SPLITS}
-    smallest = min(s["candidates_min"] for s in stats.values() if s["queries"])
-    from benchmarks.registry import COLUMNS
-    from benchmarks.registry import features as column_features
+    # one build at a time into out_dir: a second is refused instead of replacing the first's
+    with output_lock(out_dir, error=BenchmarkError):
+        check_replaceable(
+            out_dir, ours=is_built_benchmark, overwrite=overwrite, what="a benchmark",
+            error=BenchmarkError,
+        )  # fmt: skip
+        if not overwrite and is_built_benchmark(out_dir) and files_not_built(out_dir):
+            raise BenchmarkError(
+                f"{out_dir}: a benchmark built by adapter-zoo, but it also holds "
+                f"{Path(out_dir) / files_not_built(out_dir)[0]}, which the build did not write; "
+                "a rebuild would replace it: move it away or pass --overwrite"
+            )
+        questions = _load_questions(forum_dir)
+        rng = np.random.default_rng(seed)
+        if task == "answer_selection":
+            rows = answer_selection_lists(questions, size, rng)
+        else:
+            rows = question_similarity_lists(questions, _load_duplicates(forum_dir), size, rng)
+        if not rows["test"]:
+            what = "answered" if task == "answer_selection" else "duplicate"
+            raise BenchmarkError(
+                f"{forum_dir}: no held-out test question ({what}) to build a {task} benchmark from"
+            )
+        stats = {split: _split_stats(rows[split]) for split in SPLITS}
+        smallest = min(s["candidates_min"] for s in stats.values() if s["queries"])
+        from benchmarks.registry import COLUMNS
+        from benchmarks.registry import features as column_features
 
-    short = "las" if task == "answer_selection" else "qs"
-    with atomic_directory(out_dir, overwrite=True) as tmp:
-        splits = [s for s in SPLITS if rows[s]]
-        for split in splits:
-            datasets.Dataset.from_dict(
-                {c: [r[c] for r in rows[split]] for c in COLUMNS}, features=column_features()
-            ).save_to_disk(str(tmp / split))
-        files = [f for f in _relatives(tmp) if (tmp / f).is_file()] + ["benchmark.json"]
-        atomic_write_json(tmp / "benchmark.json", {
-            "name": f"{forum_dir.name}-{short}",
-            "task": task,
-            "main_metric": MAIN_METRIC[task],
-            "no_positive": "drop",
-            "candidates": size,
-            "candidates_note": (
-                f"{size} per query" if smallest >= size else
-                f"the forum is small: some pools have fewer than {size} candidates "
-                f"(smallest {smallest})"
-            ),
-            "candidate_pool": "the positive(s) plus BM25 neighbours from the whole forum",
-            "splits": splits,
-            "counts": stats,
-            "queries": stats["test"]["queries"],
-            "seed": seed,
-            "source": {"forum": forum_dir.name, "path": str(forum_dir.resolve())},
-            # what a rebuild may replace: a file added since is the user's
-            "files": sorted(files),
-        })  # fmt: skip
+        short = "las" if task == "answer_selection" else "qs"
+        with atomic_directory(out_dir, overwrite=True) as tmp:
+            splits = [s for s in SPLITS if rows[s]]
+            for split in splits:
+                datasets.Dataset.from_dict(
+                    {c: [r[c] for r in rows[split]] for c in COLUMNS}, features=column_features()
+                ).save_to_disk(str(tmp / split))
+            files = [f for f in _relatives(tmp) if (tmp / f).is_file()] + ["benchmark.json"]
+            atomic_write_json(tmp / "benchmark.json", {
+                "name": f"{forum_dir.name}-{short}",
+                "task": task,
+                "main_metric": MAIN_METRIC[task],
+                "no_positive": "drop",
+                "candidates": size,
+                "candidates_note": (
+                    f"{size} per query" if smallest >= size else
+                    f"the forum is small: some pools have fewer than {size} candidates "
+                    f"(smallest {smallest})"
+                ),
+                "candidate_pool": "the positive(s) plus BM25 neighbours from the whole forum",
+                "splits": splits,
+                "counts": stats,
+                "queries": stats["test"]["queries"],
+                "seed": seed,
+                "source": {"forum": forum_dir.name, "path": str(forum_dir.resolve())},
+                # what a rebuild may replace: a file added since is the user's
+                "files": sorted(files),
+            })  # fmt: skip
     return Path(out_dir)

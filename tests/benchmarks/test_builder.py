@@ -175,3 +175,19 @@ def test_rebuilding_a_benchmark_keeps_files_the_user_added_unless_overwrite(
     assert _files(out) == {**built, "test/notes.md": b"my error analysis"}
     assert main(["build-benchmark", str(tiny_forum), "--out", str(out), "--overwrite"]) == 0
     assert _files(out) == built
+
+
+def test_a_second_build_into_the_same_folder_is_refused_while_one_runs(tiny_forum, tmp_path):
+    from stackexchange.io import lock_file, output_lock
+
+    out = tmp_path / "bench"
+    # another build (any process) writing into out
+    with output_lock(out), pytest.raises(BenchmarkError) as error:
+        benchmarks.build_from_forum(tiny_forum, out, task="answer_selection", candidates=3)
+    assert str(error.value) == (
+        f"{out}: another adapter-zoo run is writing into it (lock {lock_file(out)}); "
+        "wait until it ends or choose another output"
+    )
+    assert not out.exists()
+    built = benchmarks.build_from_forum(tiny_forum, out, task="answer_selection", candidates=3)
+    assert json.loads((built / "benchmark.json").read_text())["candidates"] == 3
