@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -85,12 +87,26 @@ def test_wheel_carries_the_apache_licence(wheel):
     assert (ROOT / "LICENSE").read_text().startswith(" " * 33 + "Apache License\n")
 
 
-def test_the_readme_cpu_install_pins_the_torch_the_tests_ran_with():
-    """README's CPU install line takes the CPU wheel of .ci/constraints.txt's torch (the
-    dry-run resolve itself, 76 packages and no nvidia-*, takes over two minutes: not here)."""
-    import re
-
+def test_the_readme_cpu_install_resolves_cpu_torch_and_no_cuda_wheels(tmp_path):
+    """README's CPU install (the CPU wheel of .ci/constraints.txt's torch, then the project
+    under the constraints), resolved as pip's dry run: torch stays the CPU build and not one
+    ``nvidia-*`` wheel comes in (a bare install pulls 13 of them)."""
     pinned = re.search(r"^torch==(\S+)$", (ROOT / ".ci/constraints.txt").read_text(), re.M)
+    cpu_torch = f"torch=={pinned.group(1)}+cpu"
     readme = (ROOT / "README.md").read_text()
-    line = 'pip install "torch==%s+cpu" --index-url https://download.pytorch.org/whl/cpu'
-    assert line % pinned.group(1) in readme
+    assert f'pip install "{cpu_torch}" --index-url https://download.pytorch.org/whl/cpu' in readme
+    assert "pip install -c .ci/constraints.txt ." in readme
+    report = tmp_path / "report.json"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--dry-run", "--ignore-installed", "-q"]
+        + ["--report", str(report), "-c", str(ROOT / ".ci/constraints.txt"), cpu_torch, str(ROOT)],
+        check=True,
+        capture_output=True,
+    )
+    resolved = {
+        item["metadata"]["name"].lower(): item["metadata"]["version"]
+        for item in json.loads(report.read_text())["install"]
+    }
+    assert resolved["torch"] == f"{pinned.group(1)}+cpu"
+    assert [name for name in resolved if name.startswith("nvidia")] == []
+    assert "adapter-zoo" in resolved and "sentence-transformers" in resolved
