@@ -31,42 +31,12 @@ PROBE_TOLERANCE = 1e-5
 
 
 def card_refusal(card: dict, path: Path | None = None) -> str | None:
-    """Why the entry of ``card`` (at ``path``) cannot be a CrossEncoder, judged by its card;
-    None if it may. A bi-encoder's reason says how to open it in sentence-transformers."""
-    kind, layout = card.get("kind"), card.get("layout", "adapter")
-    if kind == "cascade":
-        return "it is a cascade (early exits); load it with adapter_zoo.cascade"
-    if kind == "composite":
-        return f"it is a composite ({card.get('spec')}); export its members instead"
-    if card.get("encoder") == "bi":
-        return _bi_encoder_refusal(layout, path)
-    if layout == "fusion":
-        return "it is an AdapterFusion entry, and a CrossEncoder runs no adapters"
-    if layout == "adapter":
-        return (
-            f"it is an adapter entry ({kind}), and a CrossEncoder runs no adapters; "
-            "load it with the adapters library (see its model card)"
-        )
-    if layout != "full":
-        return f"its layout {layout!r} is unknown"
-    return None
+    """Why the entry of ``card`` (at ``path``) cannot be a CrossEncoder, as its kind says
+    (:mod:`adapter_zoo.kinds`); None if it may. A bi-encoder's reason says how to open it in
+    sentence-transformers."""
+    from adapter_zoo.kinds import kind_for_card
 
-
-def _bi_encoder_refusal(layout: str, path: Path | None) -> str:
-    where = "the entry" if path is None else str(path)
-    if layout == "full":
-        return (
-            "it is a bi-encoder, and its model/ folder already is a sentence-transformers "
-            f"folder: SentenceTransformer({str(Path(where) / 'model')!r})"
-        )
-    # Bottleneck adapters (a ReLU between two projections) do not fold into the weights: the
-    # adapters library's merge_adapter merges LoRA only, so no plain folder reproduces them.
-    return (
-        "it is a bi-encoder with bottleneck adapters, which do not merge into the base's "
-        "weights, so no plain sentence-transformers folder reproduces it; open it with "
-        "sentence-transformers and the adapters library as the lines in "
-        f"{Path(where) / 'README.md'} show, or with adapter_zoo.load"
-    )
+    return kind_for_card(card).export_refusal(card, path)
 
 
 def model_refusal(model, head: str) -> str | None:
@@ -198,15 +168,14 @@ def _writable_output(entry: Path, out, overwrite: bool, what: str) -> Path:
 
 def _exportable_entry(name: str) -> tuple[dict, Path]:
     """The verified card and folder of ``name``, refused before anything is written."""
+    from adapter_zoo.kinds import kind_for_name
     from adapter_zoo.loading import resolve_entry
-    from adapter_zoo.names import BM25, COMPOSITION, ZERO_SHOT, parse_model_name
     from adapter_zoo.zoo.store import verify_entry
 
-    parsed = parse_model_name(name)
-    if parsed.kind == ZERO_SHOT:
-        raise ZooError(f"cannot export {name!r} as a CrossEncoder: it is a bi-encoder")
-    if parsed.kind == COMPOSITION or name == BM25:
-        raise ZooError(f"cannot export {name!r} as a CrossEncoder: it is a composition")
+    named = kind_for_name(name)
+    if named is not None:
+        reason = named.export_refusal({}, None)
+        raise ZooError(f"cannot export {name!r} as a CrossEncoder: {reason}")
     path = resolve_entry(name)
     card = verify_entry(path)
     reason = card_refusal(card, path)
@@ -287,9 +256,12 @@ MERGED_TOLERANCE = PROBE_TOLERANCE
 
 def merged_refusal(card: dict, path: Path) -> str | None:
     """Why the entry of ``card`` at ``path`` cannot be exported merged; None if it can."""
+    from adapter_zoo.kinds import kind_for_card
+    from adapter_zoo.kinds.entry import EntryKind
     from adapter_zoo.zoo.layouts import adapter_method
 
-    if card.get("kind") in ("cascade", "composite") or card.get("layout", "adapter") != "adapter":
+    kind = kind_for_card(card)
+    if not isinstance(kind, EntryKind) or kind.layout != "adapter":
         return f"it is a {card.get('kind')} entry; only LoRA adapter entries merge into their base"
     if adapter_method(path) != "lora":
         return (
@@ -301,11 +273,11 @@ def merged_refusal(card: dict, path: Path) -> str | None:
 
 def lora_entry(name: str) -> str | None:
     """``bi`` or ``cross`` when ``name`` is a LoRA adapter entry (exported merged), else None."""
+    from adapter_zoo.kinds import kind_for_card, kind_for_name
     from adapter_zoo.loading import resolve_entry
-    from adapter_zoo.names import BM25, COMPOSITION, ZERO_SHOT, parse_model_name
     from adapter_zoo.zoo.store import verify_entry
 
-    if parse_model_name(name).kind in (ZERO_SHOT, COMPOSITION) or name == BM25:
+    if kind_for_name(name) is not None:
         return None
     path = resolve_entry(name)
     card = verify_entry(path)
@@ -313,7 +285,7 @@ def lora_entry(name: str) -> str | None:
         return None  # no adapter to merge: export_cross_encoder says what it is instead
     if merged_refusal(card, path):
         return None
-    return "bi" if card.get("encoder") == "bi" else "cross"
+    return kind_for_card(card).encoder
 
 
 def export_merged_lora(
@@ -350,10 +322,11 @@ def export_merged_lora(
     if reason:
         raise ZooError(f"cannot export {name!r} merged: {reason}")
     out = _writable_output(path, out, overwrite, "an adapter-zoo export")
+    from adapter_zoo.kinds import kind_for_card
     from adapter_zoo.loading import load
 
     model = load(str(path), device="cpu")
-    bi = card.get("encoder") == "bi"
+    bi = kind_for_card(card).encoder == "bi"
     reference = model.score(PROBE_PAIRS)  # the entry as it runs, before merging
     with atomic_directory(out, overwrite=True) as tmp:
         if bi:

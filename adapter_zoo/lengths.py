@@ -9,9 +9,11 @@ command-line option, and every reader of a card's length, takes its number from 
 Example:
     >>> default_max_length("bi"), default_max_length("cross")
     (256, 300)
-    >>> card_max_length({"encoder": "bi"}), card_max_length({"kind": "adapter"})
-    (256, 300)
-    >>> card_max_length({"encoder": "bi", "max_length": 128})
+    >>> card_max_length({"kind": "adapter", "encoder": "bi"})
+    256
+    >>> card_max_length({"kind": "full", "layout": "full"})
+    300
+    >>> card_max_length({"kind": "adapter", "encoder": "bi", "max_length": 128})
     128
 """
 
@@ -31,5 +33,8 @@ def default_max_length(encoder: str | None) -> int:
 def card_max_length(card: dict) -> int:
     """The token limit of an entry: what it was trained with, and what every scorer of it
     uses (``load``, the sweep, the recommender's probe, the card's code snippets); a card
-    without ``max_length`` has its encoder's default (:func:`default_max_length`)."""
-    return int(card.get("max_length", default_max_length(card.get("encoder"))))
+    without ``max_length`` has its kind's default (:mod:`adapter_zoo.kinds`: its encoder's,
+    :func:`default_max_length`)."""
+    from adapter_zoo.kinds import kind_for_card
+
+    return kind_for_card(card).max_length(card)

@@ -11,29 +11,12 @@ asked to (``load``'s default), and the entry is cached under the forum's short n
 
 from __future__ import annotations
 
-import contextvars
 import difflib
 from pathlib import Path
 
 from adapter_zoo.errors import ZooError
-from adapter_zoo.lengths import card_max_length
-from adapter_zoo.names import BM25, COMPOSITION, ZERO_SHOT, parse_model_name
-from adapter_zoo.zoo.store import (
-    CARD_FILE,
-    is_entry_name,
-    local_cards,
-    local_entry,
-    verify_entry,
-    zoo_home,
-)
-
-# The composite entries being loaded, outermost first (their folders and names): a composite
-# that contains itself through others is refused instead of recursing without end.
-_COMPOSITES: contextvars.ContextVar[tuple[tuple[str, str], ...]] = contextvars.ContextVar(
-    "composites_loading", default=()
-)
-# Composites nest at most this deep (a guard also for chains through Hub names).
-MAX_COMPOSITE_DEPTH = 16
+from adapter_zoo.names import parse_model_name
+from adapter_zoo.zoo.store import CARD_FILE, local_cards, local_entry, verify_entry, zoo_home
 
 
 def resolve_entry(
@@ -105,12 +88,16 @@ def load(
     base_model: str | None = None,
     build: bool = True,
     build_steps: int | None = None,
+    max_length: int | None = None,
 ):
-    """Load a zoo entry as a ranker after checking its files.
+    """Load any model the zoo knows as a ranker, a zoo entry after checking its files.
 
-    Cross-encoder entries give a :class:`~adapter_zoo.ranker.Ranker`, bi-encoder entries
-    (card ``encoder: "bi"``) a :class:`~adapter_zoo.biencoder.BiEncoder`; both have
-    ``score(pairs)`` and ``rank(query, candidates)``.
+    The model's kind (:mod:`adapter_zoo.kinds`) opens it: the name's spelling says it for
+    ``sbert:``, ``base:``, specs, ``bm25``/``tfidf`` and MultiCQA files, the entry's card for
+    the rest. Cross-encoder entries give a :class:`~adapter_zoo.ranker.Ranker`, bi-encoder
+    entries (card ``encoder: "bi"``) a :class:`~adapter_zoo.biencoder.BiEncoder`, cascades a
+    :class:`~adapter_zoo.CascadeRanker`; all have ``score(pairs)`` and
+    ``rank(query, candidates)``.
 
     A forum of the site catalog that neither the local zoo nor the Hub has (``travel``,
     ``travel.stackexchange.com``, ``bicycles.meta``) is built on first use: its dump is
@@ -127,7 +114,8 @@ def load(
         name_or_path: a short name in the local zoo, an entry folder, ``sbert:<base>`` (the
             base as a zero-shot bi-encoder), a published MultiCQA
             adapter (``pytorch_adapter.bin`` or its folder, see ``adapter_zoo.zoo.multicqa``),
-            a Hub name, a spec (``fusion:A+B*0.2+bm25*0.1``, ``rerank:A>B@20``) or ``bm25``.
+            a Hub name, a spec (``fusion:A+B*0.2+bm25*0.1``, ``rerank:A>B@20``), ``bm25``,
+            ``tfidf`` or ``base:<base>`` (the untrained base with a fresh head).
         revision: Hub revision (only for names fetched from the Hub).
         device: torch device; CUDA when available by default.
         base_model: when given, the entry must have been made for this base model (and a
@@ -135,6 +123,8 @@ def load(
         build: build a catalog forum's entry when nothing else has the name; False refuses,
             saying how to build it.
         build_steps: training steps of a built entry (default 40, the zoo's recipe).
+        max_length: score at this token limit instead of the entry's own (the one it was
+            trained and selected at); kinds without one (bm25, compositions) refuse it.
 
     Example:
         >>> ranker = load("beer")  # doctest: +SKIP
@@ -142,30 +132,18 @@ def load(
         ... # doctest: +SKIP
         >>> ranker.rank("Which glass for a stout?", ["A nonic pint.", "Any bicycle."])  # doctest: +SKIP
     """
-    from adapter_zoo.compose import spec as compose
-    from adapter_zoo.ranker import Ranker
-    from adapter_zoo.zoo import multicqa
-    from adapter_zoo.zoo.layouts import read_model
+    from adapter_zoo.kinds import kind_for_card, kind_for_name
 
     name = parse_model_name(name_or_path)
-    if name.kind == ZERO_SHOT:
-        from adapter_zoo.biencoder import BiEncoder
-
-        return BiEncoder.from_base(name.base, device=device)
-    if name.kind == COMPOSITION or name.text == BM25:
-        if revision is not None or base_model is not None:
-            raise ZooError(f"{name_or_path}: a composition takes no revision or base_model")
-        if name.text == BM25:
-            return compose.load_member(BM25)
-        return compose.load_spec(name.text, device=device)
-    local = Path(str(name_or_path)).expanduser()
     local_entry(name_or_path)  # refuses "." and ".." before anything is read
-    is_zoo_name = is_entry_name(str(name_or_path)) and (zoo_home() / str(name_or_path)).is_dir()
-    is_legacy = not (local / CARD_FILE).exists() and multicqa.find_legacy_weights(local)
-    if is_legacy and not is_zoo_name:  # a published MultiCQA adapter file or folder
-        return multicqa.load_legacy(
-            local, base_model=base_model or multicqa.LEGACY_BASE, device=device
-        )
+    named = kind_for_name(name)
+    if named is not None and named.name == "multicqa":
+        model = named.load_name(name, device=device, base_model=base_model)
+        return _at_length(model, named, max_length, name.text)
+    if named is not None:
+        if revision is not None or base_model is not None:
+            raise ZooError(f"{name_or_path}: a {named.summary} takes no revision or base_model")
+        return _at_length(named.load_name(name, device=device), named, max_length, name.text)
     path = resolve_entry(
         name_or_path,
         revision=revision,
@@ -179,59 +157,14 @@ def load(
             f"{path}: zoo entry {card['name']!r} was made for base model "
             f"{card['base_model']!r}, not {base_model!r}"
         )
-    if card.get("kind") == "cascade":
-        raise ZooError(f"{path}: {card['name']!r} is a cascade; load it with adapter_zoo.cascade")
-    if card.get("encoder") == "bi":
-        from adapter_zoo.biencoder.layouts import read_bi_encoder
-
-        return read_bi_encoder(path, card, device=device)
-    if card.get("kind") == "composite":
-        return _load_composite(path, card, device)
-    model, tokenizer = read_model(path, card)
-    return Ranker(
-        model,
-        tokenizer,
-        base_model=card["base_model"],
-        card=card,
-        max_length=card_max_length(card),
-        device=device,
-    )
+    kind = kind_for_card(card, path / CARD_FILE)
+    return _at_length(kind.load_entry(path, card, device=device), kind, max_length, str(path))
 
 
-def _refuse_local_member(member: str, path: Path) -> None:
-    """A composite entry names its members by zoo or Hub name: a path of the machine it was
-    made on (absolute, in a home, climbing with ``..``) would make it read outside itself."""
-    from adapter_zoo.zoo.untrusted import UnsafeEntryError, is_local_path
-
-    name = parse_model_name(member)
-    text = name.base if name.kind == ZERO_SHOT else member
-    if is_local_path(text) or text.startswith(".") or "\\" in text or ".." in text.split("/"):
-        raise UnsafeEntryError(
-            f"{path / CARD_FILE}: composite member {member!r} is a path outside the entry; "
-            "a composite names its members by zoo or Hub name, refused"
-        )
-
-
-def _load_composite(path: Path, card: dict, device):
-    from adapter_zoo.compose import spec as compose
-
-    chain = _COMPOSITES.get()
-    here = (str(path.resolve()), str(card["name"]))
-    names = " -> ".join([name for _, name in chain] + [here[1]])
-    if here[0] in (folder for folder, _ in chain):
-        raise ZooError(f"{path}: composite entry {card['name']!r} contains itself ({names})")
-    if len(chain) >= MAX_COMPOSITE_DEPTH:
-        raise ZooError(f"{path}: composites nested more than {MAX_COMPOSITE_DEPTH} deep ({names})")
-    members = [str(m) for m in card.get("members") or []]
-    if card.get("composition") not in (compose.ROUTE, compose.ALIAS) and "spec" in card:
-        members += list(compose.parse_spec(card["spec"]).members)
-    for member in members:
-        _refuse_local_member(member, path)
-    token = _COMPOSITES.set((*chain, here))
-    try:
-        return compose.load_composite(path, card, device=device)
-    finally:
-        _COMPOSITES.reset(token)
+def _at_length(model, kind, max_length: int | None, name: str):
+    if max_length is not None:
+        kind.set_max_length(model, max_length, name)
+    return model
 
 
 def list_entries(remote: bool = False) -> list[dict]:

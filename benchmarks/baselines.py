@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from adapter_zoo.names import BM25, LEXICAL, TFIDF, parse_model_name
+from adapter_zoo.names import BM25, TFIDF
 from benchmarks.errors import BenchmarkError
 
 
@@ -50,26 +50,17 @@ def bm25_scores(dataset, scope: str = "query") -> list[np.ndarray]:
 
 
 def tfidf_scores(dataset, scope: str = "query") -> list[np.ndarray]:
-    """Cosine of scikit-learn TF-IDF vectors (fit on the candidates of the query or corpus)."""
+    """Cosine of scikit-learn TF-IDF vectors (fit on the candidates of the query or corpus);
+    the query scope is :class:`adapter_zoo.compose.tfidf.TfidfScorer`'s."""
     from sklearn.feature_extraction.text import TfidfVectorizer
 
-    def cosine(vectorizer, query, candidates):
-        return np.asarray(
-            (vectorizer.transform(candidates) @ vectorizer.transform([query]).T).todense()
-        ).ravel()
+    from adapter_zoo.compose.tfidf import tfidf_candidate_scores, tfidf_cosine
 
+    queries, candidates = list(dataset["query"]), list(dataset["candidates"])
     if scope == "corpus":
         vectorizer = TfidfVectorizer().fit(list(_unique_candidates(dataset)))
-        return [cosine(vectorizer, q, c) for q, c in zip(dataset["query"], dataset["candidates"])]
-    scores = []
-    for query, candidates in zip(dataset["query"], dataset["candidates"]):
-        try:
-            vectorizer = TfidfVectorizer().fit(candidates)
-        except ValueError:  # every candidate empty or stop words only: no vocabulary
-            scores.append(np.zeros(len(candidates)))
-            continue
-        scores.append(cosine(vectorizer, query, candidates))
-    return scores
+        return [tfidf_cosine(vectorizer, q, c) for q, c in zip(queries, candidates)]
+    return tfidf_candidate_scores(queries, candidates)
 
 
 def ranker_scorer(ranker, batch_size: int = 64) -> Callable:
@@ -86,10 +77,21 @@ def ranker_scorer(ranker, batch_size: int = 64) -> Callable:
     return scores
 
 
+def is_lexical(model) -> bool:
+    """Whether ``model`` names a lexical baseline (``bm25``, ``tfidf``: a baseline kind with
+    no encoder), scored here over a benchmark's own ``bm25_scope``."""
+    from adapter_zoo.kinds import kind_for_name
+
+    if not isinstance(model, str):
+        return False
+    kind = kind_for_name(model)
+    return kind is not None and kind.baseline and kind.encoder is None
+
+
 def get_scorer(model) -> Callable:
     """The scorer for ``bm25``, ``tfidf`` or a Ranker-like object (``evaluate`` loads
-    ``sbert:<base>`` as a :class:`adapter_zoo.BiEncoder`, one of those)."""
-    if isinstance(model, str) and parse_model_name(model).kind == LEXICAL:
+    every other name with ``adapter_zoo.load``)."""
+    if is_lexical(model):
         return {BM25: bm25_scores, TFIDF: tfidf_scores}[model]
     if hasattr(model, "score"):
         return ranker_scorer(model)

@@ -19,9 +19,10 @@ from pathlib import Path
 
 import numpy as np
 
+from adapter_zoo.kinds import is_baseline, kind_for_name
 from adapter_zoo.metrics import evaluate_rankings
-from adapter_zoo.names import BASE, ZERO_SHOT, parse_model_name
-from benchmarks.baselines import get_scorer
+from adapter_zoo.names import BASE, parse_model_name
+from benchmarks.baselines import get_scorer, is_lexical
 from benchmarks.errors import BenchmarkError
 from benchmarks.registry import get
 from benchmarks.results import append_result, make_record
@@ -37,11 +38,6 @@ def _seed_everything(seed: int) -> None:
         torch.manual_seed(seed)
     except ImportError:
         pass
-
-
-def _is_baseline(model) -> bool:
-    """True for scorers that are not trainable rankers: bm25, tfidf, sbert:<base>."""
-    return isinstance(model, str) and parse_model_name(model).is_baseline
 
 
 def _setting(bench, scorer_model) -> str:
@@ -60,30 +56,30 @@ def _model_name(model) -> str:
     return (card or {}).get("name") or str(getattr(model, "base_model", type(model).__name__))
 
 
-def _load_ranker(model, adapters, build: bool = True):
-    """A Ranker for ``base:<base>``, a zoo name/path or ``fusion:``/``rerank:`` spec (through
-    ``adapter_zoo.load``, which builds a catalog forum's entry unless ``build`` is False), a
-    base model plus one zoo adapter, or a Ranker (returned as is)."""
+def _load_ranker(model, adapters, build: bool = True, max_length: int | None = None):
+    """A ranker for any model name (through ``adapter_zoo.load``, which builds a catalog
+    forum's entry unless ``build`` is False) at ``max_length`` (None: its own), a base model
+    plus one zoo adapter, or a Ranker (returned as is)."""
     if not isinstance(model, str | os.PathLike):
+        if max_length is not None:
+            model.max_length = max_length  # a model object the caller built
         return model
     import adapter_zoo
 
-    name = parse_model_name(model)
+    kind = kind_for_name(model)
     model = str(model)
-    if name.kind == BASE:
-        if adapters:
-            raise BenchmarkError(
-                f"model {model!r} is an untrained base; pass the adapter's base "
-                "model name as --model instead"
-            )
-        return adapter_zoo.Ranker.from_base(name.base)
+    if adapters and kind is not None:
+        raise BenchmarkError(
+            f"model {model!r} is a {kind.name} model; pass the adapter's base model name as "
+            "--model instead"
+        )
     if adapters:
         # the adapter entry names the base model it was trained on; it must be ``model``
-        return adapter_zoo.load(adapters[0], base_model=model, build=build)
+        return adapter_zoo.load(adapters[0], base_model=model, build=build, max_length=max_length)
     from adapter_zoo.zoo.untrusted import UnsafeEntryError
 
     try:
-        return adapter_zoo.load(model, build=build)
+        return adapter_zoo.load(model, build=build, max_length=max_length)
     except UnsafeEntryError:
         raise  # a zoo entry, refused: its own message says why
     except (ValueError, OSError) as error:
@@ -172,7 +168,7 @@ def evaluate(
         raise BenchmarkError(
             f"evaluate takes one adapter, got {len(adapters)}; use evaluate_each()"
         )
-    if adapters and _is_baseline(model):
+    if adapters and is_baseline(model):
         raise BenchmarkError(f"model {model!r} is a baseline; adapters need a base model")
     if transfer is not None and finetune != "tanda":
         raise BenchmarkError("--transfer is only used with --finetune tanda")
@@ -185,7 +181,7 @@ def evaluate(
     dataset = bench.load(split, data_dir)
     mode = "zero-shot"
     if finetune:
-        if _is_baseline(model) or not isinstance(model, str | os.PathLike) or adapters:
+        if is_baseline(model) or not isinstance(model, str | os.PathLike) or adapters:
             raise BenchmarkError(
                 "--finetune needs a base model name or path (no baseline, no --adapter)"
             )
@@ -207,19 +203,12 @@ def evaluate(
                 encoder=encoder,
                 overwrite=overwrite,
             )
-        scorer_model = _load_ranker(str(entry), [])
+        scorer_model = _load_ranker(str(entry), [], max_length=max_length)
         mode = f"finetune-{finetune}"
-    elif isinstance(model, str) and (zero_shot := parse_model_name(model)).kind == ZERO_SHOT:
-        from adapter_zoo import BiEncoder
-
-        # loaded here, not by get_scorer, so that --max-length reaches it like any entry
-        scorer_model = BiEncoder.from_base(zero_shot.base, device="cpu")
-    elif _is_baseline(model):
-        scorer_model = model
+    elif is_lexical(model):
+        scorer_model = model  # scored over the benchmark's bm25_scope (benchmarks.baselines)
     else:
-        scorer_model = _load_ranker(model, adapters, build)
-    if max_length is not None and hasattr(scorer_model, "max_length"):
-        scorer_model.max_length = max_length
+        scorer_model = _load_ranker(model, adapters, build, max_length)
     if not finetune:
         mode = _setting(bench, scorer_model)
     scores = get_scorer(scorer_model)(dataset, bench.bm25_scope)
@@ -234,7 +223,7 @@ def evaluate(
         seed=seed,
         seconds=time.perf_counter() - started,
     )
-    if hasattr(scorer_model, "max_length"):
+    if getattr(scorer_model, "max_length", None) is not None:  # encoders: the limit they ran at
         record["max_length"] = scorer_model.max_length
     if transfer is not None:
         record["transfer"] = str(transfer)

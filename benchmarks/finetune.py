@@ -173,7 +173,7 @@ def finetune(
         raise BenchmarkError(
             f"{benchmark.name}: --finetune needs a train split (has {', '.join(benchmark.splits)})"
         )
-    from adapter_zoo.training import DEFAULT_LR, TrainingConfig, train
+    from adapter_zoo.training import TrainingConfig, default_lr, train
     from adapter_zoo.zoo.store import entry_path
 
     forum = _forum_name(benchmark)
@@ -205,7 +205,7 @@ def finetune(
         base_model=base,
         pair_kinds=("title_body",),  # to_parse_folder's one pair folder
         init_from=str(transfer or model) if start is not None else None,
-        lr=DEFAULT_LR["tanda"] if full_tanda else None,
+        lr=default_lr("cross", "tanda") if full_tanda else None,  # the paper's adapt rate
         patience=2 if full_tanda else None,
         seed=seed,
         max_steps=max_steps,

@@ -76,7 +76,7 @@ def score_models(
         ``({model: scores}, {model: the token limit it was scored at, or None})``.
     """
     import adapter_zoo
-    from adapter_zoo.lengths import card_max_length
+    from adapter_zoo.lengths import CROSS_MAX_LENGTH, card_max_length
     from adapter_zoo.sweep.sweep import resolve_adapter, sweep
     from adapter_zoo.zoo.store import CARD_FILE, read_card
 
@@ -84,17 +84,16 @@ def score_models(
     scores, lengths, by_length = {}, {}, {}
     for name in shared:
         path = resolve_adapter(name)
-        card = read_card(path) if (path / CARD_FILE).is_file() else {}
-        lengths[str(name)] = max_length or card_max_length(card)
+        # a bare adapter folder (no card) is a cross-encoder adapter at the default length
+        length = card_max_length(read_card(path)) if (path / CARD_FILE).is_file() else None
+        lengths[str(name)] = max_length or length or CROSS_MAX_LENGTH
         by_length.setdefault(lengths[str(name)], []).append(name)
     base = (base_model or base_model_of(shared)) if shared else None
     for length, group in by_length.items():
         scores.update(sweep(base, group, pairs, batch_size, max_length=length, progress=progress))
     for name in models:
         if str(name) not in scores:
-            model = adapter_zoo.load(str(name))
-            if max_length is not None and hasattr(model, "max_length"):
-                model.max_length = max_length
+            model = adapter_zoo.load(str(name), max_length=max_length)
             scores[str(name)] = model.score(pairs, batch_size=batch_size)
             lengths[str(name)] = getattr(model, "max_length", None)
     return scores, lengths

@@ -29,7 +29,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from adapter_zoo.kinds import is_baseline
 from adapter_zoo.names import BASE, parse_model_name
+from benchmarks.baselines import is_lexical
 
 # Commands that train or score a neural model: they ask for a GPU by default.
 GPU_COMMANDS = {"train", "evaluate", "cascade-train", "cascade-eval", "sweep", "recommend"}
@@ -93,13 +95,9 @@ def default_resources(command: str, args) -> dict:
     """
     cpus = (getattr(args, "workers", None) or 1) if command == "parse" else 1
     gpus = 1 if command in GPU_COMMANDS else 0
-    if command == "evaluate" and args is not None and _is_baseline(args.model):
+    if command == "evaluate" and args is not None and is_lexical(args.model):
         gpus = 0
     return {"cpus": cpus, "gpus": gpus}
-
-
-def _is_baseline(model: str) -> bool:
-    return parse_model_name(model).is_baseline
 
 
 def _path(value: str | os.PathLike) -> Path:
@@ -115,7 +113,7 @@ def _zoo_path(name: str) -> Path:
 
 def _model_inputs(model: str) -> list[Path]:
     name = parse_model_name(model)
-    if name.is_baseline:
+    if is_baseline(model):
         return []
     return [_zoo_path(name.base if name.kind == BASE else model)]
 

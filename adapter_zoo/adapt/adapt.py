@@ -26,11 +26,14 @@ from pathlib import Path
 
 from adapter_zoo.adapt import plan as planning
 from adapter_zoo.errors import ZooError
+from adapter_zoo.kinds import kind_for_card
 
 logger = logging.getLogger(__name__)
 
 # Entries adapt chooses from: one forum's adapter, or a multi-task adapter over several.
-ADAPTER_KINDS = ("adapter", "multitask")
+# the kinds (adapter_zoo.kinds) adapt chooses among: adapters with a domain centroid
+ADAPTER_KINDS = ("cross-adapter", "cross-multitask", "bi-adapter", "bi-multitask")
+MULTITASK_KINDS = ("cross-multitask", "bi-multitask")
 
 
 def zoo_centroids(zoo: Sequence[str] | None = None) -> tuple[dict, dict]:
@@ -46,7 +49,7 @@ def zoo_centroids(zoo: Sequence[str] | None = None) -> tuple[dict, dict]:
     if zoo is None:
         for card in local_cards():
             name = card["name"]
-            if card.get("kind") not in ADAPTER_KINDS:
+            if "broken" in card or kind_for_card(card).name not in ADAPTER_KINDS:
                 logger.info("adapt: skipping %s (a %s entry)", name, card.get("kind"))
                 continue
             try:
@@ -62,7 +65,7 @@ def zoo_centroids(zoo: Sequence[str] | None = None) -> tuple[dict, dict]:
     for name in map(str, zoo):
         path = resolve_entry(name) if is_entry_name(name) else Path(name).expanduser()
         card = read_card(path)
-        if card.get("kind") not in ADAPTER_KINDS:
+        if kind_for_card(card).name not in ADAPTER_KINDS:
             raise ZooError(f"adapt: {name!r} is a {card.get('kind')!r} entry, not an adapter")
         centroids[name] = entry_centroid(path)
         cards[name] = card
@@ -121,7 +124,9 @@ def adapt(
             "first, or use --strategy zero-shot)"
         )
     target_centroid = domain_centroid(texts)
-    multitask = {n: c for n, c in centroids.items() if cards[n].get("kind") == "multitask"}
+    multitask = {
+        n: c for n, c in centroids.items() if kind_for_card(cards[n]).name in MULTITASK_KINDS
+    }
     single = {n: c for n, c in centroids.items() if n not in multitask}
     best_multitask = None
     if multitask:
@@ -161,9 +166,11 @@ def adapt(
 
 
 def _soup_candidates(entries: dict, cards: dict) -> dict:
+    from adapter_zoo.adapt import soup
+
     usable = {
         n: c for n, c in entries.items()
-        if cards[n].get("encoder") == "bi" and cards[n].get("layout", "adapter") == "adapter"
+        if kind_for_card(cards[n]).name in soup.SOUP_KINDS
     }  # fmt: skip
     for skipped in set(entries) - set(usable):
         logger.info("adapt: %s is not a bi-encoder adapter entry; left out of the soup", skipped)

@@ -25,11 +25,13 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from adapter_zoo.errors import ZooError
+from adapter_zoo.kinds import kind_for_card
 from adapter_zoo.lengths import card_max_length
 
 SOUP = "soup"
 # Kinds whose entry is one bottleneck adapter in a sentence encoder.
-SOUP_KINDS = ("adapter", "multitask", SOUP)
+# the kinds (adapter_zoo.kinds) a soup averages: bi-encoder adapters, soups included
+SOUP_KINDS = ("bi-adapter", "bi-multitask", "bi-soup")
 # Configuration keys that do not change what the adapter computes at inference.
 _IGNORED_CONFIG_KEYS = ("dropout", "init_weights")
 
@@ -49,13 +51,12 @@ def _member(name: str) -> tuple[Path, dict]:
 
     path = resolve_entry(name) if is_entry_name(name) else Path(name).expanduser()
     card = verify_entry(path)
-    if card.get("encoder") != "bi" or card.get("layout", "adapter") != "adapter":
-        what = f"{card.get('encoder', 'cross')}-encoder {card.get('layout', 'adapter')}"
+    kind = kind_for_card(card)
+    if kind.name not in SOUP_KINDS:
         raise ZooError(
-            f"soup: {name!r} is a {what} entry; a soup averages bi-encoder adapter entries"
+            f"soup: {name!r} is a {kind.name} entry; a soup averages bi-encoder adapter "
+            f"entries ({', '.join(SOUP_KINDS)})"
         )
-    if card.get("kind") not in SOUP_KINDS:
-        raise ZooError(f"soup: {name!r} is a {card.get('kind')!r} entry, not an adapter")
     return path, card
 
 

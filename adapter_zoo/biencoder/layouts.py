@@ -12,7 +12,6 @@ from pathlib import Path
 
 from adapter_zoo.biencoder.encoder import BiEncoder, build_sentence_model, transformer_of
 from adapter_zoo.errors import ZooError
-from adapter_zoo.lengths import card_max_length
 
 
 def write_bi_adapter(model, adapter_name: str, folder: Path) -> None:
@@ -36,10 +35,10 @@ def write_bi_fusion(model, adapter_names: list[str], folder: Path) -> None:
     )
 
 
-def read_bi_encoder(path: Path, card: dict, *, device=None) -> BiEncoder:
-    """The BiEncoder of a verified bi-encoder entry, its adapters active."""
+def read_bi_encoder(path: Path, card: dict, *, max_length: int, device=None) -> BiEncoder:
+    """The BiEncoder of a verified bi-encoder entry, its adapters active, scoring at
+    ``max_length`` (its kind reads that from the card)."""
     layout = card.get("layout", "adapter")
-    max_length = card_max_length(card)
     if layout == "full":
         from sentence_transformers import SentenceTransformer
 

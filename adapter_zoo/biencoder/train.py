@@ -92,9 +92,11 @@ def _setup(config, hosts):
         return model, {"adapter": name}
     from adapters.composition import Fuse
 
+    from adapter_zoo.kinds import kind_for_card
+
     names = []
     for module, path, card in fusion_adapters(config):
-        if card.get("encoder") != "bi":
+        if kind_for_card(card).encoder != "bi":
             raise ZooError(f"{path}: {card['name']!r} is a cross-encoder adapter; fuse bi-encoders")
         check_base(transformer, path, card, config.base_model)
         transformer.load_adapter(str(path), load_as=module, use_safetensors=True)
@@ -454,7 +456,7 @@ def train_bi_encoder(config) -> Path:
             )  # fmt: skip
             _save_tensors(_trainable(model), done)
     steps += _run_phase(
-        config, model, train_sets, lr=bi_learning_rate(config),
+        config, model, train_sets, lr=config.learning_rate,
         folder=folder / "train", selection=selection, phase="train",
     )  # fmt: skip
     model.load_state_dict(selection.best_state, strict=False)
@@ -521,17 +523,6 @@ def _choose_length(selection: _Selection, model, length: int) -> tuple[int, dict
     return chosen, measured
 
 
-# benchmarks/perf/quality.py's lr table (beer, 80 steps, dev MAP every 10 at length 256): 5e-4 is
-# best on dev (0.874 vs 0.869 at 2e-4, 0.861 at 1e-4; base 0.847) and on test (0.901 vs 0.899,
-# 0.891; base 0.897); 1e-3 overfits (shared notes: 0.877 after 100 steps). A full
-# fine-tune moves every weight, so it takes the usual BERT rate; fusion trains only attention.
-DEFAULT_LR_BI = {"adapter": 5e-4, "multitask": 5e-4, "fusion": 5e-5, "full": 2e-5, "tanda": 2e-5}
-
-
-def bi_learning_rate(config) -> float:
-    return float(config.lr if config.lr is not None else DEFAULT_LR_BI[config.mode])
-
-
 def _card(config, hosts, pair_counts, selection, setup, steps, dev_size, model) -> dict:
     from adapter_zoo.zoo.layouts import base_config
 
@@ -545,7 +536,7 @@ def _card(config, hosts, pair_counts, selection, setup, steps, dev_size, model) 
         "pairs": pair_counts,
         "training": {
             **config.to_dict(),
-            "learning_rate": bi_learning_rate(config),
+            "learning_rate": config.learning_rate,
             "loss": "MultipleNegativesRankingLoss",
             "steps": steps,
             "best_step": selection.best["step"],

@@ -9,10 +9,8 @@ from pathlib import Path
 from adapter_zoo.cascade.schedule import sample_exits
 from adapter_zoo.errors import ZooError
 from adapter_zoo.lengths import CROSS_MAX_LENGTH
+from adapter_zoo.training.rates import default_lr
 from stackexchange.numbers import check_number
-
-# MultiCQA's adapter learning rate; the usual BERT fine-tuning rate for the full model.
-DEFAULT_LR = {"adapter": 1e-4, "full": 2e-5}
 
 
 def train_cascade(
@@ -66,7 +64,7 @@ def train_cascade(
     per_epoch = -(-len(pairs) // batch_size)
     total = per_epoch * epochs if max_steps is None else min(max_steps, per_epoch * epochs)
     mode = "adapter" if ranker.config.adapter else "full"
-    lr = DEFAULT_LR[mode] if lr is None else lr
+    lr = default_lr("cross", mode) if lr is None else lr  # its exits read a cross-encoder
     torch.manual_seed(seed)
     params = [p for p in ranker.parameters() if p.requires_grad]
     head_params = {id(p) for p in ranker.heads.parameters()}
@@ -161,7 +159,7 @@ def train_entry(
         max_steps: cap on optimizer steps.
         epochs: passes over the pairs.
         batch_size: pairs per step.
-        lr: learning rate (default by variant, ``DEFAULT_LR``).
+        lr: learning rate (default: the cross-encoder's of the variant, ``adapter_zoo.training.rates``).
         max_length: token limit per pair.
         negatives: random negatives per positive (``data`` only).
         seed: seeds sampling and the head.

@@ -19,7 +19,6 @@ from adapter_zoo.compose.fusion import fuse
 from adapter_zoo.compose.rerank import DEFAULT_TOP_K, merge_scores, top_indices
 from adapter_zoo.compose.scoring import score_with
 from adapter_zoo.compose.spec import (
-    BM25,
     FUSION,
     RERANK,
     Spec,
@@ -29,7 +28,7 @@ from adapter_zoo.compose.spec import (
     parse_spec,
 )
 from adapter_zoo.errors import ZooError
-from adapter_zoo.names import parse_model_name
+from adapter_zoo.names import BM25, parse_model_name
 from adapter_zoo.training.dev import DEV_CANDIDATES
 from adapter_zoo.training.objective import positive_first_metrics
 
@@ -199,6 +198,7 @@ def refuse_cycle(name, spec: Spec) -> None:
     Raises:
         ZooError: names the chain, e.g. ``composite 'a' would contain itself: a -> b -> a``.
     """
+    from adapter_zoo.kinds import kind_for_card
     from adapter_zoo.zoo.store import entry_folder, local_entry, read_card
 
     target = entry_folder(name).resolve()
@@ -218,8 +218,10 @@ def refuse_cycle(name, spec: Spec) -> None:
             continue
         seen.add(folder)
         card = read_card(folder)
-        if card.get("kind") == "composite":
-            todo += [(inner, (*chain, inner)) for inner in parse_spec(card["spec"]).members]
+        if kind_for_card(card).name == "composite":  # routes and aliases name members
+            inner = [str(m) for m in card.get("members") or []]
+            inner += list(parse_spec(card["spec"]).members) if "spec" in card else []
+            todo += [(member, (*chain, member)) for member in inner]
 
 
 def _choose_on_dev(spec: Spec, lists, grid, device) -> tuple[Spec, dict]:

@@ -72,3 +72,33 @@ class Composite:
     ) -> list[tuple[str, float]]:
         """``candidates`` sorted best first as (candidate, score); ties keep input order."""
         return rank_candidates(self, query, candidates, top_k=top_k)
+
+
+class PerQueryScorer(Composite):
+    """A lexical scorer whose statistics come from each query's own candidates (``bm25``,
+    ``tfidf``): ``score(pairs)`` groups the pairs by query, and the candidates of one query
+    (all its pairs, duplicates included) are that query's corpus, as the baselines score a
+    benchmark list; so scores of different queries do not compare. Subclasses define
+    :meth:`candidate_scores`."""
+
+    def candidate_scores(self, queries: list[str], candidate_lists: list[list[str]]) -> list:
+        """One score array per query, over that query's candidates."""
+        raise NotImplementedError
+
+    def score(self, pairs, *, batch_size: int = 64, progress: bool = False) -> np.ndarray:
+        """The score of each (query, candidate) pair, in input order (``batch_size`` and
+        ``progress`` are accepted for the common interface and unused)."""
+        from adapter_zoo.ranker.inputs import text_pairs
+
+        pairs = text_pairs(pairs)
+        scores = np.zeros(len(pairs), dtype=np.float64)
+        groups = query_groups(pairs)
+        per_query = self.candidate_scores(
+            [pairs[g[0]][0] for g in groups], [[pairs[i][1] for i in g] for g in groups]
+        )
+        for indices, values in zip(groups, per_query):
+            scores[indices] = values
+        return scores
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"

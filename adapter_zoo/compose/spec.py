@@ -30,7 +30,7 @@ import numpy as np
 
 from adapter_zoo.compose.rerank import DEFAULT_TOP_K
 from adapter_zoo.errors import ZooError
-from adapter_zoo.names import BM25, FUSION, RERANK, is_spec
+from adapter_zoo.names import FUSION, RERANK, is_spec
 
 # Composite entries that are no spec string: per-query routing (its members' centroids in
 # ROUTE_FILE inside the entry) and an alias (one member under another name, as
@@ -125,11 +125,7 @@ def parse_spec(text: str) -> Spec:
 
 
 def load_member(name: str, *, device=None):
-    """A member by name: ``bm25`` is :class:`BM25Scorer`, anything else ``adapter_zoo.load``."""
-    if name == BM25:
-        from adapter_zoo.compose.bm25 import BM25Scorer
-
-        return BM25Scorer()
+    """A member by name, as ``adapter_zoo.load`` opens it (``bm25`` is :class:`BM25Scorer`)."""
     from adapter_zoo.loading import load
 
     return load(name, device=device)

@@ -6,7 +6,8 @@ Example:
     >>> train(config)  # doctest: +SKIP
 """
 
-from adapter_zoo.training.config import DEFAULT_LR, MODES, TrainingConfig
+from adapter_zoo.training.config import MODES, TrainingConfig
 from adapter_zoo.training.loop import train
+from adapter_zoo.training.rates import LEARNING_RATES, default_lr
 
-__all__ = ["DEFAULT_LR", "MODES", "TrainingConfig", "train"]
+__all__ = ["LEARNING_RATES", "MODES", "TrainingConfig", "default_lr", "train"]

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from adapter_zoo.errors import ZooError
 from adapter_zoo.lengths import default_max_length
+from adapter_zoo.training.rates import default_lr
 from stackexchange.numbers import MAX_TOKENS, check_number
 
 MODES = ("adapter", "full", "multitask", "fusion", "tanda")
@@ -21,9 +22,6 @@ PAIR_KINDS = ("title_body", "title_answer", "duplicates", "question_answer")
 # A bi-encoder learns what its held-out lists ask (question -> accepted answer) and what the
 # forum says about its questions (title -> body); the papers' cross-encoders train title-body.
 DEFAULT_PAIR_KINDS = {"cross": ("title_body",), "bi": ("question_answer", "title_body")}
-# MultiCQA: adapters and multi-task adapters 1e-4, AdapterFusion 5e-5; full fine-tuning 2e-5
-# (BERT's usual rate); TANDA adapts with a rate ten times below its transfer rate.
-DEFAULT_LR = {"adapter": 1e-4, "multitask": 1e-4, "fusion": 5e-5, "full": 2e-5, "tanda": 2e-6}
 # Storage layout (see adapter_zoo.zoo.layouts) of each mode's entry.
 LAYOUT = {
     "adapter": "adapter",
@@ -58,7 +56,7 @@ class TrainingConfig:
         loss: ``bce`` (pointwise), ``pairwise`` (hinge on the (positive, negative) margin
             plus BCE, Laskar et al. 2020) or ``listwise`` (softmax cross-entropy of the
             positive against its ``negatives``; ``batch_size`` still counts pairs).
-        lr: learning rate; None takes ``DEFAULT_LR[mode]`` (the adapt rate for tanda).
+        lr: learning rate; None takes ``adapter_zoo.training.rates.default_lr(encoder, mode)`` (the adapt rate for tanda).
         negatives: negatives per positive, resampled every epoch (seed + epoch).
         hard_negatives: draw negatives from the positives of the 20 most BM25-similar
             queries of the same forum and pair kind instead of at random.
@@ -219,8 +217,9 @@ class TrainingConfig:
 
     @property
     def learning_rate(self) -> float:
-        """The (adapt) learning rate: ``lr`` or the mode's default."""
-        return float(self.lr if self.lr is not None else DEFAULT_LR[self.mode])
+        """The (adapt) learning rate: ``lr`` or the encoder's and mode's default
+        (:mod:`adapter_zoo.training.rates`)."""
+        return float(self.lr if self.lr is not None else default_lr(self.encoder, self.mode))
 
     @property
     def layout(self) -> str:

@@ -1,7 +1,7 @@
-"""What every model card of an entry says about its data: licence, attribution, dev scores.
+"""The model card of an entry (:func:`render_card`, the one renderer of the local README and
+the Hub card) and what every card says about its data: licence, attribution, dev scores.
 
-Shared by the local card (``README.md`` of an entry), the Hub card and the card of an
-exported CrossEncoder folder. Weights trained on Stack Exchange posts are an adaptation of
+The parts are shared with the card of an exported sentence-transformers folder. Weights trained on Stack Exchange posts are an adaptation of
 CC BY-SA content, so they carry ``cc-by-sa-4.0`` and name the forums; the forums are not Hub
 datasets, so no dataset id is claimed; the card's scores were measured on the forums' own dev
 split to pick a checkpoint, so they are labelled as such and are not published as benchmark
@@ -132,3 +132,86 @@ def adaptation_section(card: dict) -> list[str]:
             "",
         ]
     return lines
+
+
+LIBRARY_NAME = "adapter-transformers"  # the Hub's library tag for the adapters library
+
+
+def render_card(
+    card: dict,
+    *,
+    repo_id: str | None = None,
+    folder=None,
+    head_type: str | None = None,
+) -> str:
+    """The model card (README.md with YAML metadata) of an entry: its local README, or with
+    ``repo_id`` the card pushed to the Hub. Both say the same; they differ only in the name
+    the lines load and where the folder comes from.
+
+    Weights trained on Stack Exchange forums carry ``license: cc-by-sa-4.0``, ``language:
+    en`` and an attribution line; the forums are tags, not dataset ids; the card's scores
+    are shown as dev scores, not as benchmark results. What depends on the kind (the
+    description, the lines that open it without adapter-zoo, whether it has a base of its
+    own) comes from the entry's kind (:mod:`adapter_zoo.kinds`).
+
+    Args:
+        card: the entry's card.
+        repo_id: the Hub repository it is pushed to (None: the local README).
+        folder: the local entry's folder (None: no lines without adapter-zoo, unless
+            ``repo_id`` gives the folder as ``snapshot_download(repo_id)``).
+        head_type: the ``head_type`` of the entry's ``head_config.json`` (None: unknown):
+            the adapters-only lines register adapter-zoo's heads unless it is another type.
+
+    Example:
+        >>> text = render_card({"name": "beer", "kind": "adapter", "base_model":
+        ...     "minilm-l6", "forums": ["beer.stackexchange.com"], "scores": {"dev_mrr@10": 0.5},
+        ...     "files": {}}, repo_id="me/beer")
+        >>> "library_name: adapter-transformers" in text and "license: cc-by-sa-4.0" in text
+        True
+        >>> 'ranker = adapter_zoo.load("me/beer")' in text
+        True
+    """
+    import json
+
+    from adapter_zoo.kinds import kind_for_card
+    from adapter_zoo.zoo.snippets import hub_base_model, hub_folder, library_lines, local_folder
+
+    kind = kind_for_card(card)
+    forums = list(card.get("forums") or [])
+    lines = front_matter(
+        library_name=LIBRARY_NAME,
+        # a composition has no base of its own: its members name theirs
+        base_model=hub_base_model(card["base_model"]) if kind.name != "composite" else None,
+        tags=["adapters", "adapter-transformers", "adapter-zoo", "text-ranking",
+              str(card.get("kind")), *forums],
+        pipeline_tag="text-ranking",
+        **licence_metadata(card),
+    )  # fmt: skip
+    lines += [f"# {card['name']}", "", kind.describe(card), ""]
+    for key in ("base_model", "forums", "pairs", "seed", "cascade"):
+        if card.get(key) is not None:
+            lines.append(f"- **{key}**: `{json.dumps(card[key], ensure_ascii=False)}`")
+    credit = attribution(card)
+    lines += ["", *([credit, ""] if credit else [])]
+    name = f'"{repo_id}"' if repo_id is not None else repr(card["name"])
+    lines += [
+        "## How to load",
+        "",
+        "```python",
+        "import adapter_zoo",
+        "",
+        f"ranker = adapter_zoo.load({name})",
+        'ranker.rank("your question", ["candidate 1", "candidate 2"])',
+        "```",
+        "",
+    ]
+    where = hub_folder(repo_id) if repo_id is not None else None
+    if where is None and folder is not None:
+        where = local_folder(folder)
+    if where is not None:
+        lines += library_lines(card, where, head_type)
+    lines += adaptation_section(card)
+    lines += dev_scores_section(card)
+    if card.get("training"):
+        lines += ["## Training", "", "```json", json.dumps(card["training"], indent=2), "```", ""]
+    return "\n".join(lines)

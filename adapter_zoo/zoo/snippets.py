@@ -10,8 +10,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from adapter_zoo.lengths import card_max_length
-
 # Short base-model names of the zoo -> their Hub ids (a card's ``base_model``, and the model
 # the lines open: someone without adapter-zoo has no short names).
 BASE_MODEL_HUB_IDS = {
@@ -51,9 +49,10 @@ def local_folder(path) -> tuple[str, list[str]]:
 
 
 def library_lines(card: dict, folder: tuple[str, list[str]], head_type: str | None) -> list[str]:
-    """Markdown lines showing how to open the entry without adapter-zoo: sentence-transformers
-    (+ adapters) for a bi-encoder, the adapters library and transformers for a cross-encoder
-    adapter; nothing for the kinds that need adapter-zoo (composites, cascades, fusions).
+    """Markdown lines showing how to open the entry without adapter-zoo, as its kind
+    (:mod:`adapter_zoo.kinds`) gives them: sentence-transformers (+ adapters) for a
+    bi-encoder, the adapters library and transformers for a cross-encoder adapter; nothing
+    for the kinds that need adapter-zoo (composites, cascades, fusions).
 
     Args:
         card: the entry's card.
@@ -61,42 +60,57 @@ def library_lines(card: dict, folder: tuple[str, list[str]], head_type: str | No
         head_type: the ``head_type`` of the entry's ``head_config.json`` (None: unknown).
 
     Example:
-        >>> lines = library_lines({"encoder": "bi", "layout": "adapter", "base_model":
-        ...     "minilm-l6"}, local_folder("/zoo/beer-bi"), None)
+        >>> lines = library_lines({"kind": "adapter", "encoder": "bi", "layout": "adapter",
+        ...     "base_model": "minilm-l6"}, local_folder("/zoo/beer-bi"), None)
         >>> "name = model[0].auto_model.load_adapter(folder, use_safetensors=True)" in lines
         True
     """
+    from adapter_zoo.kinds import kind_for_card
+
+    return kind_for_card(card).library_lines(card, folder, head_type)
+
+
+def sentence_transformers_lines(
+    card: dict, folder: tuple[str, list[str]], layout: str, max_length: int
+) -> list[str]:
+    """The lines that open a bi-encoder entry (``adapter`` or ``full`` layout) in
+    sentence-transformers and the adapters library."""
     encoder = hub_base_model(card["base_model"]) or card["base_model"]
-    layout = card.get("layout", "adapter")
     where, imports = folder
-    if card.get("encoder") == "bi" and layout in ("adapter", "full"):
-        if layout == "full":
-            load = [f'model = SentenceTransformer({where} + "/model")']
-        else:
-            load = [
-                f'model = SentenceTransformer("{encoder}")',
-                "adapters.init(model[0].auto_model)",
-                f"folder = {where}",
-                "name = model[0].auto_model.load_adapter(folder, use_safetensors=True)",
-                "model[0].auto_model.set_active_adapters(name)",
-            ]
-        return [
-            "or with sentence-transformers (and the adapters library, whose own `save_adapter` "
-            "layout the files are in):",
-            "",
-            "```python",
-            "import adapters",
-            *imports,
-            "from sentence_transformers import SentenceTransformer",
-            "",
-            *load,
-            f"model.max_seq_length = {card_max_length(card)}",
-            'embeddings = model.encode(["your question", "an answer"], normalize_embeddings=True)',
-            "```",
-            "",
+    if layout == "full":
+        load = [f'model = SentenceTransformer({where} + "/model")']
+    else:
+        load = [
+            f'model = SentenceTransformer("{encoder}")',
+            "adapters.init(model[0].auto_model)",
+            f"folder = {where}",
+            "name = model[0].auto_model.load_adapter(folder, use_safetensors=True)",
+            "model[0].auto_model.set_active_adapters(name)",
         ]
-    if layout != "adapter" or card.get("kind") in ("composite", "cascade"):
-        return []
+    return [
+        "or with sentence-transformers (and the adapters library, whose own `save_adapter` "
+        "layout the files are in):",
+        "",
+        "```python",
+        "import adapters",
+        *imports,
+        "from sentence_transformers import SentenceTransformer",
+        "",
+        *load,
+        f"model.max_seq_length = {max_length}",
+        'embeddings = model.encode(["your question", "an answer"], normalize_embeddings=True)',
+        "```",
+        "",
+    ]
+
+
+def adapters_library_lines(
+    card: dict, folder: tuple[str, list[str]], head_type: str | None, max_length: int
+) -> list[str]:
+    """The lines that open a cross-encoder adapter entry with the adapters library and
+    transformers, scoring as ``adapter_zoo.load(...).score(pairs)``."""
+    encoder = hub_base_model(card["base_model"]) or card["base_model"]
+    where, imports = folder
     return [
         "or with the adapters library and transformers directly: the files are adapters' own "
         "`save_adapter` layout in safetensors, which adapters 1.x reads only with "
@@ -104,14 +118,14 @@ def library_lines(card: dict, folder: tuple[str, list[str]], head_type: str | No
         "fails). These lines score exactly as `adapter_zoo.load(...).score(pairs)`:",
         "",
         "```python",
-        *_adapters_lines(card, where, imports, head_type, encoder),
+        *_adapters_lines(where, imports, head_type, encoder, max_length),
         "```",
         "",
     ]
 
 
 def _adapters_lines(
-    card: dict, where: str, imports: list[str], head_type: str | None, encoder: str
+    where: str, imports: list[str], head_type: str | None, encoder: str, max_length: int
 ) -> list[str]:
     """Python lines that open a cross-encoder adapter entry with adapters + transformers and
     score two pairs. A sentence-encoder base's pair-cosine head is adapter-zoo's own: without
@@ -140,7 +154,7 @@ def _adapters_lines(
         "    [c for _, c in pairs],",
         "    padding=True,",
         "    truncation=True,",
-        f"    max_length={card_max_length(card)},",
+        f"    max_length={max_length},",
         '    return_tensors="pt",',
         ")",
         "with torch.no_grad():",

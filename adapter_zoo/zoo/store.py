@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import datetime
 import json
-import math
 import os
 import re
 from collections.abc import Callable
@@ -15,7 +14,6 @@ from adapter_zoo.zoo.snippets import entry_head_type
 from adapter_zoo.zoo.untrusted import (
     check_no_code,
     check_no_symlinks,
-    check_relative_name,
     is_relative_inside,
     strip_model_paths,
 )
@@ -26,8 +24,6 @@ README_FILE = "README.md"
 CARD_VERSION = 1
 # Files that are not hashed: the card itself (it holds the hashes) and the README made from it.
 UNHASHED = {CARD_FILE, README_FILE}
-# Every kind of entry: the training modes, the cascade, a saved composition.
-KINDS = ("adapter", "full", "multitask", "fusion", "tanda", "cascade", "composite", "soup")
 ENCODERS = ("bi", "cross", "composite")
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 
@@ -99,55 +95,11 @@ def _hash_files(folder: Path) -> dict[str, str]:
 
 
 def render_readme(card: dict, folder: Path | None = None, *, head_type: str | None = None) -> str:
-    """The human-readable card (README.md) for a zoo entry.
+    """The entry's local README.md: :func:`adapter_zoo.zoo.cards.render_card` with the lines
+    that open it without adapter-zoo reading ``folder``."""
+    from adapter_zoo.zoo.cards import render_card
 
-    A YAML header with the licence (``cc-by-sa-4.0`` and ``language: en`` for weights
-    trained on Stack Exchange forums, see :mod:`adapter_zoo.zoo.cards`), the card's main
-    fields, the attribution line, how to load it (with adapter-zoo, and, given the entry's
-    ``folder``, without it: the Hub card's lines, :func:`adapter_zoo.zoo.snippets.library_lines`,
-    reading that folder), and its dev scores labelled as such.
-    """
-    from adapter_zoo.zoo.cards import (
-        adaptation_section,
-        attribution,
-        dev_scores_section,
-        front_matter,
-        licence_metadata,
-    )
-    from adapter_zoo.zoo.snippets import library_lines, local_folder
-
-    licence = licence_metadata(card)
-    lines = front_matter(**licence, tags=["adapter-zoo"]) if licence else []
-    lines += [f"# {card['name']}", "", f"A `{card.get('kind')}` ranker of the adapter zoo.", ""]
-    for key in ("base_model", "forums", "pairs", "seed", "cascade"):
-        if card.get(key) is not None:
-            lines.append(f"- **{key}**: `{json.dumps(card[key], ensure_ascii=False)}`")
-    credit = attribution(card)
-    lines += ["", *([credit, ""] if credit else [])]
-    if card.get("kind") == "cascade":  # early exits need the cascade's own ranker
-        load = [
-            "from adapter_zoo.cascade import CascadeRanker",
-            "",
-            f"ranker = CascadeRanker.load({card['name']!r})",
-        ]
-    else:
-        load = ["import adapter_zoo", "", f"ranker = adapter_zoo.load({card['name']!r})"]
-    lines += [
-        "Load it with:",
-        "",
-        "```python",
-        *load,
-        'ranker.rank("your question", ["candidate 1", "candidate 2"])',
-        "```",
-        "",
-    ]
-    lines += adaptation_section(card)
-    if folder is not None:
-        lines += library_lines(card, local_folder(folder), head_type)
-    lines += dev_scores_section(card)
-    if card.get("training"):
-        lines += ["## Training", "", "```json", json.dumps(card["training"], indent=2), "```", ""]
-    return "\n".join(lines)
+    return render_card(card, folder=folder, head_type=head_type)
 
 
 def save_entry(
@@ -201,7 +153,8 @@ def read_card(path: str | os.PathLike) -> dict:
     return check_card(card, card_file)
 
 
-def _field(card_file, key: str, value, wanted: str) -> ZooError:
+def field_error(card_file, key: str, value, wanted: str) -> ZooError:
+    """The one-line error of a card field: the file, the field, what it must be, its value."""
     return ZooError(f"{card_file}: field {key!r} must be {wanted}, not {json.dumps(value)}")
 
 
@@ -227,9 +180,9 @@ def check_card(card, card_file) -> dict:
             raise ZooError(f"{card_file}: the card has no {key!r} field")
     for key in ("name", "base_model"):
         if not isinstance(card[key], str) or not card[key].strip():
-            raise _field(card_file, key, card[key], "a non-empty string")
-    if card["kind"] not in KINDS:
-        raise _field(card_file, "kind", card["kind"], f"one of {', '.join(KINDS)}")
+            raise field_error(card_file, key, card[key], "a non-empty string")
+    if not isinstance(card["kind"], str) or not card["kind"].strip():
+        raise field_error(card_file, "kind", card["kind"], "a non-empty string")
     if not isinstance(card["files"], dict):
         raise ZooError(f"{card_file}: 'files' must map relative paths to sha256 hashes")
     for relative, digest in card["files"].items():
@@ -238,7 +191,7 @@ def check_card(card, card_file) -> dict:
                 f"{card_file}: file {relative!r} is not a relative path inside the entry"
             )
         if not isinstance(digest, str) or not _SHA256.fullmatch(digest):
-            raise _field(card_file, f"files.{relative}", digest, "a sha256 hex digest")
+            raise field_error(card_file, f"files.{relative}", digest, "a sha256 hex digest")
     _check_optional_fields(card, card_file)
     return card
 
@@ -249,28 +202,22 @@ def _check_optional_fields(card: dict, card_file) -> None:
     length = card.get("max_length")  # absent: the encoder's default (adapter_zoo.lengths)
     bad = isinstance(length, bool) or not isinstance(length, int) or not 1 <= length <= MAX_TOKENS
     if "max_length" in card and bad:
-        raise _field(card_file, "max_length", length, f"a whole number in [1, {MAX_TOKENS}]")
+        raise field_error(card_file, "max_length", length, f"a whole number in [1, {MAX_TOKENS}]")
     if card.get("encoder", "cross") not in ENCODERS:
-        raise _field(card_file, "encoder", card["encoder"], f"one of {', '.join(ENCODERS)}")
+        raise field_error(card_file, "encoder", card["encoder"], f"one of {', '.join(ENCODERS)}")
     for key in ("layout", "head"):
         if key in card and card[key] is not None and not isinstance(card[key], str):
-            raise _field(card_file, key, card[key], "a string")
+            raise field_error(card_file, key, card[key], "a string")
     for key in ("forums", "adapters", "members"):
         if key in card and not _strings(card[key]):
-            raise _field(card_file, key, card[key], "a list of non-empty strings")
+            raise field_error(card_file, key, card[key], "a list of non-empty strings")
     for key in ("training", "scores", "base_config"):
         if card.get(key) is not None and not isinstance(card[key], dict):
-            raise _field(card_file, key, card[key], "an object")
-    if card["kind"] == "composite" and card.get("composition") not in ("route", "alias"):
-        if not isinstance(card.get("spec"), str):
-            raise _field(card_file, "spec", card.get("spec"), "a fusion: or rerank: spec string")
-        weights = card.get("weights", [])
-        numbers = weights if isinstance(weights, list) else [None]
-        if not all(
-            isinstance(w, int | float) and not isinstance(w, bool) and math.isfinite(w)
-            for w in numbers
-        ):
-            raise _field(card_file, "weights", weights, "a list of finite numbers")
+            raise field_error(card_file, key, card[key], "an object")
+    from adapter_zoo.kinds.registry import kind_for_card
+
+    # some registered kind opens it (adapter_zoo.kinds), and checks the fields only it reads
+    kind_for_card(card, card_file).check_card(card, card_file)
 
 
 def verify_entry(path: str | os.PathLike) -> dict:
@@ -285,12 +232,6 @@ def verify_entry(path: str | os.PathLike) -> dict:
     path = Path(path)
     card = read_card(path)
     check_no_symlinks(path, card["name"])
-    if card.get("layout") == "fusion":
-        adapters = card.get("adapters")
-        if not isinstance(adapters, list) or not adapters:
-            raise ZooError(f"{path / CARD_FILE}: a fusion entry's 'adapters' must list folders")
-        for name in adapters:
-            check_relative_name(name, "adapters", path / CARD_FILE)
     for relative, expected in card["files"].items():
         file = path / relative
         if not file.is_file():

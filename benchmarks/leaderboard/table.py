@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from adapter_zoo.metrics import METRICS
-from adapter_zoo.names import BASE, BM25, LEXICAL, ZERO_SHOT, parse_model_name
+from adapter_zoo.names import BM25, parse_model_name
 from benchmarks.registry import get
 
 IR_BASELINE = BM25
@@ -58,16 +58,19 @@ def main_metric(record: dict) -> str:
 
 def is_zoo_model(record: dict) -> bool:
     """A zoo model (not bm25/tfidf/sbert:/base:), alone or a base plus ``--adapter``."""
-    kind = parse_model_name(str(record["model"])).kind
-    return bool(record.get("adapters")) or kind not in (LEXICAL, ZERO_SHOT, BASE)
+    return model_kind(record) == "ours"
 
 
 def model_kind(record: dict) -> str:
     """``baseline`` (bm25, tfidf, an untrained ``base:``), ``peer`` (``sbert:``, a sentence
-    encoder used zero-shot) or ``ours`` (a zoo model, alone or as ``--adapter``)."""
-    if is_zoo_model(record):
+    encoder used zero-shot) or ``ours`` (a zoo model, alone or as ``--adapter``): the role
+    of the model's kind (:mod:`adapter_zoo.kinds`)."""
+    from adapter_zoo.kinds import kind_for_name
+
+    if record.get("adapters"):
         return "ours"
-    return "peer" if parse_model_name(str(record["model"])).kind == ZERO_SHOT else "baseline"
+    kind = kind_for_name(parse_model_name(str(record["model"])))
+    return "ours" if kind is None else kind.role
 
 
 def column_metrics(main: str) -> list[str]:

@@ -14,7 +14,7 @@ the zero-shot bi-encoder's (target: +0.02).
 
 The learning-rate table trains beer's bi-encoder adapter at each rate of ``LEARNING_RATES``,
 scores the dev lists every ``EVAL_STEPS`` steps (the steps axis) and reports the selected
-state's test MAP; ``adapter_zoo.biencoder.train.DEFAULT_LR_BI`` comes from it, and the zoo's
+state's test MAP; ``adapter_zoo.training.rates``' bi-encoder rates come from it, and the zoo's
 step count from the dev plateau it shows.
 
 The AdapterDrop table (issue 17) gives beer's bi-encoder adapter without adapters in the

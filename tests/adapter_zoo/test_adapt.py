@@ -218,7 +218,7 @@ def test_soup_refuses_other_entries_and_mismatched_adapters(zoo):
     with pytest.raises(ZooError, match="'bikes-rf4' and 'beer' have different adapter configur"):
         soup_entry("bad", ["beer", "bikes-rf4"])
     save_entry(copy_with({}), "cross-like", {**base, "encoder": "cross"})
-    with pytest.raises(ZooError, match="'cross-like' is a cross-encoder adapter entry; a soup"):
+    with pytest.raises(ZooError, match="'cross-like' is a cross-adapter entry; a soup"):
         soup_entry("bad", ["beer", "cross-like"])
     save_entry(copy_with({}), "other-base", {**base, "base_model": "minilm-l6"})
     with pytest.raises(ZooError, match="'other-base' was made for base 'minilm-l6'"):

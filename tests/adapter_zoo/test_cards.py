@@ -1,4 +1,5 @@
-"""The local card (an entry's README.md) and the cascade's: licence, attribution, dev scores."""
+"""The local card (an entry's README.md, the one renderer the Hub card also comes from):
+licence, attribution, dev scores, and a load line that opens every kind."""
 
 from __future__ import annotations
 
@@ -25,11 +26,15 @@ def test_local_card_of_forum_trained_weights():
         scores={"dev_map": 0.61}, seed=0,
     )  # fmt: skip
     _, front, body = readme.split("---\n", 2)
-    assert yaml.safe_load(front) == {
+    assert yaml.safe_load(front) == {  # the Hub card's metadata: one renderer for both
+        "base_model": "sentence-transformers/all-MiniLM-L6-v2",
+        "library_name": "adapter-transformers",
         "license": "cc-by-sa-4.0",
         "language": "en",
-        "tags": ["adapter-zoo"],
-    }
+        "pipeline_tag": "text-ranking",
+        "tags": ["adapters", "adapter-transformers", "adapter-zoo", "text-ranking", "adapter",
+                 "beer.stackexchange.com"],
+    }  # fmt: skip
     assert ATTRIBUTION in body and "adapter_zoo.load('entry')" in body
     assert "## Dev scores\n\nMeasured while training on the dev split" in body
     assert "| dev_map | 0.6100 |" in body and "**scores**" not in body
@@ -37,7 +42,9 @@ def test_local_card_of_forum_trained_weights():
 
 def test_local_card_without_forum_data_claims_no_licence():
     readme = saved_readme(kind="full", base_model="bert-base", forums=["wikiqa"])
-    assert readme.startswith("# entry\n") and "CC BY-SA" not in readme
+    _, front, body = readme.split("---\n", 2)
+    assert "license" not in yaml.safe_load(front) and "CC BY-SA" not in readme
+    assert body.startswith("\n# entry\n\nA `full` cross-encoder ranker from the adapter zoo")
 
 
 def test_cascade_card_carries_the_licence_of_its_forums():
@@ -48,4 +55,4 @@ def test_cascade_card_carries_the_licence_of_its_forums():
     _, front, body = readme.split("---\n", 2)
     assert yaml.safe_load(front)["license"] == "cc-by-sa-4.0"
     assert body.startswith("\n# entry\n") and ATTRIBUTION in body
-    assert "CascadeRanker.load('entry')" in body and "adapter_zoo.load" not in body
+    assert "ranker = adapter_zoo.load('entry')" in body  # load opens cascades too

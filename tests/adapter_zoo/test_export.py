@@ -102,7 +102,7 @@ REFUSALS = {
     "bi-full": "it is a bi-encoder, and its model/ folder already is a sentence-transformers "
     "folder: SentenceTransformer('{entry}/model')",
     "composite": "it is a composite (fusion:a+bm25*0.1); export its members instead",
-    "cascade": "it is a cascade (early exits); load it with adapter_zoo.cascade",
+    "cascade": "it is a cascade (early exits); load it with adapter_zoo.load",
 }
 
 
@@ -135,7 +135,13 @@ def test_cli_refuses_what_a_cross_encoder_cannot_reproduce(
 
 @pytest.mark.parametrize(
     ("name", "why"),
-    [("fusion:beer+bm25*0.1", "it is a composition"), ("sbert:minilm-l6", "it is a bi-encoder")],
+    [
+        ("fusion:beer+bm25*0.1", "it is a composition; export its members instead"),
+        (
+            "sbert:minilm-l6",
+            "it is a bi-encoder (the base used zero-shot), a sentence-transformers model",
+        ),
+    ],
 )
 def test_compositions_and_zero_shot_bi_encoders_are_refused(name, why, tmp_path):
     with pytest.raises(ZooError) as error:

@@ -320,8 +320,8 @@ def _entry_with_card(entry: str, **fields):
         ({"name": ["x"]}, "field 'name' must be a non-empty string, not [\"x\"]"),
         (
             {"kind": "trojan"},
-            "field 'kind' must be one of adapter, full, multitask, fusion, "
-            'tanda, cascade, composite, soup, not "trojan"',
+            "field 'kind' names no registered model kind ('trojan'; entry cards say one of "
+            "adapter, cascade, composite, full, fusion, multitask, soup, tanda)",
         ),
         ({"encoder": "tri"}, "field 'encoder' must be one of bi, cross, composite, not \"tri\""),
         ({"forums": "beer"}, "field 'forums' must be a list of non-empty strings, not \"beer\""),

@@ -1,0 +1,30 @@
+"""Model kinds: one registered class per kind of model, asked by everything that opens,
+scores, exports or describes a model (see :mod:`adapter_zoo.kinds.registry`).
+
+Example:
+    >>> from adapter_zoo.kinds import kind_for_card, kind_for_name
+    >>> kind_for_card({"kind": "adapter", "encoder": "bi"})
+    <model kind bi-adapter>
+    >>> kind_for_name("tfidf").baseline, kind_for_name("beer") is None
+    (True, True)
+"""
+
+from adapter_zoo.kinds.registry import (
+    ModelKind,
+    get_kind,
+    is_baseline,
+    kind_for_card,
+    kind_for_name,
+    register_kind,
+    registered_kinds,
+)
+
+__all__ = [
+    "ModelKind",
+    "get_kind",
+    "is_baseline",
+    "kind_for_card",
+    "kind_for_name",
+    "register_kind",
+    "registered_kinds",
+]

@@ -1,0 +1,90 @@
+"""Bi-encoder entries (card ``encoder: bi``): each text embedded alone, pairs scored by
+cosine. Stored as the adapters library's files inside a sentence-transformers model
+(see :mod:`adapter_zoo.biencoder.layouts`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from adapter_zoo.kinds.entry import ADAPTER_MODES, FULL_MODES, EntryKind
+from adapter_zoo.kinds.registry import register_kind
+
+# Bottleneck adapters (a ReLU between two projections) do not fold into the weights: the
+# adapters library's merge_adapter merges LoRA only, so no plain folder reproduces them.
+_NOT_MERGEABLE = (
+    "it is a bi-encoder with bottleneck adapters, which do not merge into the base's "
+    "weights, so no plain sentence-transformers folder reproduces it; open it with "
+    "sentence-transformers and the adapters library as the lines in {readme} show, or with "
+    "adapter_zoo.load"
+)
+
+
+class BiEncoderKind(EntryKind):
+    encoder = "bi"
+    summary = "bi-encoder (sentence embeddings, cosine) ranker"
+
+    def load_entry(self, path, card: dict, *, device=None):
+        from adapter_zoo.biencoder.layouts import read_bi_encoder
+
+        return read_bi_encoder(path, card, max_length=self.max_length(card), device=device)
+
+    def library_lines(self, card, folder, head_type):
+        from adapter_zoo.zoo.snippets import sentence_transformers_lines
+
+        return sentence_transformers_lines(card, folder, self.layout, self.max_length(card))
+
+    def export_refusal(self, card, path=None):
+        where = Path("the entry" if path is None else str(path))
+        return _NOT_MERGEABLE.format(readme=where / "README.md")
+
+
+@register_kind
+class BiAdapter(BiEncoderKind):
+    """One forum's adapter (bottleneck or LoRA) in a sentence-transformers model."""
+
+    name = "bi-adapter"
+    card_kinds = ADAPTER_MODES
+
+
+@register_kind
+class BiMultitask(BiEncoderKind):
+    """One adapter trained on several forums at once."""
+
+    name = "bi-multitask"
+    card_kinds = ("multitask",)
+
+
+@register_kind
+class BiSoup(BiEncoderKind):
+    """The weighted average of forum adapters (``adapter_zoo.adapt``'s soup)."""
+
+    name = "bi-soup"
+    card_kinds = ("soup",)
+
+
+@register_kind
+class BiFull(BiEncoderKind):
+    """A whole sentence-transformers model fine-tuned; ``model/`` opens in it as it is."""
+
+    name = "bi-full"
+    card_kinds = FULL_MODES
+    layout = "full"
+
+    def export_refusal(self, card, path=None):
+        where = Path("the entry" if path is None else str(path))
+        return (
+            "it is a bi-encoder, and its model/ folder already is a sentence-transformers "
+            f"folder: SentenceTransformer({str(where / 'model')!r})"
+        )
+
+
+@register_kind
+class BiFusion(BiEncoderKind):
+    """AdapterFusion over several forums' bi-encoder adapters."""
+
+    name = "bi-fusion"
+    card_kinds = ("fusion",)
+    layout = "fusion"
+
+    def library_lines(self, card, folder, head_type):
+        return []

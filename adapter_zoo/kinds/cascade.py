@@ -1,0 +1,35 @@
+"""Cascade entries (card ``kind: cascade``): one encoder with early-exit rankers
+(the Cascade Transformer, Soldaini & Moschitti 2020)."""
+
+from __future__ import annotations
+
+from adapter_zoo.kinds.registry import ModelKind, register_kind
+
+
+@register_kind
+class Cascade(ModelKind):
+    """A cascade of early exits on one encoder (:class:`adapter_zoo.CascadeRanker`)."""
+
+    name = "cascade"
+    card_kinds = ("cascade",)
+    encoder = "cross"
+    summary = "cascade ranker (early exits)"
+
+    def load_entry(self, path, card: dict, *, device=None):
+        from adapter_zoo.cascade.storage import load_cascade
+
+        return load_cascade(path, device=device)
+
+    def set_max_length(self, model, max_length, name):
+        from adapter_zoo.errors import ZooError
+
+        raise ZooError(f"{name}: a cascade's token limit is fixed by its config at training")
+
+    def export_refusal(self, card, path=None):
+        return "it is a cascade (early exits); load it with adapter_zoo.load"
+
+    def describe(self, card: dict) -> str:
+        return (
+            f"A cascade ranker (early exits) from the adapter zoo, on base model "
+            f"`{card['base_model']}`."
+        )

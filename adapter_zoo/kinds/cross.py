@@ -1,0 +1,82 @@
+"""Cross-encoder entries (card ``encoder: cross`` or none): a pair read jointly, one score.
+
+Stored as the adapters library's own files (see :mod:`adapter_zoo.zoo.layouts`): an adapter
+with its head, the whole model, or an AdapterFusion of adapters with its head.
+"""
+
+from __future__ import annotations
+
+from adapter_zoo.kinds.entry import ADAPTER_MODES, FULL_MODES, EntryKind
+from adapter_zoo.kinds.registry import register_kind
+
+
+class CrossEncoderKind(EntryKind):
+    encoder = "cross"
+    summary = "cross-encoder ranker"
+
+    def load_entry(self, path, card: dict, *, device=None):
+        from adapter_zoo.ranker import Ranker
+        from adapter_zoo.zoo.layouts import read_model
+
+        model, tokenizer = read_model(path, card)
+        return Ranker(
+            model,
+            tokenizer,
+            base_model=card["base_model"],
+            card=card,
+            max_length=self.max_length(card),
+            device=device,
+        )
+
+
+class _CrossAdapterLines(CrossEncoderKind):
+    def library_lines(self, card, folder, head_type):
+        from adapter_zoo.zoo.snippets import adapters_library_lines
+
+        return adapters_library_lines(card, folder, head_type, self.max_length(card))
+
+    def export_refusal(self, card, path=None):
+        return (
+            f"it is an adapter entry ({card.get('kind')}), and a CrossEncoder runs no "
+            "adapters; load it with the adapters library (see its model card)"
+        )
+
+
+@register_kind
+class CrossAdapter(_CrossAdapterLines):
+    """One forum's adapter (bottleneck or LoRA) and its ranking head."""
+
+    name = "cross-adapter"
+    card_kinds = ADAPTER_MODES
+
+
+@register_kind
+class CrossMultitask(_CrossAdapterLines):
+    """One adapter trained on several forums at once (MultiCQA's multi-task setting)."""
+
+    name = "cross-multitask"
+    card_kinds = ("multitask",)
+
+
+@register_kind
+class CrossFull(CrossEncoderKind):
+    """The whole model fine-tuned (the peer of the adapters)."""
+
+    name = "cross-full"
+    card_kinds = FULL_MODES
+    layout = "full"
+
+    def export_refusal(self, card, path=None):
+        return None  # the head decides, once loaded (adapter_zoo.export.model_refusal)
+
+
+@register_kind
+class CrossFusion(CrossEncoderKind):
+    """AdapterFusion over several forums' adapters, with its own head."""
+
+    name = "cross-fusion"
+    card_kinds = ("fusion",)
+    layout = "fusion"
+
+    def export_refusal(self, card, path=None):
+        return "it is an AdapterFusion entry, and a CrossEncoder runs no adapters"
