@@ -210,9 +210,10 @@ def _trainer(config, model, train_set, *, lr, steps, output_dir, selection, phas
         SentenceTransformerTrainer,
         SentenceTransformerTrainingArguments,
     )
-    from sentence_transformers.sentence_transformer import losses
     from transformers import TrainerCallback
     from transformers.trainer_callback import PrinterCallback, ProgressCallback
+
+    from adapter_zoo.losses import build_loss
 
     class Trainer(SentenceTransformerTrainer):
         # Checkpoints hold only the trainable weights, as safetensors: a few MB per adapter,
@@ -272,7 +273,7 @@ def _trainer(config, model, train_set, *, lr, steps, output_dir, selection, phas
             model=model,
             args=args,
             train_dataset=train_set,
-            loss=losses.MultipleNegativesRankingLoss(model),
+            loss=build_loss(config.loss, "bi", model),
             callbacks=callbacks,
         )
     trainer.remove_callback(PrinterCallback)  # (added instead of the bar when tqdm is off)
@@ -384,11 +385,6 @@ def train_bi_encoder(config) -> Path:
     final = entry_path(config.name)
     if final.exists() and not config.overwrite:
         raise ZooError(f"zoo entry {config.name!r} already exists at {final}; use --overwrite")
-    if config.loss != "bce":
-        raise ZooError(
-            "bi-encoders train with in-batch negatives (MultipleNegativesRankingLoss); "
-            f"--loss {config.loss} is for cross-encoders"
-        )
     hosts = resolve_forums(config.data, config.forums)
     if config.mode == "adapter" and len(hosts) != 1:
         raise ZooError(
@@ -537,7 +533,7 @@ def _card(config, hosts, pair_counts, selection, setup, steps, dev_size, model) 
         "training": {
             **config.to_dict(),
             "learning_rate": config.learning_rate,
-            "loss": "MultipleNegativesRankingLoss",
+            "loss": config.loss,
             "steps": steps,
             "best_step": selection.best["step"],
             "dev_lists": dev_size,

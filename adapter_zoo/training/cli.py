@@ -7,7 +7,8 @@ import os
 
 def register(subparsers) -> None:
     from adapter_zoo.lengths import BI_MAX_LENGTH, CROSS_MAX_LENGTH
-    from adapter_zoo.training.config import ENCODERS, LOSSES, METHODS, MODES, PAIR_KINDS
+    from adapter_zoo.losses import default_loss, loss_names
+    from adapter_zoo.training.config import ENCODERS, METHODS, MODES, PAIR_KINDS
     from stackexchange.numbers import (
         max_length_int,
         non_negative_float,
@@ -59,7 +60,12 @@ def register(subparsers) -> None:
     p.add_argument(
         "--lr", type=non_negative_float, default=None, help="default: the mode's paper setting"
     )
-    p.add_argument("--loss", choices=LOSSES, default="bce")
+    p.add_argument(
+        "--loss",
+        default=None,
+        help=f"cross: {', '.join(loss_names('cross'))} (default {default_loss('cross')}); "
+        f"bi: {', '.join(loss_names('bi'))} (default {default_loss('bi')})",
+    )
     p.add_argument("--negatives", type=positive_int, default=1, help="negatives per positive")
     p.add_argument(
         "--hard-negatives",

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from adapter_zoo.errors import ZooError
 from adapter_zoo.lengths import default_max_length
+from adapter_zoo.losses import default_loss, get_loss
 from adapter_zoo.training.rates import default_lr
 from stackexchange.numbers import MAX_TOKENS, check_number
 
@@ -16,7 +17,6 @@ ENCODERS = ("bi", "cross")
 # (the papers' adapter) or LoRA's low-rank updates of the attention's query and value.
 METHODS = ("seqbn", "lora")
 # Token limit of a pair (cross) or of one text (bi: all-MiniLM-L6-v2 reads up to 256).
-LOSSES = ("bce", "pairwise", "listwise")
 # question_answer: title_answer pairs with title + body as the query (the LAS query form)
 PAIR_KINDS = ("title_body", "title_answer", "duplicates", "question_answer")
 # A bi-encoder learns what its held-out lists ask (question -> accepted answer) and what the
@@ -53,9 +53,13 @@ class TrainingConfig:
         pair_kinds: which parsed pair folders to train on (None: ``DEFAULT_PAIR_KINDS`` of
             the encoder); ``extended`` adds
             ``title_answer`` and ``duplicates``.
-        loss: ``bce`` (pointwise), ``pairwise`` (hinge on the (positive, negative) margin
-            plus BCE, Laskar et al. 2020) or ``listwise`` (softmax cross-entropy of the
-            positive against its ``negatives``; ``batch_size`` still counts pairs).
+        loss: a registered loss of the encoder (:mod:`adapter_zoo.losses`; None: the
+            encoder's default). Cross-encoders: ``bce`` (pointwise, the default),
+            ``pairwise`` (hinge on the (positive, negative) margin plus BCE, Laskar et al.
+            2020) or ``listwise`` (softmax cross-entropy of the positive against its
+            ``negatives``; ``batch_size`` still counts pairs). Bi-encoders: a
+            sentence-transformers loss on (anchor, positive) pairs with in-batch negatives
+            (default ``MultipleNegativesRankingLoss``).
         lr: learning rate; None takes ``adapter_zoo.training.rates.default_lr(encoder, mode)`` (the adapt rate for tanda).
         negatives: negatives per positive, resampled every epoch (seed + epoch).
         hard_negatives: draw negatives from the positives of the 20 most BM25-similar
@@ -108,7 +112,7 @@ class TrainingConfig:
     encoder: str | None = None
     pair_kinds: tuple[str, ...] | None = None
     extended: bool = False
-    loss: str = "bce"
+    loss: str | None = None
     margin: float = 1.0
     lr: float | None = None
     batch_size: int = 32
@@ -159,8 +163,14 @@ class TrainingConfig:
             object.__setattr__(self, key, tuple(value))
         if self.mode not in MODES:
             raise ZooError(f"unknown training mode {self.mode!r}; choose one of {', '.join(MODES)}")
-        if self.loss not in LOSSES:
-            raise ZooError(f"unknown loss {self.loss!r}; choose one of {', '.join(LOSSES)}")
+        if self.loss is None:
+            object.__setattr__(self, "loss", default_loss(self.encoder))
+        loss = get_loss(self.loss, self.encoder)  # a ZooError listing the encoder's losses
+        if self.hard_negatives and loss.examples == "pairs":
+            raise ZooError(
+                f"loss {self.loss} trains on (anchor, positive) pairs; --hard-negatives needs "
+                "a loss that takes a negative per anchor, such as MultipleNegativesRankingLoss"
+            )
         unknown = [kind for kind in self.pair_kinds if kind not in PAIR_KINDS]
         if unknown:
             raise ZooError(f"unknown pair kind {unknown[0]!r}; known: {', '.join(PAIR_KINDS)}")

@@ -187,33 +187,41 @@ def sample_negatives(table: PairTable, k: int, rng: np.random.Generator) -> np.n
     return draws + (draws >= np.arange(n)[:, None])
 
 
+def example_shape(loss: str) -> str:
+    """The shape of the examples the cross-encoder loss ``loss`` trains on
+    (``pointwise``, ``pairwise`` or ``listwise``; see :mod:`adapter_zoo.losses`)."""
+    from adapter_zoo.losses import get_loss
+
+    return get_loss(loss, "cross").examples
+
+
 def examples_per_batch(batch_size: int, k: int, loss: str) -> int:
     """Examples in one minibatch. ``batch_size`` counts scored pairs whatever the loss, so a
     listwise example (a positive and ``k`` negatives) fills ``1 + k`` of them."""
-    return max(1, batch_size // (1 + k)) if loss == "listwise" else batch_size
+    return max(1, batch_size // (1 + k)) if example_shape(loss) == "listwise" else batch_size
 
 
 def examples_per_positive(k: int, loss: str) -> int:
     """Training examples one positive pair yields per epoch."""
-    return {"bce": 1 + k, "pairwise": k, "listwise": 1}[loss]
+    return {"pointwise": 1 + k, "pairwise": k, "listwise": 1}[example_shape(loss)]
 
 
 def forum_examples(
     tables: list[PairTable], k: int, loss: str, rng: np.random.Generator
 ) -> list[tuple]:
-    """One forum's examples for an epoch, shuffled.
-
-    ``bce``: (query, candidate, label); ``pairwise``: (query, positive, negative);
-    ``listwise``: (query, positive, (negative, ...)).
+    """One forum's examples for an epoch, shuffled, in the shape ``loss`` trains on:
+    ``pointwise`` (query, candidate, label); ``pairwise`` (query, positive, negative);
+    ``listwise`` (query, positive, (negative, ...)).
     """
+    shape = example_shape(loss)
     examples: list[tuple] = []
     for table in tables:
         negatives = sample_negatives(table, k, rng)
         for i, (query, positive) in enumerate(zip(table.queries, table.positives)):
             others = [table.positives[j] for j in negatives[i]]
-            if loss == "listwise":
+            if shape == "listwise":
                 examples.append((query, positive, tuple(others)))
-            elif loss == "pairwise":
+            elif shape == "pairwise":
                 examples += [(query, positive, other) for other in others]
             else:
                 examples.append((query, positive, 1.0))

@@ -33,7 +33,7 @@ from adapter_zoo.training.models import (
     setup_model,
     write_entry_weights,
 )
-from adapter_zoo.training.objective import dev_metrics, ranking_loss
+from adapter_zoo.training.objective import cross_encoder_loss, dev_metrics
 from adapter_zoo.zoo.layouts import base_config
 
 log = logging.getLogger(__name__)
@@ -168,6 +168,7 @@ def train(config: TrainingConfig) -> Path:
         model.load_state_dict(tensors["model"])
     model = accelerator.prepare(model)
     unwrapped = accelerator.unwrap_model(model)
+    objective = cross_encoder_loss(model, tokenizer, config, accelerator.device)
     best_state = tensors.get("best_state")
     ranker = Ranker(
         unwrapped,
@@ -232,7 +233,7 @@ def train(config: TrainingConfig) -> Path:
             for batch in bar:
                 if config.max_steps is not None and progress["step"] >= config.max_steps:
                     break
-                loss = ranking_loss(model, tokenizer, batch, config, accelerator.device)
+                loss = objective(batch)
                 # with drop_lower, no graph exists below the first adapter (or the first
                 # unfrozen layer): backward skips those layers (see training.models)
                 accelerator.backward(loss)

@@ -1,4 +1,5 @@
-"""What training optimises and measures: the ranking loss and dev MAP."""
+"""What training optimises and measures: the cross-encoder loss over the model's logits,
+and dev MAP."""
 
 from __future__ import annotations
 
@@ -47,39 +48,19 @@ def positive_first_metrics(score_lists) -> dict:
     return {"dev_map": float(summary["map"]), "dev_p@1": float(summary["p@1"])}
 
 
-def ranking_loss(model, tokenizer, batch, config, device):
-    """The training loss of one minibatch, computed from the head's logit.
+def cross_encoder_loss(model, tokenizer, config, device):
+    """The registered loss ``config.loss`` (:mod:`adapter_zoo.losses`) over ``model``'s
+    logit of each pair, tokenised at ``config.max_length``; call it on a minibatch.
 
-    The adapters library's one-label head would compute MSE when given labels, so the
-    logits are taken without labels and the loss is computed here.
-
-    Args:
-        batch: (query, candidate, label) triples for ``config.loss == "bce"``,
-            (query, positive, negative) triples for ``"pairwise"``, or
-            (query, positive, (negative, ...)) for ``"listwise"``.
-        config: a :class:`TrainingConfig` (``loss``, ``margin``, ``max_length``).
+    Example:
+        >>> loss = cross_encoder_loss(model, tokenizer, config, "cpu")  # doctest: +SKIP
+        >>> loss([("a question", "an answer", 1.0)]).backward()  # doctest: +SKIP
     """
-    import torch
-    import torch.nn.functional as F
-
+    from adapter_zoo.losses import build_loss
     from adapter_zoo.ranker.ranker import encode_pairs
 
     def logits(queries, candidates):
         enc = encode_pairs(tokenizer, queries, candidates, config.max_length)
         return model(**{k: v.to(device) for k, v in enc.items()}).logits[:, 0]
 
-    queries, seconds, thirds = zip(*batch)
-    if config.loss == "listwise":
-        lists = [(q, c) for q, p, negs in batch for c in (p, *negs)]
-        scores = logits([q for q, _ in lists], [c for _, c in lists]).view(len(batch), -1)
-        target = torch.zeros(len(batch), dtype=torch.long, device=device)  # positive first
-        return F.cross_entropy(scores, target)
-    if config.loss == "bce":
-        labels = torch.tensor(thirds, dtype=torch.float32, device=device)
-        return F.binary_cross_entropy_with_logits(logits(queries, seconds), labels)
-    # Laskar et al. 2020: hinge on the positive-negative margin plus pointwise BCE.
-    both = logits(queries + queries, seconds + thirds)
-    positive, negative = both[: len(batch)], both[len(batch) :]
-    hinge = torch.relu(config.margin - positive + negative).mean()
-    labels = torch.cat([torch.ones_like(positive), torch.zeros_like(negative)])
-    return hinge + F.binary_cross_entropy_with_logits(both, labels)
+    return build_loss(config.loss, "cross", logits, margin=config.margin)

@@ -70,7 +70,7 @@ def time_our_training(
     from adapter_zoo.ranker.model import HEAD_ACTIVATION, HEAD_LAYERS
     from adapter_zoo.training import TrainingConfig
     from adapter_zoo.training.models import setup_model
-    from adapter_zoo.training.objective import ranking_loss
+    from adapter_zoo.training.objective import cross_encoder_loss
 
     config = TrainingConfig(
         mode=mode,
@@ -95,12 +95,13 @@ def time_our_training(
     model.active_head = head
     trainable = [p for p in model.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(trainable, lr=config.learning_rate)
+    objective = cross_encoder_loss(model, tokenizer, config, torch.device("cpu"))
     model.train()
     pairs, started = 0, None
     for step, batch in enumerate(batches):
         if step == WARMUP_STEPS:
             started = time.perf_counter()
-        loss = ranking_loss(model, tokenizer, batch, config, torch.device("cpu"))
+        loss = objective(batch)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(trainable, 1.0)
         optimizer.step()

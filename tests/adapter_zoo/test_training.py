@@ -339,7 +339,7 @@ def test_losses_are_bce_and_hinge_on_the_head_logit(parsed_fixture, tiny_bert_pa
     import torch.nn.functional as F
 
     from adapter_zoo.training.models import setup_model
-    from adapter_zoo.training.objective import ranking_loss
+    from adapter_zoo.training.objective import cross_encoder_loss
 
     cfg = config(parsed_fixture, tiny_bert_path, "adapter", "beer")
     torch.manual_seed(0)
@@ -351,11 +351,11 @@ def test_losses_are_bce_and_hinge_on_the_head_logit(parsed_fixture, tiny_bert_pa
     labels = torch.tensor([1.0, 1.0, 0.0, 0.0])
     pointwise = list(zip(queries * 2, positives + negatives, labels.tolist()))
     expected_bce = F.binary_cross_entropy_with_logits(logits, labels)
-    assert torch.allclose(ranking_loss(model, tokenizer, pointwise, cfg, "cpu"), expected_bce)
+    assert torch.allclose(cross_encoder_loss(model, tokenizer, cfg, "cpu")(pointwise), expected_bce)
     pairwise_cfg = config(parsed_fixture, tiny_bert_path, "adapter", "beer", loss="pairwise")
     hinge = torch.relu(1.0 - logits[:2] + logits[2:]).mean()
-    got = ranking_loss(
-        model, tokenizer, list(zip(queries, positives, negatives)), pairwise_cfg, "cpu"
+    got = cross_encoder_loss(model, tokenizer, pairwise_cfg, "cpu")(
+        list(zip(queries, positives, negatives))
     )
     assert torch.allclose(got, hinge + expected_bce)
 
@@ -397,7 +397,7 @@ def test_listwise_batches_count_pairs_and_the_loss_is_softmax_cross_entropy(
     import torch.nn.functional as F
 
     from adapter_zoo.training.models import setup_model
-    from adapter_zoo.training.objective import ranking_loss
+    from adapter_zoo.training.objective import cross_encoder_loss
 
     tables = {
         "a": [
@@ -418,7 +418,7 @@ def test_listwise_batches_count_pairs_and_the_loss_is_softmax_cross_entropy(
     encoded = encode_pairs(tokenizer, *zip(*pairs), 32)
     logits = model(**encoded).logits[:, 0].view(2, 3)
     expected = F.cross_entropy(logits, torch.zeros(2, dtype=torch.long))
-    assert torch.allclose(ranking_loss(model, tokenizer, batch, cfg, "cpu"), expected)
+    assert torch.allclose(cross_encoder_loss(model, tokenizer, cfg, "cpu")(batch), expected)
 
 
 def test_question_answer_pairs_pose_title_and_body(parsed_beer):
@@ -579,7 +579,7 @@ def test_layers_below_the_first_adapter_get_no_backward_pass(parsed_fixture, tin
     import torch
 
     from adapter_zoo.training.models import setup_model
-    from adapter_zoo.training.objective import ranking_loss
+    from adapter_zoo.training.objective import cross_encoder_loss
 
     batch = [("stout?", "dark beer", 1.0), ("hops?", "a", 0.0)]
     for drop_lower in (0, 1):
@@ -599,7 +599,7 @@ def test_layers_below_the_first_adapter_get_no_backward_pass(parsed_fixture, tin
 
         layers[0].register_forward_hook(record(graph, "layer 0"))
         layers[1].intermediate.register_forward_hook(record(graph, "layer 1 feed-forward"))
-        ranking_loss(model, tokenizer, batch, cfg, "cpu").backward()
+        cross_encoder_loss(model, tokenizer, cfg, "cpu")(batch).backward()
         if drop_lower == 0:
             # adapters in layer 0 (or every weight trains): the graph starts there
             assert graph["layer 0"] and (mode == "adapter" or graph["layer 1 feed-forward"])
@@ -725,7 +725,7 @@ def test_bounded_activation_memory_keeps_loss_and_gradients(parsed_fixture, tiny
     import torch
 
     from adapter_zoo.training.models import bound_activation_memory, setup_model
-    from adapter_zoo.training.objective import ranking_loss
+    from adapter_zoo.training.objective import cross_encoder_loss
 
     batch = [("stout?", "dark beer", 1.0), ("hops?", "a bitter flower", 0.0)] * 4
     cfg = config(parsed_fixture, tiny_bert_path, mode, "beer")
@@ -738,7 +738,7 @@ def test_bounded_activation_memory_keeps_loss_and_gradients(parsed_fixture, tiny
             bound_activation_memory(model)
         model.train()
         torch.manual_seed(1)
-        loss = ranking_loss(model, tokenizer, batch, cfg, "cpu")
+        loss = cross_encoder_loss(model, tokenizer, cfg, "cpu")(batch)
         loss.backward()
         grads = {n: p.grad for n, p in model.named_parameters() if p.requires_grad}
         steps.append((loss.item(), grads, model.base_model.is_gradient_checkpointing))

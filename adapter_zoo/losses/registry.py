@@ -1,0 +1,136 @@
+"""The registry of training losses: each loss is an ``nn.Module`` class registered by name.
+
+A cross-encoder loss (:class:`adapter_zoo.losses.cross.CrossEncoderLoss`) is built with the
+function that scores (query, candidate) pairs as logits and called on one minibatch of
+examples; the shape of those examples (``pointwise``: (query, candidate, label);
+``pairwise``: (query, positive, negative); ``listwise``: (query, positive, (negative, ...)))
+is the loss's, so the sampler draws what the loss asks for. A bi-encoder loss is a
+sentence-transformers loss class trained with in-batch negatives on (anchor, positive)
+``pairs``, or ``triplets`` when it also takes a hard negative per anchor.
+
+The table holds names, shapes and the class's import path only (a ``module:Class``
+string), so naming and checking a loss imports no torch (``adapter-zoo --help`` and the
+torch-free commands stay fast); :func:`build_loss` imports the class.
+
+Example:
+    >>> get_loss("listwise").examples, get_loss("listwise").encoder
+    ('listwise', 'cross')
+    >>> default_loss("bi")
+    'MultipleNegativesRankingLoss'
+    >>> loss_names("cross")
+    ['bce', 'listwise', 'pairwise']
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+
+from adapter_zoo.errors import ZooError
+
+CROSS_SHAPES = ("pointwise", "pairwise", "listwise")
+BI_SHAPES = ("pairs", "triplets")
+
+
+@dataclass(frozen=True)
+class LossSpec:
+    """A registered loss.
+
+    Attributes:
+        name: what ``--loss`` and ``TrainingConfig.loss`` say.
+        encoder: ``cross`` or ``bi``.
+        examples: the shape of its training examples (``CROSS_SHAPES`` for cross-encoders,
+            ``BI_SHAPES`` for bi-encoders).
+        target: ``module:Class`` of its ``nn.Module`` (imported when built), or the class.
+        summary: one line for ``--help`` and the docs.
+    """
+
+    name: str
+    encoder: str
+    examples: str
+    target: str | type
+    summary: str = ""
+
+    def load_class(self):
+        """The loss's ``nn.Module`` class (imported here)."""
+        if not isinstance(self.target, str):
+            return self.target
+        module, _, attribute = self.target.partition(":")
+        return getattr(importlib.import_module(module), attribute)
+
+
+_SENTENCE_LOSSES = "sentence_transformers.sentence_transformer.losses"
+# sentence-transformers' losses with in-batch negatives, by the inputs their docs list
+SENTENCE_LOSSES = {
+    "MultipleNegativesRankingLoss": "triplets",
+    "CachedMultipleNegativesRankingLoss": "triplets",
+    "MultipleNegativesSymmetricRankingLoss": "pairs",
+    "CachedMultipleNegativesSymmetricRankingLoss": "pairs",
+    "MegaBatchMarginLoss": "pairs",
+}
+BUILTIN_LOSSES = (
+    LossSpec("bce", "cross", "pointwise", "adapter_zoo.losses.cross:PointwiseBCE",
+             "binary cross-entropy of each pair's logit (the papers' loss)"),
+    LossSpec("pairwise", "cross", "pairwise", "adapter_zoo.losses.cross:PairwiseHinge",
+             "hinge on the (positive, negative) margin plus BCE (Laskar et al. 2020)"),
+    LossSpec("listwise", "cross", "listwise", "adapter_zoo.losses.cross:ListwiseSoftmax",
+             "softmax cross-entropy of the positive against its negatives"),
+    *(LossSpec(name, "bi", shape, f"{_SENTENCE_LOSSES}:{name}", "sentence-transformers")
+      for name, shape in SENTENCE_LOSSES.items()),
+)  # fmt: skip
+DEFAULT_LOSSES = {"cross": "bce", "bi": "MultipleNegativesRankingLoss"}
+_LOSSES: dict[str, LossSpec] = {spec.name: spec for spec in BUILTIN_LOSSES}
+
+
+def register_loss(spec: LossSpec) -> LossSpec:
+    """Register ``spec`` (a plug-in's loss).
+
+    Raises:
+        ZooError: the name is taken, or the encoder or example shape is unknown.
+    """
+    if spec.name in _LOSSES and _LOSSES[spec.name] != spec:
+        raise ZooError(f"loss {spec.name!r} is registered already")
+    if spec.encoder not in DEFAULT_LOSSES:
+        raise ZooError(f"loss {spec.name!r}: encoder must be cross or bi, not {spec.encoder!r}")
+    wanted = BI_SHAPES if spec.encoder == "bi" else CROSS_SHAPES
+    if spec.examples not in wanted:
+        raise ZooError(
+            f"loss {spec.name!r}: a {spec.encoder}-encoder loss takes {', '.join(wanted)} "
+            f"examples, not {spec.examples!r}"
+        )
+    _LOSSES[spec.name] = spec
+    return spec
+
+
+def loss_names(encoder: str | None = None) -> list[str]:
+    """The registered losses' names (of one encoder, or all), sorted."""
+    return sorted(n for n, s in _LOSSES.items() if encoder is None or s.encoder == encoder)
+
+
+def default_loss(encoder: str) -> str:
+    """The loss an encoder trains with unless told otherwise."""
+    return DEFAULT_LOSSES[encoder]
+
+
+def get_loss(name: str, encoder: str | None = None) -> LossSpec:
+    """The registered loss ``name`` (for ``encoder``, when given).
+
+    Raises:
+        ZooError: unknown, or a loss of the other encoder; the message lists the choices.
+    """
+    spec = _LOSSES.get(name)
+    if spec is None or (encoder is not None and spec.encoder != encoder):
+        which = f"{encoder}-encoder " if encoder else ""
+        known = ", ".join(loss_names(encoder))
+        other = f" (a {spec.encoder}-encoder loss)" if spec is not None else ""
+        raise ZooError(f"unknown {which}loss {name!r}{other}; choose one of {known}")
+    return spec
+
+
+def build_loss(name: str, encoder: str, model, **options):
+    """An instance of the loss ``name``: a cross-encoder loss gets ``model`` (a function of
+    (queries, candidates) returning logits) and ``options`` (``margin``); a bi-encoder loss
+    gets the SentenceTransformer."""
+    spec = get_loss(name, encoder)
+    cls = spec.load_class()
+    return cls(model, **options) if encoder == "cross" else cls(model)

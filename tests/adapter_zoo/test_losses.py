@@ -1,0 +1,107 @@
+"""The registry of losses: each is an nn.Module registered by name; a new one is one class
+and one registration, and training takes it with no other change."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+from adapter_zoo.errors import ZooError
+from adapter_zoo.losses import LossSpec, default_loss, get_loss, loss_names, register_loss
+from adapter_zoo.losses.cross import CrossEncoderLoss, ListwiseSoftmax, PairwiseHinge
+from adapter_zoo.losses.registry import _LOSSES
+from adapter_zoo.training import TrainingConfig, train
+
+FAST = dict(epochs=1, batch_size=8, max_length=32, seed=0)  # noqa: C408
+
+
+def fixed_scores(values):
+    """A scorer that returns ``values`` whatever the pairs (and records what it was asked)."""
+    asked = []
+
+    def score(queries, candidates):
+        asked.append(list(zip(queries, candidates)))
+        return torch.tensor(values, dtype=torch.float32)
+
+    return score, asked
+
+
+def test_each_encoder_has_its_losses_and_default():
+    assert loss_names("cross") == ["bce", "listwise", "pairwise"]
+    assert "MultipleNegativesRankingLoss" in loss_names("bi")
+    assert (default_loss("cross"), default_loss("bi")) == ("bce", "MultipleNegativesRankingLoss")
+    assert get_loss("CachedMultipleNegativesRankingLoss").examples == "triplets"
+
+
+def test_pairwise_hinge_and_listwise_softmax_on_known_logits():
+    score, asked = fixed_scores([2.0, 0.5])  # the positive's logit, then the negative's
+    loss = PairwiseHinge(score, margin=1.0)([("q", "pos", "neg")])
+    assert asked == [[("q", "pos"), ("q", "neg")]]
+    bce = torch.nn.functional.binary_cross_entropy_with_logits(
+        torch.tensor([2.0, 0.5]), torch.tensor([1.0, 0.0])
+    )
+    assert torch.allclose(loss, torch.relu(torch.tensor(1.0 - 1.5)) + bce)
+    score, asked = fixed_scores([3.0, 1.0, 0.0])
+    loss = ListwiseSoftmax(score)([("q", "pos", ("n1", "n2"))])
+    assert asked == [[("q", "pos"), ("q", "n1"), ("q", "n2")]]
+    assert torch.allclose(loss, -torch.log_softmax(torch.tensor([3.0, 1.0, 0.0]), 0)[0])
+
+
+def test_an_unknown_loss_is_refused_listing_the_encoders_losses():
+    with pytest.raises(ZooError) as error:
+        TrainingConfig(mode="adapter", data="x", forums=("beer",), name="b", encoder="cross",
+                       loss="MultipleNegativesRankingLoss")  # fmt: skip
+    assert str(error.value) == (
+        "unknown cross-encoder loss 'MultipleNegativesRankingLoss' (a bi-encoder loss); "
+        "choose one of bce, listwise, pairwise"
+    )
+
+
+def test_hard_negatives_need_a_loss_that_takes_them():
+    with pytest.raises(ZooError, match="loss MegaBatchMarginLoss trains on"):
+        TrainingConfig(mode="adapter", data="x", forums=("beer",), name="b", encoder="bi",
+                       loss="MegaBatchMarginLoss", hard_negatives=True)  # fmt: skip
+
+
+class MarginOnly(CrossEncoderLoss):
+    """A plug-in loss: the hinge alone, over (query, positive, negative) triples."""
+
+    examples = "pairwise"
+
+    def forward(self, batch):
+        queries, positives, negatives = zip(*batch)
+        both = self.score(queries + queries, positives + negatives)
+        return torch.relu(self.margin - both[: len(batch)] + both[len(batch) :]).mean()
+
+
+@pytest.fixture
+def margin_only():
+    spec = register_loss(LossSpec("margin_only", "cross", "pairwise", MarginOnly, "the hinge"))
+    yield spec
+    del _LOSSES["margin_only"]
+
+
+def test_a_new_loss_is_one_class_and_one_registration(parsed_fixture, tiny_bert_path, margin_only):
+    config = TrainingConfig(mode="adapter", data=str(parsed_fixture), forums=("beer",),
+                            name="beer-margin", base_model=str(tiny_bert_path),
+                            loss="margin_only", max_steps=2, **FAST)  # fmt: skip
+    card = json.loads((train(config) / "card.json").read_text())
+    assert card["training"]["loss"] == "margin_only"
+    with pytest.raises(ZooError, match="a cross-encoder loss takes pointwise, pairwise, listwise"):
+        register_loss(LossSpec("odd", "cross", "pairs", MarginOnly))
+    with pytest.raises(ZooError, match="loss 'margin_only' is registered already"):
+        register_loss(LossSpec("margin_only", "cross", "listwise", MarginOnly))
+
+
+def test_a_bi_encoder_trains_with_a_sentence_transformers_loss_by_name(
+    parsed_shipped, tiny_sentence_bert_path
+):
+    config = TrainingConfig(mode="adapter", data=str(parsed_shipped), forums=("beer",),
+                            name="beer-cached", base_model=str(tiny_sentence_bert_path),
+                            loss="CachedMultipleNegativesRankingLoss", max_steps=2, eval_steps=2,
+                            **FAST)  # fmt: skip
+    card = json.loads((train(config) / "card.json").read_text())
+    assert card["training"]["loss"] == "CachedMultipleNegativesRankingLoss"
+    assert card["training"]["steps"] == 2
