@@ -118,8 +118,10 @@ def _transfer_start(transfer: str) -> tuple[str, dict | None]:
         entry = resolve_entry(transfer)
     except (ValueError, OSError):
         return transfer, None  # not a zoo entry: a base model name, Hub id or model folder
+    from adapter_zoo.kinds import kind_for_card
+
     card = verify_entry(entry)
-    layout = card.get("layout", "adapter")
+    layout = getattr(kind_for_card(card), "layout", None)  # entry kinds store weights
     if layout == "adapter":
         return str(card["base_model"]), card
     if layout != "full":
@@ -187,7 +189,9 @@ def finetune(
     if mode == "tanda":
         base, start = _transfer_start(str(transfer or model))
     if start is not None:
-        given = start.get("encoder", "cross")
+        from adapter_zoo.kinds import kind_for_card
+
+        given = kind_for_card(start).encoder
         if encoder not in (None, given):
             raise BenchmarkError(
                 f"--transfer {transfer or model!r} is a {given}-encoder adapter; "

@@ -53,8 +53,12 @@ def shares_pass(name) -> bool:
         path = resolve_entry(str(name))
     except ZooError:
         return True  # let the sweep report the missing entry in its own words
-    card = read_card(path) if (path / "card.json").is_file() else {}
-    return card.get("encoder", "cross") == "cross" and (path / "head_config.json").is_file()
+    from adapter_zoo.kinds import kind_for_card
+
+    # a bare adapter folder (no card) is a cross-encoder adapter
+    card = read_card(path) if (path / "card.json").is_file() else None
+    cross = card is None or kind_for_card(card).encoder == "cross"
+    return cross and (path / "head_config.json").is_file()
 
 
 def score_models(

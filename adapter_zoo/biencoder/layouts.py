@@ -35,10 +35,11 @@ def write_bi_fusion(model, adapter_names: list[str], folder: Path) -> None:
     )
 
 
-def read_bi_encoder(path: Path, card: dict, *, max_length: int, device=None) -> BiEncoder:
-    """The BiEncoder of a verified bi-encoder entry, its adapters active, scoring at
-    ``max_length`` (its kind reads that from the card)."""
-    layout = card.get("layout", "adapter")
+def read_bi_encoder(
+    path: Path, card: dict, layout: str, *, max_length: int, device=None
+) -> BiEncoder:
+    """The BiEncoder of a verified bi-encoder entry stored in ``layout``, its adapters
+    active, scoring at ``max_length`` (its kind, :mod:`adapter_zoo.kinds.bi`, reads both)."""
     if layout == "full":
         from sentence_transformers import SentenceTransformer
 

@@ -26,7 +26,9 @@ class BiEncoderKind(EntryKind):
     def load_entry(self, path, card: dict, *, device=None):
         from adapter_zoo.biencoder.layouts import read_bi_encoder
 
-        return read_bi_encoder(path, card, max_length=self.max_length(card), device=device)
+        return read_bi_encoder(
+            path, card, self.layout, max_length=self.max_length(card), device=device
+        )
 
     def library_lines(self, card, folder, head_type):
         from adapter_zoo.zoo.snippets import sentence_transformers_lines

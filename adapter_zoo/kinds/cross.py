@@ -18,7 +18,7 @@ class CrossEncoderKind(EntryKind):
         from adapter_zoo.ranker import Ranker
         from adapter_zoo.zoo.layouts import read_model
 
-        model, tokenizer = read_model(path, card)
+        model, tokenizer = read_model(path, card, self.layout)
         return Ranker(
             model,
             tokenizer,

@@ -45,10 +45,12 @@ def resolve_adapter(name_or_path) -> Path:
     if not (path / "head_config.json").is_file():
         raise ZooError(f"sweep: {path} has no head_config.json; an adapter needs its head")
     if (path / CARD_FILE).is_file():  # a zoo entry: check its files before trusting them
-        card = verify_entry(path)
-        if card.get("encoder", "cross") != "cross":
+        from adapter_zoo.kinds import kind_for_card
+
+        kind = kind_for_card(verify_entry(path))
+        if kind.encoder != "cross":
             raise ZooError(
-                f"sweep: {path} is a {card.get('encoder')}-encoder entry; the shared pass "
+                f"sweep: {path} is a {kind.encoder}-encoder entry; the shared pass "
                 "takes cross-encoder adapters (sweep_benchmark scores the others one by one)"
             )
     return path

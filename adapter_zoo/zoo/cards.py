@@ -32,9 +32,10 @@ def stackexchange_sites(card: dict) -> list[tuple[str, bool]]:
         >>> stackexchange_sites({"kind": "adapter", "forums": ["beer"]})
         [('beer.stackexchange.com', True)]
     """
+    from adapter_zoo.kinds import get_kind
     from stackexchange.catalog import find_forum
 
-    if card.get("kind") == "composite":
+    if get_kind("composite").recognises_card(card):
         return []
     names = list(card.get("forums") or []) + list((card.get("transfer") or {}).get("forums") or [])
     sites: dict[str, bool] = {}

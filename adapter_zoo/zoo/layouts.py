@@ -173,13 +173,13 @@ def read_full_model(model_dir: Path):
     return own_tensors(model)
 
 
-def read_model(path: Path, card: dict):
-    """Build the ``adapters`` model and tokenizer of a verified entry; its setup is active."""
+def read_model(path: Path, card: dict, layout: str):
+    """Build the ``adapters`` model and tokenizer of a verified entry stored in ``layout``
+    (its kind's, :mod:`adapter_zoo.kinds.cross`); its setup is active."""
     from transformers import AutoTokenizer
 
     from adapter_zoo.ranker.model import build_model
 
-    layout = card.get("layout", "adapter")
     if layout == "full":
         model_dir = path / "model"
         return read_full_model(model_dir), AutoTokenizer.from_pretrained(
