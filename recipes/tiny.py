@@ -27,7 +27,8 @@ def build_tiny_bert(
 
     Example:
         >>> from recipes.tiny import build_tiny_bert
-        >>> build_tiny_bert("/tmp/tiny-bert")  # doctest: +SKIP
+        >>> build_tiny_bert("tiny-bert")
+        PosixPath('tiny-bert')
     """
     path = Path(path)
     if (path / "config.json").exists():

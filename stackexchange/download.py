@@ -112,9 +112,10 @@ def offline_switch(*, mirror_named: bool = False) -> str | None:
     ``HF_DATASETS_OFFLINE`` forbid them unless ``mirror_named`` (a mirror the user named).
 
     Example:
-        >>> import os; os.environ.pop("ADAPTER_ZOO_OFFLINE", None)  # doctest: +SKIP
-        >>> offline_switch(mirror_named=True) is None  # doctest: +SKIP
-        True
+        >>> os.environ.pop(OFFLINE_ENV, None) and None
+        >>> os.environ["HF_HUB_OFFLINE"] = "1"
+        >>> offline_switch(), offline_switch(mirror_named=True)
+        ('HF_HUB_OFFLINE', None)
     """
     if _flag(OFFLINE_ENV):
         return OFFLINE_ENV

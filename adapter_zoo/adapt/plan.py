@@ -82,7 +82,7 @@ def similarity_weights(similarities, temperature: float = SIMILARITY_TEMPERATURE
 
     Example:
         >>> [round(w, 3) for w in similarity_weights([0.8, 0.75, 0.5])]
-        [0.73, 0.269, 0.002]
+        [0.73, 0.268, 0.002]
     """
     values = np.asarray(list(similarities), dtype=np.float64) / temperature
     values = np.exp(values - values.max())

@@ -126,8 +126,12 @@ def hub_timeout() -> tuple[float, float]:
     """The (connect, read) timeouts of a Hub request that names none, in seconds.
 
     Example:
-        >>> hub_timeout()  # doctest: +SKIP
+        >>> os.environ.pop("ADAPTER_ZOO_HUB_TIMEOUT", None) and None
+        >>> hub_timeout()
         (10.0, 60.0)
+        >>> os.environ["ADAPTER_ZOO_HUB_TIMEOUT"] = "5"
+        >>> hub_timeout()
+        (5.0, 5.0)
     """
     text = os.environ.get("ADAPTER_ZOO_HUB_TIMEOUT", "").strip()
     try:

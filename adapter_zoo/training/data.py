@@ -140,10 +140,12 @@ def bm25_neighbours(queries: list[str], pool: int = HARD_NEGATIVE_POOL) -> np.nd
     """Per query, the indices of the ``pool`` most BM25-similar other queries, best first.
 
     Example:
-        >>> bm25_neighbours(["stout or porter", "porter history", "hop varieties"], 1)
+        >>> queries = ["stout or porter", "porter history", "hop varieties", "new hop varieties"]
+        >>> bm25_neighbours(queries, 1)
         array([[1],
                [0],
-               [0]])
+               [3],
+               [2]])
     """
     import bm25s
 

@@ -16,7 +16,7 @@ Example:
     >>> check_relative_name("../../etc", "adapters", "card.json")
     Traceback (most recent call last):
     ...
-    adapter_zoo.errors.ZooError: card.json: adapters names '../../etc', not a relative path inside the entry; refused
+    adapter_zoo.zoo.untrusted.UnsafeEntryError: card.json: adapters names '../../etc', not a relative path inside the entry; refused
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Fixtures for adapter_zoo tests: parsed-forum folders in the CONTRIBUTING layout.
 
 ``parsed_fixture`` is a small hand-made parse output (three forums, all pair kinds);
-``parsed_beer`` is the real beer archive parsed by ``stackexchange.parse_forum``;
-``parsed_shipped`` both archives shipped in the package.
+``parsed_beer`` is the real beer archive parsed by ``stackexchange.parse_forum``
+(``parsed_shipped``, both archives shipped in the package, is in tests/conftest.py).
 """
 
 from __future__ import annotations
@@ -149,19 +149,6 @@ def parsed_beer(tmp_path_factory, shared_file) -> Path:
     from stackexchange import parse_forum
 
     parse_forum(archive, out)
-    return out
-
-
-@pytest.fixture(scope="session")
-def parsed_shipped(tmp_path_factory) -> Path:
-    """Both archives shipped in the package (beer, bicycles.meta), parsed: real StackExchange
-    data without ../shared. Read-only for the tests that share it."""
-    from stackexchange import parse_forum
-    from stackexchange.catalog import shipped_data
-
-    out = tmp_path_factory.mktemp("parsed-shipped")
-    for host in ("beer.stackexchange.com", "bicycles.meta.stackexchange.com"):
-        parse_forum(shipped_data() / f"{host}.7z", out)
     return out
 
 

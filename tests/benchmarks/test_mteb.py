@@ -21,16 +21,14 @@ FORUMS = ("beer.stackexchange.com", "bicycles.meta.stackexchange.com")
 
 
 @pytest.fixture(scope="module")
-def forum_sets(tmp_path_factory):
-    """Both shipped forums parsed and their held-out LAS sets built (50 candidates)."""
+def forum_sets(parsed_shipped, tmp_path_factory):
+    """Both shipped forums' held-out LAS sets (50 candidates), built from their parse."""
     from benchmarks import build_from_forum
-    from stackexchange import parse_forum
-    from stackexchange.catalog import shipped_data
 
     work = tmp_path_factory.mktemp("mteb-forums")
     sets = {}
     for host in FORUMS:
-        forum = parse_forum(shipped_data() / f"{host}.7z", work / "parsed")
+        forum = parsed_shipped / host
         sets[host] = f"local:{build_from_forum(forum, work / host, candidates=50, seed=0)}"
     return sets
 

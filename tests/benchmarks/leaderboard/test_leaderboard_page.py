@@ -20,10 +20,10 @@ import benchmarks
 from adapter_zoo.cli import main
 from benchmarks import BenchmarkError
 
-FIXTURE = Path(__file__).parent / "fixtures" / "leaderboard" / "results.jsonl"
+FIXTURE = Path(__file__).parents[1] / "fixtures" / "leaderboard" / "results.jsonl"
 CHROMIUM = "/usr/bin/chromium"
 SCREENSHOT = (
-    Path(__file__).parents[2] / "benchmarks" / "perf" / "results" / "leaderboard_screenshot.png"
+    Path(__file__).parents[3] / "benchmarks" / "perf" / "results" / "leaderboard_screenshot.png"
 )
 PAYLOAD = "<svg onload=alert(1)>"
 

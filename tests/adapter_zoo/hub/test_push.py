@@ -227,21 +227,18 @@ def test_cli_push_and_pull(upload_standin, entries, capsys):
 
 
 def test_pushed_bi_encoder_entry_pulls_and_opens_with_the_card_lines(
-    upload_standin, hub, tiny_sentence_bert_path, tmp_path
+    upload_standin, hub, tiny_sentence_bert_path, parsed_shipped
 ):
     """A bi-encoder entry round-trips through the Hub, and the model card's
     sentence-transformers lines, run on the pulled folder, embed exactly as adapter_zoo.load."""
     import re
 
     from adapter_zoo.training import TrainingConfig, train
-    from stackexchange import parse_forum
-    from stackexchange.catalog import shipped_data
 
-    parse_forum(shipped_data() / "beer.stackexchange.com.7z", tmp_path / "parsed")
     source = train(
         TrainingConfig(
             mode="adapter",
-            data=str(tmp_path / "parsed"),
+            data=str(parsed_shipped),
             forums=("beer",),
             name="beer-bi",
             base_model=str(tiny_sentence_bert_path),

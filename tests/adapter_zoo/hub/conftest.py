@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 OLAH = ROOT / ".venv-olah" / "bin" / "olah-cli"
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "zoo-test",

@@ -107,7 +107,7 @@ def test_full_entry_with_module_file_is_refused_and_runs_nothing(
         adapter_zoo.load("someone/evil", device="cpu")
     pulled = "someone/evil@main: " + expected.replace(str(entry), str(snapshot))
     assert str(error.value) == pulled
-    fixtures = Path(__file__).resolve().parents[1] / "benchmarks" / "fixtures"
+    fixtures = Path(__file__).resolve().parents[2] / "benchmarks" / "fixtures"
     code = main(
         ["evaluate", "--model", "someone/evil", "--benchmark", "wikiqa-raw"]
         + ["--data-dir", str(fixtures)]
