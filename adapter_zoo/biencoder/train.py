@@ -5,7 +5,8 @@ adapter), ``full`` (the peer: every weight trains), ``multitask`` (one adapter, 
 round-robin batches, MultiCQA), ``fusion`` (AdapterFusion over bi-encoder adapter entries) and
 ``tanda`` (full fine-tuning on transfer forums, then on the target forum).
 
-The loss is MultipleNegativesRankingLoss: each query against its positive, the other
+The loss is MultipleNegativesRankingLoss (by default through GradCache,
+CachedMultipleNegativesRankingLoss, which bounds memory): each query against its positive, the other
 positives of the batch, and with ``hard_negatives`` one answer of a BM25-similar question.
 The run is scored on the forum's dev lists (:mod:`adapter_zoo.training.dev`) before the first
 step and every ``eval_steps``; the entry keeps the best state. Adapters start as the identity

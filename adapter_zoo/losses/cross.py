@@ -23,12 +23,18 @@ from torch import nn
 class CrossEncoderLoss(nn.Module):
     """A loss over one minibatch of examples of the shape ``examples`` names.
 
+    ``decomposable``: the loss is a mean over the batch's examples, so the batch's gradient
+    is the sum of its chunks' gradients, each chunk's loss weighted by its share of the
+    examples (training backpropagates it in chunks, :func:`backward_in_chunks`); a loss that
+    compares examples with each other (in-batch negatives) sets it False.
+
     Args:
         score: (queries, candidates) -> one logit per pair (a 1-d tensor).
         margin: the pairwise hinge's margin (unused by the other losses).
     """
 
     examples: ClassVar[str] = "pointwise"
+    decomposable: ClassVar[bool] = True
 
     def __init__(self, score: Callable[[Sequence[str], Sequence[str]], torch.Tensor], **options):
         super().__init__()
@@ -37,6 +43,35 @@ class CrossEncoderLoss(nn.Module):
 
     def forward(self, batch: Sequence[tuple]) -> torch.Tensor:
         raise NotImplementedError
+
+
+# Pairs scored per forward and backward in training. A step of 32 pairs at 300 tokens peaked at
+# 3.1 GB RSS on CPU (benchmarks/perf/train_memory.py): backward rebuilds one layer's attention
+# matrices at a time for the whole batch; in chunks of 8 pairs it holds a quarter of them.
+CHUNK_PAIRS = 8
+
+
+def backward_in_chunks(loss: CrossEncoderLoss, batch: Sequence[tuple], backward, negatives: int):
+    """Backpropagate ``loss`` over ``batch`` a few examples at a time and return the batch's
+    loss value. For a decomposable loss the accumulated gradient is the whole batch's (each
+    chunk's mean loss weighted by its share of the examples; dropout draws its masks chunk by
+    chunk); any other loss runs as one chunk.
+
+    Args:
+        loss: the loss module.
+        batch: its examples.
+        backward: called with each chunk's weighted loss (``accelerator.backward``).
+        negatives: negatives per listwise example (a listwise example scores ``1 + k`` pairs).
+    """
+    pairs_per_example = {"pointwise": 1, "pairwise": 2, "listwise": 1 + negatives}[loss.examples]
+    size = max(1, CHUNK_PAIRS // pairs_per_example) if loss.decomposable else len(batch)
+    total = 0.0
+    for start in range(0, len(batch), size):
+        chunk = batch[start : start + size]
+        weighted = loss(chunk) * (len(chunk) / len(batch))
+        backward(weighted)
+        total += float(weighted.detach())
+    return total
 
 
 class PointwiseBCE(CrossEncoderLoss):

@@ -16,7 +16,7 @@ Example:
     >>> get_loss("listwise").examples, get_loss("listwise").encoder
     ('listwise', 'cross')
     >>> default_loss("bi")
-    'MultipleNegativesRankingLoss'
+    'CachedMultipleNegativesRankingLoss'
     >>> loss_names("cross")
     ['bce', 'listwise', 'pairwise']
 """
@@ -43,6 +43,7 @@ class LossSpec:
             ``BI_SHAPES`` for bi-encoders).
         target: ``module:Class`` of its ``nn.Module`` (imported when built), or the class.
         summary: one line for ``--help`` and the docs.
+        options: keyword arguments the class is built with (``(name, value)`` pairs).
     """
 
     name: str
@@ -50,6 +51,7 @@ class LossSpec:
     examples: str
     target: str | type
     summary: str = ""
+    options: tuple[tuple[str, object], ...] = ()
 
     def load_class(self):
         """The loss's ``nn.Module`` class (imported here)."""
@@ -68,6 +70,9 @@ SENTENCE_LOSSES = {
     "CachedMultipleNegativesSymmetricRankingLoss": "pairs",
     "MegaBatchMarginLoss": "pairs",
 }
+# GradCache (the Cached losses): the batch's loss, its in-batch negatives all there, from
+# embeddings computed this many texts at a time, so activations are held for 8 texts only.
+CACHED_MINI_BATCH = 8
 BUILTIN_LOSSES = (
     LossSpec("bce", "cross", "pointwise", "adapter_zoo.losses.cross:PointwiseBCE",
              "binary cross-entropy of each pair's logit (the papers' loss)"),
@@ -75,10 +80,14 @@ BUILTIN_LOSSES = (
              "hinge on the (positive, negative) margin plus BCE (Laskar et al. 2020)"),
     LossSpec("listwise", "cross", "listwise", "adapter_zoo.losses.cross:ListwiseSoftmax",
              "softmax cross-entropy of the positive against its negatives"),
-    *(LossSpec(name, "bi", shape, f"{_SENTENCE_LOSSES}:{name}", "sentence-transformers")
+    *(LossSpec(name, "bi", shape, f"{_SENTENCE_LOSSES}:{name}", "sentence-transformers",
+               (("mini_batch_size", CACHED_MINI_BATCH),) if name.startswith("Cached") else ())
       for name, shape in SENTENCE_LOSSES.items()),
 )  # fmt: skip
-DEFAULT_LOSSES = {"cross": "bce", "bi": "MultipleNegativesRankingLoss"}
+# Bi-encoders: MultipleNegativesRankingLoss's loss through GradCache, the batch's in-batch
+# negatives all there while activations are held for 8 texts at a time: a default run on
+# quantumcomputing peaked at 3.31 GB RSS with the plain loss (benchmarks/perf/train_memory.py).
+DEFAULT_LOSSES = {"cross": "bce", "bi": "CachedMultipleNegativesRankingLoss"}
 _LOSSES: dict[str, LossSpec] = {spec.name: spec for spec in BUILTIN_LOSSES}
 
 
@@ -129,8 +138,8 @@ def get_loss(name: str, encoder: str | None = None) -> LossSpec:
 
 def build_loss(name: str, encoder: str, model, **options):
     """An instance of the loss ``name``: a cross-encoder loss gets ``model`` (a function of
-    (queries, candidates) returning logits) and ``options`` (``margin``); a bi-encoder loss
-    gets the SentenceTransformer."""
+    (queries, candidates) returning logits), a bi-encoder loss the SentenceTransformer; both
+    get the spec's ``options`` and then ``options`` (a cross-encoder's ``margin``)."""
     spec = get_loss(name, encoder)
     cls = spec.load_class()
-    return cls(model, **options) if encoder == "cross" else cls(model)
+    return cls(model, **{**dict(spec.options), **options})

@@ -59,7 +59,8 @@ class TrainingConfig:
             2020) or ``listwise`` (softmax cross-entropy of the positive against its
             ``negatives``; ``batch_size`` still counts pairs). Bi-encoders: a
             sentence-transformers loss on (anchor, positive) pairs with in-batch negatives
-            (default ``MultipleNegativesRankingLoss``).
+            (default ``CachedMultipleNegativesRankingLoss``: MultipleNegativesRankingLoss
+            computed 8 texts at a time, for memory).
         lr: learning rate; None takes ``adapter_zoo.training.rates.default_lr(encoder, mode)`` (the adapt rate for tanda).
         negatives: negatives per positive, resampled every epoch (seed + epoch).
         hard_negatives: draw negatives from the positives of the 20 most BM25-similar

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from adapter_zoo.errors import ZooError
+from adapter_zoo.losses.cross import backward_in_chunks
 from adapter_zoo.training import checkpoint as ckpt
 from adapter_zoo.training.config import TrainingConfig
 from adapter_zoo.training.data import (
@@ -233,16 +234,15 @@ def train(config: TrainingConfig) -> Path:
             for batch in bar:
                 if config.max_steps is not None and progress["step"] >= config.max_steps:
                     break
-                loss = objective(batch)
                 # with drop_lower, no graph exists below the first adapter (or the first
                 # unfrozen layer): backward skips those layers (see training.models)
-                accelerator.backward(loss)
+                loss = backward_in_chunks(objective, batch, accelerator.backward, config.negatives)
                 accelerator.clip_grad_norm_(trainable, 1.0)
                 optimizer.step()
                 scheduler.step()
                 optimizer.zero_grad()
                 progress["step"] += 1
-                losses.append(loss.item())
+                losses.append(loss)
                 bar.set_postfix(loss=f"{np.mean(losses[-50:]):.4f}")
             dev_started = time.perf_counter()
             metrics = dev_metrics(ranker, dev)

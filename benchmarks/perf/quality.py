@@ -111,13 +111,15 @@ def prepare(work: Path) -> dict[str, str]:
 
 
 def train_entry(work: Path, name: str, *argv: str) -> dict:
-    """Train zoo entry ``name`` unless present; return its card and the training time."""
+    """Train zoo entry ``name`` unless present; return its card and the training time
+    (None for an entry an earlier run trained: not measured in this one)."""
     entry = work / "zoo" / name
     started = time.perf_counter()
-    if not (entry / "card.json").is_file():
+    trained = not (entry / "card.json").is_file()
+    if trained:
         cli("train", "--data", work / "parsed", "--name", name, *argv)
     card = json.loads((entry / "card.json").read_text())
-    card.setdefault("train_seconds", round(time.perf_counter() - started, 1))
+    card.setdefault("train_seconds", round(time.perf_counter() - started, 1) if trained else None)
     return card
 
 

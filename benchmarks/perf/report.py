@@ -281,6 +281,49 @@ def _quality_rows(data: dict) -> list[str]:
                 _machine(data),
             )
         )
+    lora = data.get("lora_table")
+    if lora:
+        seqbn, low_rank = lora["rows"]["beer-bi"], lora["rows"]["beer-bi-lora"]
+        rows.append(
+            _row(
+                "`quality` LoRA vs SeqBn (beer's bi-encoder adapter)",
+                f"test MAP beer / bicycles.meta and training pairs/s, {lora['steps']} steps each",
+                f"LoRA {low_rank['beer_test_map']:.3f} / {low_rank['bicycles_test_map']:.3f}, "
+                f"{low_rank['train_pairs_per_s']} pairs/s",
+                f"SeqBn {seqbn['beer_test_map']:.3f} / {seqbn['bicycles_test_map']:.3f}, "
+                f"{seqbn['train_pairs_per_s']} pairs/s",
+                f"{low_rank['train_pairs_per_s'] / seqbn['train_pairs_per_s']:.2f}× speed",
+                "recorded beside SeqBn",
+                "—",
+                _machine(lora),
+            )
+        )
+    return rows
+
+
+def _train_memory_rows(data: dict) -> list[str]:
+    rows = []
+    targets = data["targets"]
+    for label, cases in data["runs"].items():
+        for case, run in cases.items():
+            share = run.get("dev_selection_share")
+            met = run["peak_rss_gb"] < targets["peak_rss_gb"] and (
+                share is None or share <= targets["dev_selection_share"]
+            )
+            rows.append(
+                _row(
+                    f"`train_memory` {case} ({label})",
+                    f"`adapter-zoo train {data['setup']['cases'][case]}` on "
+                    f"{data['setup']['forum']}: peak RSS of the process tree, wall time, "
+                    "dev selection's share",
+                    f"{run['peak_rss_gb']:.2f} GB, {run['wall_s']:.0f} s, dev {share}",
+                    "—",
+                    "—",
+                    f"< {targets['peak_rss_gb']} GB, dev ≤ {targets['dev_selection_share']}",
+                    _met(met),
+                    _machine(run),
+                )
+            )
     return rows
 
 
@@ -305,6 +348,8 @@ def table() -> str:
             lines += _transfer_rows(data)
         elif name == "quality" and "summary" in data:
             lines += _quality_rows(data)
+        elif path.stem == "train_memory":
+            lines += _train_memory_rows(data)
     return "\n".join(lines)
 
 

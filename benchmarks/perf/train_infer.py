@@ -67,6 +67,7 @@ def time_our_training(
     """Pairs/s of adapter_zoo's training step for ``mode``; returns (rate, model, tokenizer)."""
     import torch
 
+    from adapter_zoo.losses.cross import backward_in_chunks
     from adapter_zoo.ranker.model import HEAD_ACTIVATION, HEAD_LAYERS
     from adapter_zoo.training import TrainingConfig
     from adapter_zoo.training.models import setup_model
@@ -101,8 +102,7 @@ def time_our_training(
     for step, batch in enumerate(batches):
         if step == WARMUP_STEPS:
             started = time.perf_counter()
-        loss = objective(batch)
-        loss.backward()
+        backward_in_chunks(objective, batch, lambda loss: loss.backward(), config.negatives)
         torch.nn.utils.clip_grad_norm_(trainable, 1.0)
         optimizer.step()
         optimizer.zero_grad()

@@ -41,7 +41,12 @@ CASES = {
     "cross-10": ["--encoder", "cross", "--mode", "adapter", "--max-steps", "10"],
     "bi-default": ["--encoder", "bi", "--mode", "adapter"],
     "cross-default": ["--encoder", "cross", "--mode", "adapter"],
-}
+    # GradCache: the same in-batch loss from embeddings computed 8 texts at a time
+    "bi-10-cached": ["--encoder", "bi", "--mode", "adapter", "--max-steps", "10",
+                     "--loss", "CachedMultipleNegativesRankingLoss"],
+    "bi-default-cached": ["--encoder", "bi", "--mode", "adapter",
+                          "--loss", "CachedMultipleNegativesRankingLoss"],
+}  # fmt: skip
 TARGET_PEAK_GB = 2.0
 TARGET_DEV_SHARE = 0.25
 

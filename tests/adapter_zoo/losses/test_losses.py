@@ -31,7 +31,10 @@ def fixed_scores(values):
 def test_each_encoder_has_its_losses_and_default():
     assert loss_names("cross") == ["bce", "listwise", "pairwise"]
     assert "MultipleNegativesRankingLoss" in loss_names("bi")
-    assert (default_loss("cross"), default_loss("bi")) == ("bce", "MultipleNegativesRankingLoss")
+    assert (default_loss("cross"), default_loss("bi")) == (
+        "bce",
+        "CachedMultipleNegativesRankingLoss",
+    )
     assert get_loss("CachedMultipleNegativesRankingLoss").examples == "triplets"
 
 
@@ -99,9 +102,74 @@ def test_a_bi_encoder_trains_with_a_sentence_transformers_loss_by_name(
     parsed_shipped, tiny_sentence_bert_path
 ):
     config = TrainingConfig(mode="adapter", data=str(parsed_shipped), forums=("beer",),
-                            name="beer-cached", base_model=str(tiny_sentence_bert_path),
-                            loss="CachedMultipleNegativesRankingLoss", max_steps=2, eval_steps=2,
+                            name="beer-plain", base_model=str(tiny_sentence_bert_path),
+                            loss="MultipleNegativesRankingLoss", max_steps=2, eval_steps=2,
                             **FAST)  # fmt: skip
     card = json.loads((train(config) / "card.json").read_text())
-    assert card["training"]["loss"] == "CachedMultipleNegativesRankingLoss"
+    assert card["training"]["loss"] == "MultipleNegativesRankingLoss"
     assert card["training"]["steps"] == 2
+
+
+@pytest.mark.parametrize(
+    ("loss", "batch"),
+    [
+        ("bce", [("stout?", "dark beer", 1.0), ("hops?", "a bitter flower", 0.0)] * 6),
+        ("pairwise", [("stout?", "dark beer", "a bike"), ("hops?", "a flower", "a lake")] * 5),
+        ("listwise", [("stout?", "dark beer", ("a bike", "tea")), ("hops?", "a flower",
+                                                                  ("a lake", "ice"))] * 4),
+    ],
+)  # fmt: skip
+def test_training_in_chunks_gives_the_whole_batchs_loss_and_gradients(
+    parsed_fixture, tiny_bert_path, loss, batch
+):
+    """A step backpropagates a few pairs at a time (memory): with dropout off, the summed
+    weighted chunk losses and the accumulated gradients are the whole batch's."""
+    from adapter_zoo.losses.cross import backward_in_chunks
+    from adapter_zoo.training.models import setup_model
+    from adapter_zoo.training.objective import cross_encoder_loss
+
+    cfg = TrainingConfig(mode="adapter", data=str(parsed_fixture), forums=("beer",), name="b",
+                         base_model=str(tiny_bert_path), loss=loss, negatives=2,
+                         **FAST)  # fmt: skip
+    steps = []
+    for chunked in (False, True):
+        torch.manual_seed(0)
+        model, tokenizer, _ = setup_model(cfg)
+        model.eval()  # no dropout: both ways see the same function
+        objective = cross_encoder_loss(model, tokenizer, cfg, "cpu")
+        if chunked:
+            calls = []
+
+            def backward(chunk_loss, calls=calls):
+                calls.append(chunk_loss)
+                chunk_loss.backward()
+
+            value = backward_in_chunks(objective, batch, backward, 2)
+            assert len(calls) > 1 and all(t.requires_grad for t in calls)
+        else:
+            whole = objective(batch)
+            whole.backward()
+            value = whole.item()
+        grads = {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}
+        steps.append((value, grads))
+    (whole_value, whole_grads), (chunked_value, chunked_grads) = steps
+    assert chunked_value == pytest.approx(whole_value, abs=1e-6)
+    assert whole_grads.keys() == chunked_grads.keys() and whole_grads
+    for name, grad in whole_grads.items():
+        assert torch.allclose(grad, chunked_grads[name], atol=1e-6), name
+
+
+def test_a_loss_over_the_whole_batch_is_not_chunked():
+    class InBatch(CrossEncoderLoss):
+        decomposable = False
+
+        def forward(self, batch):
+            return self.score([q for q, _, _ in batch], [c for _, c, _ in batch]).sum()
+
+    from adapter_zoo.losses.cross import backward_in_chunks
+
+    score, asked = fixed_scores([1.0] * 20)
+    calls = []
+    batch = [("q", "c", 1.0)] * 20
+    assert backward_in_chunks(InBatch(score), batch, calls.append, 1) == 20.0
+    assert len(calls) == 1 and len(asked[0]) == 20
