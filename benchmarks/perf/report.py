@@ -307,8 +307,13 @@ def _train_memory_rows(data: dict) -> list[str]:
     for label, cases in data["runs"].items():
         for case, run in cases.items():
             share = run.get("dev_selection_share")
+            # dev selection's share is a target of default runs (a 10-step run is mostly dev)
+            default_run = "--max-steps" not in data["setup"]["cases"][case]
+            target = f"< {targets['peak_rss_gb']} GB" + (
+                f", dev ≤ {targets['dev_selection_share']}" if default_run else ""
+            )
             met = run["peak_rss_gb"] < targets["peak_rss_gb"] and (
-                share is None or share <= targets["dev_selection_share"]
+                not default_run or share is None or share <= targets["dev_selection_share"]
             )
             rows.append(
                 _row(
@@ -319,7 +324,7 @@ def _train_memory_rows(data: dict) -> list[str]:
                     f"{run['peak_rss_gb']:.2f} GB, {run['wall_s']:.0f} s, dev {share}",
                     "—",
                     "—",
-                    f"< {targets['peak_rss_gb']} GB, dev ≤ {targets['dev_selection_share']}",
+                    target,
                     _met(met),
                     _machine(run),
                 )
