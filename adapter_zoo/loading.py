@@ -137,13 +137,11 @@ def load(
     name = parse_model_name(name_or_path)
     local_entry(name_or_path)  # refuses "." and ".." before anything is read
     named = kind_for_name(name)
-    if named is not None and named.name == "multicqa":
+    if named is not None:
+        if (revision is not None or base_model is not None) and not named.takes_base_model:
+            raise ZooError(f"{name_or_path}: a {named.summary} takes no revision or base_model")
         model = named.load_name(name, device=device, base_model=base_model)
         return _at_length(model, named, max_length, name.text)
-    if named is not None:
-        if revision is not None or base_model is not None:
-            raise ZooError(f"{name_or_path}: a {named.summary} takes no revision or base_model")
-        return _at_length(named.load_name(name, device=device), named, max_length, name.text)
     path = resolve_entry(
         name_or_path,
         revision=revision,

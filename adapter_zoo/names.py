@@ -59,8 +59,12 @@ class ModelName:
     @property
     def is_baseline(self) -> bool:
         """Whether it is a scorer nothing was trained for (``bm25``, ``tfidf``, ``sbert:``):
-        no adapter goes on it, nothing fine-tunes it, it reads no zoo entry."""
-        return self.kind in (LEXICAL, ZERO_SHOT)
+        no adapter goes on it, nothing fine-tunes it, it reads no zoo entry. Its kind says
+        (:mod:`adapter_zoo.kinds`, the one place the baselines are listed)."""
+        from adapter_zoo.kinds.registry import kind_for_name
+
+        kind = kind_for_name(self)
+        return kind is not None and kind.baseline
 
     @property
     def is_entry(self) -> bool:

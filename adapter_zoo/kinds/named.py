@@ -26,7 +26,7 @@ class ZeroShotBiEncoder(ModelKind):
     def recognises_name(self, name: ModelName) -> bool:
         return name.kind == ZERO_SHOT
 
-    def load_name(self, name: ModelName, *, device=None):
+    def load_name(self, name: ModelName, *, device=None, base_model=None):
         from adapter_zoo.biencoder import BiEncoder
 
         return BiEncoder.from_base(name.base, device=device)
@@ -45,7 +45,7 @@ class UntrainedBase(ModelKind):
     def recognises_name(self, name: ModelName) -> bool:
         return name.kind == BASE
 
-    def load_name(self, name: ModelName, *, device=None):
+    def load_name(self, name: ModelName, *, device=None, base_model=None):
         from adapter_zoo.ranker import Ranker
 
         return Ranker.from_base(name.base, device=device)
@@ -64,7 +64,7 @@ class CompositionSpec(ModelKind):
     def recognises_name(self, name: ModelName) -> bool:
         return name.kind == COMPOSITION
 
-    def load_name(self, name: ModelName, *, device=None):
+    def load_name(self, name: ModelName, *, device=None, base_model=None):
         from adapter_zoo.compose.spec import load_spec
 
         return load_spec(name.text, device=device)
@@ -85,7 +85,7 @@ class BM25Baseline(ModelKind):
     def recognises_name(self, name: ModelName) -> bool:
         return name.kind != ENTRY and name.text == BM25
 
-    def load_name(self, name: ModelName, *, device=None):
+    def load_name(self, name: ModelName, *, device=None, base_model=None):
         from adapter_zoo.compose.bm25 import BM25Scorer
 
         return BM25Scorer()
@@ -103,7 +103,7 @@ class TfidfBaseline(ModelKind):
     def recognises_name(self, name: ModelName) -> bool:
         return name.kind != ENTRY and name.text == TFIDF
 
-    def load_name(self, name: ModelName, *, device=None):
+    def load_name(self, name: ModelName, *, device=None, base_model=None):
         from adapter_zoo.compose.tfidf import TfidfScorer
 
         return TfidfScorer()
@@ -117,6 +117,7 @@ class MultiCQAFile(ModelKind):
     name = "multicqa"
     summary = "published MultiCQA adapter"
     encoder = "cross"
+    takes_base_model = True  # its file names no base: bert-base unless told
 
     def recognises_name(self, name: ModelName) -> bool:
         from adapter_zoo.zoo import multicqa
@@ -129,7 +130,7 @@ class MultiCQAFile(ModelKind):
             return False  # a zoo name, even if a folder of that name is here
         return not (local / CARD_FILE).exists() and bool(multicqa.find_legacy_weights(local))
 
-    def load_name(self, name: ModelName, *, device=None, base_model: str | None = None):
+    def load_name(self, name: ModelName, *, device=None, base_model=None):
         from adapter_zoo.zoo import multicqa
 
         base = base_model or multicqa.LEGACY_BASE

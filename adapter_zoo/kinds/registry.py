@@ -59,6 +59,8 @@ class ModelKind:
         role: on the leaderboard, ``ours`` (a zoo model), ``peer`` (an off-the-shelf
             model a user already has) or ``baseline`` (lexical scores, an untrained base).
         summary: what it is, in a few words (the cards, the docs).
+        takes_base_model: a name of this kind is loaded onto the base ``load`` is given
+            (a published adapter file names none); the others refuse ``base_model``.
     """
 
     name: ClassVar[str] = ""
@@ -67,6 +69,7 @@ class ModelKind:
     role: ClassVar[str] = "ours"
     summary: ClassVar[str] = ""
     card_kinds: ClassVar[tuple[str, ...]] = ()
+    takes_base_model: ClassVar[bool] = False
 
     @property
     def default_max_length(self) -> int:
@@ -86,8 +89,9 @@ class ModelKind:
         """Refuse, in one line naming ``card_file`` and the field, a card whose fields this
         kind reads are wrong (the fields every card has are checked before)."""
 
-    def load_name(self, name: ModelName, *, device=None):
-        """The model a name of this kind means (kinds recognised by their name)."""
+    def load_name(self, name: ModelName, *, device=None, base_model: str | None = None):
+        """The model a name of this kind means (kinds recognised by their name); ``base_model``
+        only for kinds that take it."""
         raise ZooError(f"{name.text!r}: a {self.name} is opened from its entry folder")
 
     def load_entry(self, path, card: dict, *, device=None):
@@ -199,7 +203,4 @@ def kind_for_card(card: dict, card_file=None) -> ModelKind:
 
 def is_baseline(name) -> bool:
     """Whether ``name`` (a model name; anything else is a model object) is a baseline."""
-    if not isinstance(name, str):
-        return False
-    kind = kind_for_name(name)
-    return kind is not None and kind.baseline
+    return isinstance(name, str) and parse_model_name(name).is_baseline

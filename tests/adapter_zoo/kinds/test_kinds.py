@@ -161,7 +161,7 @@ def plugin_kind():
         def recognises_name(self, name):
             return name.text == "echo:"
 
-        def load_name(self, name, *, device=None):
+        def load_name(self, name, *, device=None, base_model=None):
             from adapter_zoo.compose.bm25 import BM25Scorer
 
             return BM25Scorer()
