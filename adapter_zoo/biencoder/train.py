@@ -31,11 +31,16 @@ from adapter_zoo.biencoder.layouts import write_bi_adapter, write_bi_full, write
 from adapter_zoo.errors import ZooError
 from adapter_zoo.training.dev import forum_dev_lists
 from adapter_zoo.training.objective import dev_metrics
+from adapter_zoo.training.trainer import (
+    load_tensors,
+    resume_point,
+    save_tensors,
+    trainable_tensors,
+)
 
 log = logging.getLogger(__name__)
 
 EVALUATIONS = 6  # dev evaluations per run when eval_steps is not given (plus step 0)
-RUN_FILE = "run.json"
 BEST_FILE = "best.safetensors"
 BEST_STATE = "best.json"
 
@@ -108,29 +113,6 @@ def _setup(config, hosts):
     return model, {"adapters": names}
 
 
-def _trainable(model) -> dict:
-    return {n: p for n, p in model.named_parameters() if p.requires_grad}
-
-
-def _save_tensors(tensors: dict, path: Path) -> None:
-    from safetensors.torch import save_file
-
-    save_file({n: t.detach().cpu().contiguous() for n, t in tensors.items()}, str(path))
-
-
-def _load_tensors(model, path: Path) -> None:
-    from safetensors.torch import load_file
-
-    try:
-        state = load_file(str(path))
-    except Exception as error:  # safetensors raises its own error types for damaged files
-        raise ZooError(f"{path}: unreadable checkpoint ({error}); rerun with --restart") from None
-    missing = [n for n in _trainable(model) if n not in state]
-    if missing:
-        raise ZooError(f"{path}: checkpoint lacks {missing[0]}; rerun with --restart")
-    model.load_state_dict(state, strict=False)
-
-
 class _Selection:
     """Dev MAP of the run's states: the base (step 0) and every evaluation; keeps the best."""
 
@@ -178,7 +160,7 @@ class _Selection:
             self.base = metrics
         if self.best is None or metrics.get("dev_map", -1) > self.best.get("dev_map", -1):
             self.best = {"step": step, "phase": phase, **metrics}
-            trainable = _trainable(self.encoder.model)
+            trainable = trainable_tensors(self.encoder.model)
             self.best_state = {n: p.detach().cpu().clone() for n, p in trainable.items()}
         return metrics
 
@@ -186,7 +168,7 @@ class _Selection:
         from stackexchange.io import atomic_write_json
 
         if self.best_state is not None:
-            _save_tensors(self.best_state, folder / BEST_FILE)
+            save_tensors(self.best_state, folder / BEST_FILE)
         atomic_write_json(
             folder / BEST_STATE, {"best": self.best, "base": self.base, "log": self.log}
         )
@@ -212,20 +194,12 @@ def _trainer(config, model, train_set, *, lr, steps, output_dir, selection, phas
         SentenceTransformerTrainingArguments,
     )
     from transformers import TrainerCallback
-    from transformers.trainer_callback import PrinterCallback, ProgressCallback
 
     from adapter_zoo.losses import build_loss
+    from adapter_zoo.training.trainer import TrainableCheckpoints, use_cpu, use_logged_progress
 
-    class Trainer(SentenceTransformerTrainer):
-        # Checkpoints hold only the trainable weights, as safetensors: a few MB per adapter,
-        # and nothing that unpickles. Optimizer and scheduler states are HF's own files.
-        def _save(self, output_dir=None, state_dict=None):
-            folder = Path(output_dir or self.args.output_dir)
-            folder.mkdir(parents=True, exist_ok=True)
-            _save_tensors(_trainable(self.model), folder / "trainable.safetensors")
-
-        def _load_from_checkpoint(self, checkpoint_path, model=None):
-            _load_tensors(self.model, Path(checkpoint_path) / "trainable.safetensors")
+    class Trainer(TrainableCheckpoints, SentenceTransformerTrainer):
+        pass
 
     class DevSelection(TrainerCallback):
         def on_step_end(self, args, state, control, **kwargs):
@@ -236,14 +210,6 @@ def _trainer(config, model, train_set, *, lr, steps, output_dir, selection, phas
         def on_save(self, args, state, control, **kwargs):
             selection.save(Path(args.output_dir) / f"checkpoint-{state.global_step}")
             return control
-
-    class LoggedProgress(ProgressCallback):
-        # HF's progress bar (stderr), but its per-step records ({'loss': ...}) go to the log,
-        # not to stdout (tqdm.write), where a command's results are.
-        def on_log(self, args, state, control, logs=None, **kwargs):
-            if state.is_world_process_zero and logs:
-                record = {k: v for k, v in logs.items() if k != "total_flos"}
-                log.info("step %d: %s", state.global_step, json.dumps(record))
 
     callbacks = [] if selection is None else [DevSelection()]
 
@@ -264,7 +230,7 @@ def _trainer(config, model, train_set, *, lr, steps, output_dir, selection, phas
         data_seed=config.seed,
         batch_sampler="no_duplicates",
         multi_dataset_batch_sampler="round_robin",
-        use_cpu=not _cuda(),
+        use_cpu=use_cpu(),
         disable_tqdm=False,
         dataloader_num_workers=0,
     )
@@ -277,16 +243,8 @@ def _trainer(config, model, train_set, *, lr, steps, output_dir, selection, phas
             loss=build_loss(config.loss, "bi", model),
             callbacks=callbacks,
         )
-    trainer.remove_callback(PrinterCallback)  # (added instead of the bar when tqdm is off)
-    trainer.remove_callback(ProgressCallback)
-    trainer.add_callback(LoggedProgress)
+    use_logged_progress(trainer)
     return trainer
-
-
-def _cuda() -> bool:
-    import torch
-
-    return torch.cuda.is_available()
 
 
 def _steps(config, train_sets: dict) -> int:
@@ -314,61 +272,11 @@ def _run_phase(config, model, train_sets, *, lr, folder, selection, phase):
         phase=phase,
         eval_steps=eval_steps,
     )
-    last = get_last_checkpoint_in(folder)
-    if last is not None:
-        _check_resumable(last)
+    last = resume_point(folder)
     if last is not None and selection is not None:
-        selection.restore(last)
-    trainer.train(resume_from_checkpoint=str(last) if last else None)
+        selection.restore(Path(last))
+    trainer.train(resume_from_checkpoint=last)
     return steps
-
-
-def _check_resumable(checkpoint: Path) -> None:
-    """Read every file a resume reads from ``checkpoint`` before the trainer does.
-
-    The trainer's own loading would end a damaged file (truncated, corrupt) or a planted
-    pickle with a traceback from deep inside transformers, and every rerun the same way; here
-    each is one line naming the file and ``--restart``. Pickles load with
-    ``weights_only=True`` (and transformers' allow-list of the numpy types in its RNG state),
-    so no code in them runs; ``mmap`` keeps an optimizer state out of memory.
-
-    Raises:
-        ZooError: the first file that cannot be read, naming it.
-    """
-    import torch
-    from safetensors.torch import load_file
-    from transformers.trainer import safe_globals
-
-    from adapter_zoo.training.checkpoint import read_checkpoint_file
-
-    def pickled(path: Path):
-        with safe_globals():
-            return torch.load(path, map_location="cpu", weights_only=True, mmap=True)
-
-    readers = {
-        ".json": lambda path: json.loads(path.read_text(encoding="utf-8")),
-        ".safetensors": lambda path: load_file(str(path)),
-        ".pt": pickled,
-        ".pth": pickled,
-    }
-    for path in sorted(checkpoint.iterdir()):
-        if path.suffix in readers and path.is_file():
-            read_checkpoint_file(path, readers[path.suffix])
-
-
-def get_last_checkpoint_in(folder: Path) -> Path | None:
-    """The newest complete trainer checkpoint under ``folder``, if any."""
-    from transformers.trainer_utils import get_last_checkpoint
-
-    last = get_last_checkpoint(str(folder)) if folder.is_dir() else None
-    return Path(last) if last else None
-
-
-def _run_of(folder: Path) -> dict | None:
-    try:
-        return json.loads((folder / RUN_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
 
 
 def train_bi_encoder(config) -> Path:
@@ -377,11 +285,10 @@ def train_bi_encoder(config) -> Path:
     A crashed run resumes from its last checkpoint (``<zoo>/.checkpoints/<name>``) when
     started again with the same config; ``restart`` starts over.
     """
-    from adapter_zoo.training.checkpoint import checkpoint_dir
     from adapter_zoo.training.data import load_pairs, resolve_forums, with_neighbours
     from adapter_zoo.training.models import bound_activation_memory, resolve_drop_lower
+    from adapter_zoo.training.trainer import last_checkpoint, open_run_folder
     from adapter_zoo.zoo.store import entry_path, save_entry
-    from stackexchange.io import atomic_write_json
 
     final = entry_path(config.name)
     if final.exists() and not config.overwrite:
@@ -427,13 +334,8 @@ def train_bi_encoder(config) -> Path:
     encoder = BiEncoder(model, base_model=config.base_model, max_length=config.max_length)
     log: list = []
     selection = _Selection(encoder, dev, log, length=inference_length)
-    folder = checkpoint_dir(config.name)
-    run = {"config": config.to_dict(), "encoder": "bi"}
-    if folder.exists() and (config.restart or _run_of(folder) != run):
-        shutil.rmtree(folder)  # our own checkpoint folder, of another run or given up
-    folder.mkdir(parents=True, exist_ok=True)
-    atomic_write_json(folder / RUN_FILE, run)
-    if get_last_checkpoint_in(folder / "train") is None:
+    folder = open_run_folder(config)
+    if last_checkpoint(folder / "train") is None:
         if config.init_from:
             selection.measure_base(transformer_of(model))
         selection.evaluate(0, "start" if config.init_from else "base")
@@ -445,13 +347,13 @@ def train_bi_encoder(config) -> Path:
         transfer_sets, _ = datasets_for(config.transfer_data, transfer_hosts)
         done = folder / "transfer-done.safetensors"
         if done.exists():
-            _load_tensors(model, done)
+            load_tensors(model, done)
         else:
             steps += _run_phase(
                 config, model, transfer_sets, lr=config.transfer_lr,
                 folder=folder / "transfer", selection=None, phase="transfer",
             )  # fmt: skip
-            _save_tensors(_trainable(model), done)
+            save_tensors(trainable_tensors(model), done)
     steps += _run_phase(
         config, model, train_sets, lr=config.learning_rate,
         folder=folder / "train", selection=selection, phase="train",

@@ -1,18 +1,25 @@
-"""The papers' cross-encoder losses as ``nn.Module`` classes, computed from each pair's logit.
+"""The papers' cross-encoder losses as sentence-transformers cross-encoder losses.
 
-The adapters library's one-label head would compute MSE when given labels, so the logits
-are taken without labels (``score(queries, candidates)``) and the loss is computed here.
+Each is an ``nn.Module`` built with a ``CrossEncoder`` (our adapters model inside one:
+:func:`adapter_zoo.ranker.cross_encoder.as_cross_encoder`) and called, as
+``CrossEncoderTrainer`` calls its losses, with the batch's text columns and labels. The
+columns are the loss's ``examples`` shape: ``pointwise`` (query, candidate) with a 0/1 label;
+``pairwise`` (query, positive, negative); ``listwise`` (query, positive, negative_1, ...).
 
 Example:
     >>> import torch
-    >>> score = lambda queries, candidates: torch.tensor([2.0, -1.0])
-    >>> round(PointwiseBCE(score)([("q", "a", 1.0), ("q", "b", 0.0)]).item(), 4)
+    >>> class Fixed(torch.nn.Module):  # a stand-in CrossEncoder with two fixed logits
+    ...     device = "cpu"
+    ...     def preprocess(self, pairs, **kwargs): return {}
+    ...     def forward(self, features): return {"scores": torch.tensor([[2.0], [-1.0]])}
+    >>> loss = PointwiseBCE(Fixed())
+    >>> round(loss([["q", "q"], ["a", "b"]], torch.tensor([1, 0])).item(), 4)
     0.2201
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import ClassVar
 
 import torch
@@ -29,61 +36,85 @@ class CrossEncoderLoss(nn.Module):
     compares examples with each other (in-batch negatives) sets it False.
 
     Args:
-        score: (queries, candidates) -> one logit per pair (a 1-d tensor).
+        model: the ``CrossEncoder`` whose ranking logit (``scores``) the loss reads.
         margin: the pairwise hinge's margin (unused by the other losses).
     """
 
     examples: ClassVar[str] = "pointwise"
     decomposable: ClassVar[bool] = True
 
-    def __init__(self, score: Callable[[Sequence[str], Sequence[str]], torch.Tensor], **options):
+    def __init__(self, model, margin: float = 1.0):
         super().__init__()
-        self.score = score
-        self.margin = float(options.get("margin", 1.0))
+        self.model = model
+        self.margin = float(margin)
 
-    def forward(self, batch: Sequence[tuple]) -> torch.Tensor:
-        raise NotImplementedError
+    def logits(self, queries: Sequence[str], candidates: Sequence[str]) -> torch.Tensor:
+        """One logit per (query, candidate) pair, as the model scores it."""
+        from sentence_transformers.util import batch_to_device
+
+        features = self.model.preprocess(list(zip(queries, candidates)))
+        features = batch_to_device(features, self.model.device)
+        return self.model(features)["scores"].view(-1)
+
+    def get_config_dict(self) -> dict:
+        return {"margin": self.margin}
 
 
-# Pairs scored per forward and backward in training. A step of 32 pairs at 300 tokens peaked at
-# 3.1 GB RSS on CPU (benchmarks/perf/train_memory.py): backward rebuilds one layer's attention
-# matrices at a time for the whole batch; in chunks of 8 pairs it holds a quarter of them.
+# Pairs scored per forward and backward in a training step. A step of 32 pairs at 300 tokens
+# peaked at 3.1 GB RSS on CPU (benchmarks/perf/train_memory.py): backward rebuilds one layer's
+# attention matrices at a time for the whole batch; in chunks of 8 pairs it holds a quarter.
 CHUNK_PAIRS = 8
 
 
-def backward_in_chunks(loss: CrossEncoderLoss, batch: Sequence[tuple], backward, negatives: int):
-    """Backpropagate ``loss`` over ``batch`` a few examples at a time and return the batch's
-    loss value. For a decomposable loss the accumulated gradient is the whole batch's (each
-    chunk's mean loss weighted by its share of the examples; dropout draws its masks chunk by
-    chunk); any other loss runs as one chunk.
+def chunk_examples(loss: CrossEncoderLoss, negatives: int) -> int | None:
+    """Examples per chunk of a training step with ``loss`` (``CHUNK_PAIRS`` pairs' worth; a
+    listwise example scores its positive and ``negatives``); None: the whole batch at once,
+    for a loss that is not ``decomposable``."""
+    if not loss.decomposable:
+        return None
+    per_example = {"pointwise": 1, "pairwise": 2, "listwise": 1 + negatives}[loss.examples]
+    return max(1, CHUNK_PAIRS // per_example)
 
-    Args:
-        loss: the loss module.
-        batch: its examples.
-        backward: called with each chunk's weighted loss (``accelerator.backward``).
-        negatives: negatives per listwise example (a listwise example scores ``1 + k`` pairs).
+
+def backward_in_chunks(loss_of, batch: dict, backward, size: int | None) -> torch.Tensor:
+    """Backpropagate a collated ``batch`` (text columns as lists, ``label`` a tensor) ``size``
+    rows at a time and return the batch's loss: each chunk's ``loss_of(chunk)`` weighted by
+    its share of the rows, so for a decomposable loss the accumulated gradient is the whole
+    batch's (dropout draws its masks chunk by chunk).
+
+    transformers' gradient accumulation is not used for this: it groups minibatches by
+    count, so a step would take batches of other forums and of the next epoch.
+
+    Example:
+        >>> batch = {"query": ["q"] * 3, "label": torch.tensor([1.0, 0.0, 0.0])}
+        >>> sizes = []
+        >>> mean = lambda chunk: (sizes.append(len(chunk["query"])), chunk["label"].mean())[1]
+        >>> round(backward_in_chunks(mean, batch, lambda loss: None, 2).item(), 4), sizes
+        (0.3333, [2, 1])
     """
-    pairs_per_example = {"pointwise": 1, "pairwise": 2, "listwise": 1 + negatives}[loss.examples]
-    size = max(1, CHUNK_PAIRS // pairs_per_example) if loss.decomposable else len(batch)
-    total = 0.0
-    for start in range(0, len(batch), size):
-        chunk = batch[start : start + size]
-        weighted = loss(chunk) * (len(chunk) / len(batch))
+    rows = len(next(v for v in batch.values() if isinstance(v, list)))
+    size = size or rows
+    total = torch.zeros(())
+    for start in range(0, rows, size):
+        chunk = {
+            k: v[start : start + size] if isinstance(v, list | torch.Tensor) else v
+            for k, v in batch.items()
+        }
+        weighted = loss_of(chunk) * (min(size, rows - start) / rows)
         backward(weighted)
-        total += float(weighted.detach())
+        total = total + weighted.detach().cpu()
     return total
 
 
 class PointwiseBCE(CrossEncoderLoss):
-    """Binary cross-entropy of each (query, candidate, label) pair's logit."""
+    """Binary cross-entropy of each (query, candidate) pair's logit against its 0/1 label."""
 
     examples = "pointwise"
 
-    def forward(self, batch):
-        queries, candidates, labels = zip(*batch)
-        logits = self.score(queries, candidates)
-        target = torch.tensor(labels, dtype=torch.float32, device=logits.device)
-        return F.binary_cross_entropy_with_logits(logits, target)
+    def forward(self, inputs, labels, **kwargs):
+        queries, candidates = inputs
+        logits = self.logits(queries, candidates)
+        return F.binary_cross_entropy_with_logits(logits, labels.to(logits).view(-1))
 
 
 class PairwiseHinge(CrossEncoderLoss):
@@ -92,23 +123,26 @@ class PairwiseHinge(CrossEncoderLoss):
 
     examples = "pairwise"
 
-    def forward(self, batch):
-        queries, positives, negatives = zip(*batch)
-        both = self.score(queries + queries, positives + negatives)
-        positive, negative = both[: len(batch)], both[len(batch) :]
+    def forward(self, inputs, labels=None, **kwargs):
+        queries, positives, negatives = (list(column) for column in inputs)
+        both = self.logits(queries + queries, positives + negatives)
+        positive, negative = both[: len(queries)], both[len(queries) :]
         hinge = torch.relu(self.margin - positive + negative).mean()
-        labels = torch.cat([torch.ones_like(positive), torch.zeros_like(negative)])
-        return hinge + F.binary_cross_entropy_with_logits(both, labels)
+        targets = torch.cat([torch.ones_like(positive), torch.zeros_like(negative)])
+        return hinge + F.binary_cross_entropy_with_logits(both, targets)
 
 
 class ListwiseSoftmax(CrossEncoderLoss):
     """Softmax cross-entropy of the positive against its negatives, over
-    (query, positive, (negative, ...)) lists."""
+    (query, positive, negative_1, ...) lists."""
 
     examples = "listwise"
 
-    def forward(self, batch):
-        pairs = [(q, c) for q, p, negatives in batch for c in (p, *negatives)]
-        logits = self.score([q for q, _ in pairs], [c for _, c in pairs]).view(len(batch), -1)
-        target = torch.zeros(len(batch), dtype=torch.long, device=logits.device)  # positive first
+    def forward(self, inputs, labels=None, **kwargs):
+        queries, *candidates = inputs
+        per_list = len(candidates)
+        pairs = [(q, column[i]) for i, q in enumerate(queries) for column in candidates]
+        logits = self.logits([q for q, _ in pairs], [c for _, c in pairs])
+        logits = logits.view(len(queries), per_list)
+        target = torch.zeros(len(queries), dtype=torch.long, device=logits.device)  # positive
         return F.cross_entropy(logits, target)

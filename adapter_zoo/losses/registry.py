@@ -1,8 +1,8 @@
 """The registry of training losses: each loss is an ``nn.Module`` class registered by name.
 
-A cross-encoder loss (:class:`adapter_zoo.losses.cross.CrossEncoderLoss`) is built with the
-function that scores (query, candidate) pairs as logits and called on one minibatch of
-examples; the shape of those examples (``pointwise``: (query, candidate, label);
+A cross-encoder loss (:class:`adapter_zoo.losses.cross.CrossEncoderLoss`) is a
+sentence-transformers cross-encoder loss: built with the ``CrossEncoder`` it trains and
+called with one minibatch's text columns and labels; the shape of those examples (``pointwise``: (query, candidate, label);
 ``pairwise``: (query, positive, negative); ``listwise``: (query, positive, (negative, ...)))
 is the loss's, so the sampler draws what the loss asks for. A bi-encoder loss is a
 sentence-transformers loss class trained with in-batch negatives on (anchor, positive)
@@ -137,9 +137,9 @@ def get_loss(name: str, encoder: str | None = None) -> LossSpec:
 
 
 def build_loss(name: str, encoder: str, model, **options):
-    """An instance of the loss ``name``: a cross-encoder loss gets ``model`` (a function of
-    (queries, candidates) returning logits), a bi-encoder loss the SentenceTransformer; both
-    get the spec's ``options`` and then ``options`` (a cross-encoder's ``margin``)."""
+    """An instance of the loss ``name`` for ``model`` (a ``CrossEncoder`` or a
+    ``SentenceTransformer``), with the spec's ``options`` and then ``options`` (a
+    cross-encoder's ``margin``)."""
     spec = get_loss(name, encoder)
     cls = spec.load_class()
     return cls(model, **{**dict(spec.options), **options})

@@ -7,7 +7,7 @@ Example:
 """
 
 from adapter_zoo.training.config import MODES, TrainingConfig
-from adapter_zoo.training.loop import train
 from adapter_zoo.training.rates import LEARNING_RATES, default_lr
+from adapter_zoo.training.train import train
 
 __all__ = ["LEARNING_RATES", "MODES", "TrainingConfig", "default_lr", "train"]

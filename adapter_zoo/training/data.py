@@ -265,6 +265,27 @@ def epoch_batches(
     return round_robin(per_forum)
 
 
+def example_columns(examples: list[tuple], loss: str, k: int) -> dict[str, list]:
+    """Examples of the shape ``loss`` trains on as the text columns (and label) that
+    ``CrossEncoderTrainer`` hands the loss, in order: ``pointwise`` query, candidate, label;
+    ``pairwise`` query, positive, negative; ``listwise`` query, positive, negative_1, ...
+
+    Example:
+        >>> example_columns([("q", "p", ("n1", "n2"))], "listwise", 2)
+        {'query': ['q'], 'positive': ['p'], 'negative_1': ['n1'], 'negative_2': ['n2']}
+    """
+    shape = example_shape(loss)
+    if shape == "listwise":
+        names = ["query", "positive", *(f"negative_{i + 1}" for i in range(k))]
+        rows = [(query, positive, *negatives) for query, positive, negatives in examples]
+    else:
+        names = ["query", "candidate", "label"] if shape == "pointwise" else [
+            "query", "positive", "negative"]  # fmt: skip
+        rows = examples
+    columns = list(zip(*rows)) if rows else [() for _ in names]
+    return {name: list(column) for name, column in zip(names, columns, strict=True)}
+
+
 def dev_lists(
     forum_tables: dict[str, list[PairTable]], *, queries: int, candidates: int, seed: int
 ) -> list[tuple[str, list[str]]]:

@@ -1,5 +1,4 @@
-"""What training optimises and measures: the cross-encoder loss over the model's logits,
-and dev MAP."""
+"""What training measures: dev MAP and P@1 of ranking lists, the benchmarks' way."""
 
 from __future__ import annotations
 
@@ -46,21 +45,3 @@ def positive_first_metrics(score_lists) -> dict:
     labels = [np.eye(1, len(scores)).ravel() for scores in score_lists]  # positive first
     summary = evaluate_rankings(score_lists, labels)
     return {"dev_map": float(summary["map"]), "dev_p@1": float(summary["p@1"])}
-
-
-def cross_encoder_loss(model, tokenizer, config, device):
-    """The registered loss ``config.loss`` (:mod:`adapter_zoo.losses`) over ``model``'s
-    logit of each pair, tokenised at ``config.max_length``; call it on a minibatch.
-
-    Example:
-        >>> loss = cross_encoder_loss(model, tokenizer, config, "cpu")  # doctest: +SKIP
-        >>> loss([("a question", "an answer", 1.0)]).backward()  # doctest: +SKIP
-    """
-    from adapter_zoo.losses import build_loss
-    from adapter_zoo.ranker.ranker import encode_pairs
-
-    def logits(queries, candidates):
-        enc = encode_pairs(tokenizer, queries, candidates, config.max_length)
-        return model(**{k: v.to(device) for k, v in enc.items()}).logits[:, 0]
-
-    return build_loss(config.loss, "cross", logits, margin=config.margin)

@@ -5,7 +5,8 @@ weights) on the real beer.stackexchange.com title-body pairs parsed by ``stackex
 one random negative per positive, batch 16, max length 128.
 
 * Training pairs/s: ``adapter`` and ``full`` run adapter_zoo's own training step
-  (``setup_model`` + the loss of ``adapter_zoo.training.loop``, AdamW); sentence-transformers
+  (``setup_model``, the model inside a ``CrossEncoder`` and the registered ``bce`` loss, the
+  step of ``adapter_zoo.training.cross``: chunks of 8 pairs, AdamW); sentence-transformers
   runs ``CrossEncoderTrainer`` with ``BinaryCrossEntropyLoss`` on the same examples. The first
   ``WARMUP_STEPS`` steps of each are not timed.
 * Peak RSS and wall time of each training contender (``training_footprint``), sampled with
@@ -67,11 +68,13 @@ def time_our_training(
     """Pairs/s of adapter_zoo's training step for ``mode``; returns (rate, model, tokenizer)."""
     import torch
 
-    from adapter_zoo.losses.cross import backward_in_chunks
+    from adapter_zoo.losses import build_loss
+    from adapter_zoo.losses.cross import CHUNK_PAIRS
+    from adapter_zoo.ranker.cross_encoder import as_cross_encoder
     from adapter_zoo.ranker.model import HEAD_ACTIVATION, HEAD_LAYERS
     from adapter_zoo.training import TrainingConfig
+    from adapter_zoo.training.data import example_columns
     from adapter_zoo.training.models import setup_model
-    from adapter_zoo.training.objective import cross_encoder_loss
 
     config = TrainingConfig(
         mode=mode,
@@ -96,13 +99,17 @@ def time_our_training(
     model.active_head = head
     trainable = [p for p in model.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(trainable, lr=config.learning_rate)
-    objective = cross_encoder_loss(model, tokenizer, config, torch.device("cpu"))
+    loss = build_loss("bce", "cross", as_cross_encoder(model, tokenizer, max_length))
     model.train()
     pairs, started = 0, None
     for step, batch in enumerate(batches):
         if step == WARMUP_STEPS:
             started = time.perf_counter()
-        backward_in_chunks(objective, batch, lambda loss: loss.backward(), config.negatives)
+        for start in range(0, len(batch), CHUNK_PAIRS):
+            chunk = example_columns(batch[start : start + CHUNK_PAIRS], "bce", 1)
+            labels = torch.tensor(chunk.pop("label"))
+            share = len(chunk["query"]) / len(batch)
+            (loss(list(chunk.values()), labels) * share).backward()
         torch.nn.utils.clip_grad_norm_(trainable, 1.0)
         optimizer.step()
         optimizer.zero_grad()

@@ -17,15 +17,22 @@ from adapter_zoo.training import TrainingConfig, train
 FAST = dict(epochs=1, batch_size=8, max_length=32, seed=0)  # noqa: C408
 
 
-def fixed_scores(values):
-    """A scorer that returns ``values`` whatever the pairs (and records what it was asked)."""
-    asked = []
+class FixedScores(torch.nn.Module):
+    """A stand-in CrossEncoder that scores ``values`` whatever the pairs (and records the
+    pairs it was asked)."""
 
-    def score(queries, candidates):
-        asked.append(list(zip(queries, candidates)))
-        return torch.tensor(values, dtype=torch.float32)
+    device = "cpu"
 
-    return score, asked
+    def __init__(self, values):
+        super().__init__()
+        self.values, self.asked = values, []
+
+    def preprocess(self, pairs, **kwargs):
+        self.asked.append(list(pairs))
+        return {}
+
+    def forward(self, features):
+        return {"scores": torch.tensor(self.values, dtype=torch.float32).view(-1, 1)}
 
 
 def test_each_encoder_has_its_losses_and_default():
@@ -39,16 +46,16 @@ def test_each_encoder_has_its_losses_and_default():
 
 
 def test_pairwise_hinge_and_listwise_softmax_on_known_logits():
-    score, asked = fixed_scores([2.0, 0.5])  # the positive's logit, then the negative's
-    loss = PairwiseHinge(score, margin=1.0)([("q", "pos", "neg")])
-    assert asked == [[("q", "pos"), ("q", "neg")]]
+    model = FixedScores([2.0, 0.5])  # the positive's logit, then the negative's
+    loss = PairwiseHinge(model, margin=1.0)([["q"], ["pos"], ["neg"]], None)
+    assert model.asked == [[("q", "pos"), ("q", "neg")]]
     bce = torch.nn.functional.binary_cross_entropy_with_logits(
         torch.tensor([2.0, 0.5]), torch.tensor([1.0, 0.0])
     )
     assert torch.allclose(loss, torch.relu(torch.tensor(1.0 - 1.5)) + bce)
-    score, asked = fixed_scores([3.0, 1.0, 0.0])
-    loss = ListwiseSoftmax(score)([("q", "pos", ("n1", "n2"))])
-    assert asked == [[("q", "pos"), ("q", "n1"), ("q", "n2")]]
+    model = FixedScores([3.0, 1.0, 0.0])
+    loss = ListwiseSoftmax(model)([["q"], ["pos"], ["n1"], ["n2"]], None)
+    assert model.asked == [[("q", "pos"), ("q", "n1"), ("q", "n2")]]
     assert torch.allclose(loss, -torch.log_softmax(torch.tensor([3.0, 1.0, 0.0]), 0)[0])
 
 
@@ -73,10 +80,10 @@ class MarginOnly(CrossEncoderLoss):
 
     examples = "pairwise"
 
-    def forward(self, batch):
-        queries, positives, negatives = zip(*batch)
-        both = self.score(queries + queries, positives + negatives)
-        return torch.relu(self.margin - both[: len(batch)] + both[len(batch) :]).mean()
+    def forward(self, inputs, labels=None, **kwargs):
+        queries, positives, negatives = (list(column) for column in inputs)
+        both = self.logits(queries + queries, positives + negatives)
+        return torch.relu(self.margin - both[: len(queries)] + both[len(queries) :]).mean()
 
 
 @pytest.fixture
@@ -124,32 +131,37 @@ def test_training_in_chunks_gives_the_whole_batchs_loss_and_gradients(
 ):
     """A step backpropagates a few pairs at a time (memory): with dropout off, the summed
     weighted chunk losses and the accumulated gradients are the whole batch's."""
-    from adapter_zoo.losses.cross import backward_in_chunks
+    from adapter_zoo.losses import build_loss
+    from adapter_zoo.losses.cross import backward_in_chunks, chunk_examples
+    from adapter_zoo.ranker.cross_encoder import as_cross_encoder
+    from adapter_zoo.training.data import example_columns
     from adapter_zoo.training.models import setup_model
-    from adapter_zoo.training.objective import cross_encoder_loss
 
     cfg = TrainingConfig(mode="adapter", data=str(parsed_fixture), forums=("beer",), name="b",
                          base_model=str(tiny_bert_path), loss=loss, negatives=2,
                          **FAST)  # fmt: skip
+    columns = example_columns(batch, loss, 2)
+    if "label" in columns:
+        columns["label"] = torch.tensor(columns["label"])
     steps = []
     for chunked in (False, True):
         torch.manual_seed(0)
         model, tokenizer, _ = setup_model(cfg)
         model.eval()  # no dropout: both ways see the same function
-        objective = cross_encoder_loss(model, tokenizer, cfg, "cpu")
-        if chunked:
-            calls = []
+        objective = build_loss(loss, "cross", as_cross_encoder(model, tokenizer, 32))
 
-            def backward(chunk_loss, calls=calls):
-                calls.append(chunk_loss)
-                chunk_loss.backward()
+        def loss_of(part, objective=objective):
+            return objective([v for k, v in part.items() if k != "label"], part.get("label"))
 
-            value = backward_in_chunks(objective, batch, backward, 2)
-            assert len(calls) > 1 and all(t.requires_grad for t in calls)
-        else:
-            whole = objective(batch)
-            whole.backward()
-            value = whole.item()
+        calls = []
+
+        def backward(chunk_loss, calls=calls):
+            calls.append(chunk_loss)
+            chunk_loss.backward()
+
+        size = chunk_examples(objective, 2) if chunked else None
+        value = backward_in_chunks(loss_of, columns, backward, size).item()
+        assert len(calls) > 1 if chunked else len(calls) == 1
         grads = {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}
         steps.append((value, grads))
     (whole_value, whole_grads), (chunked_value, chunked_grads) = steps
@@ -160,16 +172,20 @@ def test_training_in_chunks_gives_the_whole_batchs_loss_and_gradients(
 
 
 def test_a_loss_over_the_whole_batch_is_not_chunked():
+    from adapter_zoo.losses.cross import backward_in_chunks, chunk_examples
+
     class InBatch(CrossEncoderLoss):
         decomposable = False
 
-        def forward(self, batch):
-            return self.score([q for q, _, _ in batch], [c for _, c, _ in batch]).sum()
+        def forward(self, inputs, labels=None, **kwargs):
+            return self.logits(*inputs).sum()
 
-    from adapter_zoo.losses.cross import backward_in_chunks
-
-    score, asked = fixed_scores([1.0] * 20)
+    model = FixedScores([1.0] * 20)
+    loss = InBatch(model)
     calls = []
-    batch = [("q", "c", 1.0)] * 20
-    assert backward_in_chunks(InBatch(score), batch, calls.append, 1) == 20.0
-    assert len(calls) == 1 and len(asked[0]) == 20
+    batch = {"query": ["q"] * 20, "candidate": ["c"] * 20}
+    size = chunk_examples(loss, 1)
+    assert size is None
+    total = backward_in_chunks(lambda part: loss(list(part.values())), batch, calls.append, size)
+    assert total.item() == 20.0
+    assert len(calls) == 1 and len(model.asked[0]) == 20

@@ -13,8 +13,14 @@ from adapter_zoo import ZooError
 from adapter_zoo.cli import main
 from adapter_zoo.ranker.ranker import encode_pairs
 from adapter_zoo.training import TrainingConfig, train
-from adapter_zoo.training import loop as training_loop
-from adapter_zoo.training.data import PairTable, epoch_batches, round_robin, sample_negatives
+from adapter_zoo.training.data import (
+    PairTable,
+    epoch_batches,
+    example_columns,
+    round_robin,
+    sample_negatives,
+)
+from adapter_zoo.training.evaluator import DevListsEvaluator
 from adapter_zoo.zoo import zoo_home
 
 FAST = {"epochs": 1, "batch_size": 8, "max_length": 32}
@@ -43,6 +49,33 @@ def expected_counts(kit, host="beer.stackexchange.com", kind="title_body"):
     return {
         s: sum(kit.split_of(r["query_id"]) == s for r in rows) for s in ("train", "dev", "test")
     }
+
+
+def loss_on(cfg, model, tokenizer, examples):
+    """The registered loss ``cfg.loss`` of ``model`` (inside a CrossEncoder) on ``examples``."""
+    import torch
+
+    from adapter_zoo.losses import build_loss
+    from adapter_zoo.ranker.cross_encoder import as_cross_encoder
+
+    cross = as_cross_encoder(model, tokenizer, cfg.max_length)
+    loss = build_loss(cfg.loss, "cross", cross, margin=cfg.margin)
+    columns = example_columns(examples, cfg.loss, cfg.negatives)
+    labels = torch.tensor(columns.pop("label")) if "label" in columns else None
+    return loss(list(columns.values()), labels)
+
+
+def crash_at_step(monkeypatch, step: int) -> None:
+    """Kill training (a power cut) when dev evaluation is reached at ``step``: the checkpoints
+    before it are on disk, the one of ``step`` is not."""
+    evaluate = DevListsEvaluator.__call__
+
+    def crash(self, model, output_path=None, epoch=-1, steps=-1):
+        if steps == step:
+            raise KeyboardInterrupt(f"power cut at step {step}")
+        return evaluate(self, model, output_path, epoch, steps)
+
+    monkeypatch.setattr(DevListsEvaluator, "__call__", crash)
 
 
 def test_round_robin_order():
@@ -195,26 +228,24 @@ def test_resume_after_crash_is_bit_identical(parsed_fixture, tiny_bert_path, tmp
     cfg = config(parsed_fixture, tiny_bert_path, "adapter", "beer", epochs=2)
     monkeypatch.setenv("ADAPTER_ZOO_HOME", str(tmp_path / "straight"))
     straight = train(cfg)
+    per_epoch = json.loads((straight / "card.json").read_text())["training"]["log"][0]["step"]
 
     monkeypatch.setenv("ADAPTER_ZOO_HOME", str(tmp_path / "crashed"))
-    original = training_loop.ckpt.save_checkpoint
-
-    def save_then_crash(*args, **kwargs):
-        original(*args, **kwargs)
-        raise KeyboardInterrupt("power cut after epoch 1")
-
-    monkeypatch.setattr(training_loop.ckpt, "save_checkpoint", save_then_crash)
-    with pytest.raises(KeyboardInterrupt):
-        train(cfg)
+    with monkeypatch.context() as patch:
+        crash_at_step(patch, 2 * per_epoch)
+        with pytest.raises(KeyboardInterrupt):
+            train(cfg)
     assert not (tmp_path / "crashed" / "beer").exists()  # no partial zoo entry
-    assert (tmp_path / "crashed" / ".checkpoints" / "beer" / "trainer.pt").exists()
-    monkeypatch.setattr(training_loop.ckpt, "save_checkpoint", original)
+    checkpoint = (
+        tmp_path / "crashed" / ".checkpoints" / "beer" / "train" / f"checkpoint-{per_epoch}"
+    )
+    assert (checkpoint / "trainable.safetensors").exists()
     resumed = train(cfg)
 
     assert _weights(resumed) == _weights(straight) and len(_weights(straight)) == 2
     logs = [
         [
-            {k: v for k, v in json.loads(line).items() if k not in ("seconds", "dev_seconds")}
+            {k: v for k, v in json.loads(line).items() if k != "dev_seconds"}
             for line in (p / "training_log.jsonl").read_text().splitlines()
         ]
         for p in (straight, resumed)
@@ -222,23 +253,45 @@ def test_resume_after_crash_is_bit_identical(parsed_fixture, tiny_bert_path, tmp
     assert logs[0] == logs[1] and len(logs[0]) == 2
 
 
+def _crashed_run(cfg, monkeypatch, step: int) -> Path:
+    """The checkpoint a run of ``cfg`` killed at ``step`` left behind."""
+    with monkeypatch.context() as patch:
+        crash_at_step(patch, step)
+        with pytest.raises(KeyboardInterrupt):
+            train(cfg)
+    (checkpoint,) = (zoo_home() / ".checkpoints" / cfg.name / "train").glob("checkpoint-*")
+    return checkpoint
+
+
+@pytest.mark.parametrize("planted_file", ["rng_state.pth", "optimizer.pt", "scheduler.pt"])
 def test_a_planted_checkpoint_pickle_is_refused_without_running_code(
-    parsed_fixture, tiny_bert_path, planted_pickle
+    parsed_fixture, tiny_bert_path, planted_pickle, monkeypatch, planted_file
 ):
     import torch
 
     cfg = config(parsed_fixture, tiny_bert_path, "adapter", "beer", epochs=2)
-    folder = zoo_home() / ".checkpoints" / "beer"
-    folder.mkdir(parents=True)
-    state = {"config": cfg.to_dict(), "phase": 0, "epoch": 1, "step": 1, "best": None,
-             "bad_epochs": 0, "log": [], "stopped": False}  # fmt: skip
-    (folder / "state.json").write_text(json.dumps(state))
+    checkpoint = _crashed_run(cfg, monkeypatch, _last_step(cfg))
     planted, marker = planted_pickle
-    torch.save({"model": planted}, folder / "trainer.pt")
-    with pytest.raises(ZooError, match=r"trainer\.pt: not a checkpoint written by adapter-zoo"):
+    torch.save({"state": planted}, checkpoint / planted_file)
+    with pytest.raises(ZooError) as error:
         train(cfg)
+    assert str(error.value).startswith(
+        f"{checkpoint / planted_file}: not a checkpoint written by adapter-zoo, refused"
+    )
     assert not marker.exists()
     assert not (zoo_home() / "beer").exists()
+
+
+def _last_step(cfg) -> int:
+    """The step of the last dev evaluation of ``cfg`` (its first epoch's is checkpointed)."""
+    return 2 * -(-_train_rows(cfg) * 2 // cfg.batch_size)
+
+
+def _train_rows(cfg) -> int:
+    from adapter_zoo.training.data import load_pairs
+
+    (table,) = load_pairs(cfg.data, "beer.stackexchange.com", ("title_body",), "train")
+    return len(table)
 
 
 def test_bad_training_input(parsed_fixture, tiny_bert_path, tmp_path, forum_kit):
@@ -339,7 +392,6 @@ def test_losses_are_bce_and_hinge_on_the_head_logit(parsed_fixture, tiny_bert_pa
     import torch.nn.functional as F
 
     from adapter_zoo.training.models import setup_model
-    from adapter_zoo.training.objective import cross_encoder_loss
 
     cfg = config(parsed_fixture, tiny_bert_path, "adapter", "beer")
     torch.manual_seed(0)
@@ -351,12 +403,10 @@ def test_losses_are_bce_and_hinge_on_the_head_logit(parsed_fixture, tiny_bert_pa
     labels = torch.tensor([1.0, 1.0, 0.0, 0.0])
     pointwise = list(zip(queries * 2, positives + negatives, labels.tolist()))
     expected_bce = F.binary_cross_entropy_with_logits(logits, labels)
-    assert torch.allclose(cross_encoder_loss(model, tokenizer, cfg, "cpu")(pointwise), expected_bce)
+    assert torch.allclose(loss_on(cfg, model, tokenizer, pointwise), expected_bce)
     pairwise_cfg = config(parsed_fixture, tiny_bert_path, "adapter", "beer", loss="pairwise")
     hinge = torch.relu(1.0 - logits[:2] + logits[2:]).mean()
-    got = cross_encoder_loss(model, tokenizer, pairwise_cfg, "cpu")(
-        list(zip(queries, positives, negatives))
-    )
+    got = loss_on(pairwise_cfg, model, tokenizer, list(zip(queries, positives, negatives)))
     assert torch.allclose(got, hinge + expected_bce)
 
 
@@ -397,7 +447,6 @@ def test_listwise_batches_count_pairs_and_the_loss_is_softmax_cross_entropy(
     import torch.nn.functional as F
 
     from adapter_zoo.training.models import setup_model
-    from adapter_zoo.training.objective import cross_encoder_loss
 
     tables = {
         "a": [
@@ -418,7 +467,7 @@ def test_listwise_batches_count_pairs_and_the_loss_is_softmax_cross_entropy(
     encoded = encode_pairs(tokenizer, *zip(*pairs), 32)
     logits = model(**encoded).logits[:, 0].view(2, 3)
     expected = F.cross_entropy(logits, torch.zeros(2, dtype=torch.long))
-    assert torch.allclose(cross_encoder_loss(model, tokenizer, cfg, "cpu")(batch), expected)
+    assert torch.allclose(loss_on(cfg, model, tokenizer, batch), expected)
 
 
 def test_question_answer_pairs_pose_title_and_body(parsed_beer):
@@ -437,17 +486,6 @@ def test_question_answer_pairs_pose_title_and_body(parsed_beer):
         assert query == f"{question['title']} {question['body']}".strip()
 
 
-def _crash_after_first_checkpoint(monkeypatch):
-    original = training_loop.ckpt.save_checkpoint
-
-    def save_then_crash(*args, **kwargs):
-        original(*args, **kwargs)
-        raise KeyboardInterrupt("power cut after epoch 1")
-
-    monkeypatch.setattr(training_loop.ckpt, "save_checkpoint", save_then_crash)
-    return original
-
-
 def test_resume_with_max_steps_ends_with_the_same_model(
     parsed_fixture, tiny_bert_path, tmp_path, monkeypatch
 ):
@@ -460,18 +498,13 @@ def test_resume_with_max_steps_ends_with_the_same_model(
     assert [r["step"] for r in log] == [2, 4, 5]
 
     monkeypatch.setenv("ADAPTER_ZOO_HOME", str(tmp_path / "crashed"))
-    original = _crash_after_first_checkpoint(monkeypatch)
-    with pytest.raises(KeyboardInterrupt):
-        train(cfg)
-    monkeypatch.setattr(training_loop.ckpt, "save_checkpoint", original)
+    assert _crashed_run(cfg, monkeypatch, 4).name == "checkpoint-2"
     resumed = train(cfg)
 
     assert _weights(resumed) == _weights(straight) and _weights(straight)
-    strip = [{k: v for k, v in r.items() if k not in ("seconds", "dev_seconds")} for r in log]
+    strip = [{k: v for k, v in r.items() if k != "dev_seconds"} for r in log]
     again = json.loads((resumed / "card.json").read_text())["training"]["log"]
-    assert [
-        {k: v for k, v in r.items() if k not in ("seconds", "dev_seconds")} for r in again
-    ] == strip
+    assert [{k: v for k, v in r.items() if k != "dev_seconds"} for r in again] == strip
 
 
 def test_corrupt_checkpoint_is_one_line_and_restart_starts_over(
@@ -480,11 +513,12 @@ def test_corrupt_checkpoint_is_one_line_and_restart_starts_over(
     argv = cli_train_argv(parsed_fixture, tiny_bert_path)
     argv[argv.index("--epochs") + 1] = "2"
     monkeypatch.setenv("ADAPTER_ZOO_HOME", str(tmp_path / "crashed"))
-    _crash_after_first_checkpoint(monkeypatch)
-    assert main(argv) == 130  # interrupted after epoch 1's checkpoint
-    monkeypatch.undo()
-    monkeypatch.setenv("ADAPTER_ZOO_HOME", str(tmp_path / "crashed"))
-    tensors = zoo_home() / ".checkpoints" / "beer" / "trainer.pt"
+    cfg = config(parsed_fixture, tiny_bert_path, "adapter", "beer", epochs=2)
+    with monkeypatch.context() as patch:
+        crash_at_step(patch, _last_step(cfg))
+        assert main(argv) == 130  # interrupted after epoch 1's checkpoint
+    (checkpoint,) = (zoo_home() / ".checkpoints" / "beer" / "train").glob("checkpoint-*")
+    tensors = checkpoint / "optimizer.pt"
     tensors.write_bytes(tensors.read_bytes()[: tensors.stat().st_size // 2])
     capsys.readouterr()
     for _ in range(2):  # every rerun says the same, and names the way out
@@ -496,7 +530,7 @@ def test_corrupt_checkpoint_is_one_line_and_restart_starts_over(
     assert main([*argv, "--restart"]) == 0
     log = json.loads((zoo_home() / "beer" / "card.json").read_text())["training"]["log"]
     assert [r["epoch"] for r in log] == [1, 2] and _weights(zoo_home() / "beer")
-    assert not tensors.exists()
+    assert not tensors.exists() and not (zoo_home() / ".checkpoints").exists()
 
 
 # AdapterDrop (train --drop-lower K): no adapter in the lowest K layers.
@@ -515,14 +549,16 @@ def _adapter_layers(path: Path) -> set[int]:
 
 def _capture_written_model(monkeypatch) -> dict:
     """The model ``train`` writes, kept for comparing with what loads back."""
+    from adapter_zoo.training import models
+
     captured = {}
-    write = training_loop.write_entry_weights
+    write = models.write_entry_weights
 
     def capture(model, tokenizer, config, setup, folder):
         captured.update(model=model, tokenizer=tokenizer)
         write(model, tokenizer, config, setup, folder)
 
-    monkeypatch.setattr(training_loop, "write_entry_weights", capture)
+    monkeypatch.setattr(models, "write_entry_weights", capture)
     return captured
 
 
@@ -579,7 +615,6 @@ def test_layers_below_the_first_adapter_get_no_backward_pass(parsed_fixture, tin
     import torch
 
     from adapter_zoo.training.models import setup_model
-    from adapter_zoo.training.objective import cross_encoder_loss
 
     batch = [("stout?", "dark beer", 1.0), ("hops?", "a", 0.0)]
     for drop_lower in (0, 1):
@@ -599,7 +634,7 @@ def test_layers_below_the_first_adapter_get_no_backward_pass(parsed_fixture, tin
 
         layers[0].register_forward_hook(record(graph, "layer 0"))
         layers[1].intermediate.register_forward_hook(record(graph, "layer 1 feed-forward"))
-        cross_encoder_loss(model, tokenizer, cfg, "cpu")(batch).backward()
+        loss_on(cfg, model, tokenizer, batch).backward()
         if drop_lower == 0:
             # adapters in layer 0 (or every weight trains): the graph starts there
             assert graph["layer 0"] and (mode == "adapter" or graph["layer 1 feed-forward"])
@@ -670,7 +705,7 @@ def test_training_logs_its_progress_and_the_command_line_shows_it(
     with caplog.at_level(logging.INFO, logger="adapter_zoo"):
         train(config(parsed_fixture, tiny_bert_path, "adapter", "logged"))
     assert capsys.readouterr().out == ""
-    records = [json.loads(r.getMessage()) for r in caplog.records if r.name.endswith(".loop")]
+    records = [json.loads(r.getMessage()) for r in caplog.records if r.name.endswith(".cross")]
     assert records and all("dev_map" in r or "loss" in r for r in records)
     assert "scoring 2 dev lists (4 pairs)" in [r.getMessage() for r in caplog.records]
     assert main(cli_train_argv(parsed_fixture, tiny_bert_path)) == 0
@@ -725,7 +760,6 @@ def test_bounded_activation_memory_keeps_loss_and_gradients(parsed_fixture, tiny
     import torch
 
     from adapter_zoo.training.models import bound_activation_memory, setup_model
-    from adapter_zoo.training.objective import cross_encoder_loss
 
     batch = [("stout?", "dark beer", 1.0), ("hops?", "a bitter flower", 0.0)] * 4
     cfg = config(parsed_fixture, tiny_bert_path, mode, "beer")
@@ -738,7 +772,7 @@ def test_bounded_activation_memory_keeps_loss_and_gradients(parsed_fixture, tiny
             bound_activation_memory(model)
         model.train()
         torch.manual_seed(1)
-        loss = cross_encoder_loss(model, tokenizer, cfg, "cpu")(batch)
+        loss = loss_on(cfg, model, tokenizer, batch)
         loss.backward()
         grads = {n: p.grad for n, p in model.named_parameters() if p.requires_grad}
         steps.append((loss.item(), grads, model.base_model.is_gradient_checkpointing))
