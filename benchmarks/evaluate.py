@@ -61,8 +61,13 @@ def _load_ranker(model, adapters, build: bool = True, max_length: int | None = N
     forum's entry unless ``build`` is False) at ``max_length`` (None: its own), a base model
     plus one zoo adapter, or a Ranker (returned as is)."""
     if not isinstance(model, str | os.PathLike):
-        if max_length is not None:
-            model.max_length = max_length  # a model object the caller built
+        if max_length is not None:  # a model object the caller built
+            if not isinstance(getattr(model, "max_length", None), int):
+                raise BenchmarkError(
+                    f"max_length {max_length}: a {type(model).__name__} has no token limit to "
+                    "set (pass max_length to adapter_zoo.load instead)"
+                )
+            model.max_length = max_length
         return model
     import adapter_zoo
 

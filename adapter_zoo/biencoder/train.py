@@ -279,26 +279,17 @@ def _run_phase(config, model, train_sets, *, lr, folder, selection, phase):
     return steps
 
 
-def train_bi_encoder(config) -> Path:
-    """Train the bi-encoder entry of ``config`` and write it atomically; return its folder.
+def train_bi_encoder(config, hosts: list[str]) -> Path:
+    """Train the bi-encoder entry of ``config`` on the parsed forums ``hosts`` (checked by
+    :func:`adapter_zoo.training.train`) and write it atomically; return its folder.
 
     A crashed run resumes from its last checkpoint (``<zoo>/.checkpoints/<name>``) when
     started again with the same config; ``restart`` starts over.
     """
     from adapter_zoo.training.data import load_pairs, resolve_forums, with_neighbours
-    from adapter_zoo.training.models import bound_activation_memory, resolve_drop_lower
+    from adapter_zoo.training.models import bound_activation_memory
     from adapter_zoo.training.trainer import last_checkpoint, open_run_folder
-    from adapter_zoo.zoo.store import entry_path, save_entry
-
-    final = entry_path(config.name)
-    if final.exists() and not config.overwrite:
-        raise ZooError(f"zoo entry {config.name!r} already exists at {final}; use --overwrite")
-    hosts = resolve_forums(config.data, config.forums)
-    if config.mode == "adapter" and len(hosts) != 1:
-        raise ZooError(
-            f"mode 'adapter' trains one forum's adapter, got {len(hosts)} forums; use multitask"
-        )
-    config = resolve_drop_lower(config)  # checked on the base; a fusion's from its adapters
+    from adapter_zoo.zoo.store import save_entry
 
     def datasets_for(data, names):
         sets, counts = {}, {}
@@ -446,15 +437,11 @@ def _card(config, hosts, pair_counts, selection, setup, steps, dev_size, model) 
         "scores": {k: v for k, v in selection.best.items() if k.startswith("dev_")},
         "base_scores": dict(selection.base),
     }
-    if "adapter" in setup:
-        from adapter_zoo.training.models import adapter_card
+    from adapter_zoo.training.models import adapter_card, card_sources
 
+    if "adapter" in setup:
         card.update(adapter_card(transformer_of(model), setup["adapter"]))
-    if "adapters" in setup:
-        card["adapters"] = setup["adapters"]
-        card["adapter_entries"] = list(config.adapters)
-    if config.mode == "tanda":
-        card["transfer"] = {"data": config.transfer_data, "forums": list(config.transfer_forums)}
+    card.update(card_sources(config, setup))
     if config.init_from:
         start = next(r for r in selection.log if r["phase"] == "start")
         card["init_from"] = {

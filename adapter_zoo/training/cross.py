@@ -142,28 +142,18 @@ def _processes() -> int:
     return process_state().num_processes
 
 
-def train_cross_encoder(config: TrainingConfig) -> Path:
-    """Train the cross-encoder entry of ``config`` and write it atomically; return its folder.
+def train_cross_encoder(config: TrainingConfig, hosts: list[str]) -> Path:
+    """Train the cross-encoder entry of ``config`` on the parsed forums ``hosts`` (checked by
+    :func:`adapter_zoo.training.train`) and write it atomically; return its folder.
 
     A crashed run resumes from its last epoch checkpoint (``<zoo>/.checkpoints/<name>``) when
     started again with the same config; ``restart`` starts over.
     """
     from transformers import set_seed
 
-    from adapter_zoo.training.models import bound_activation_memory, resolve_drop_lower, setup_model
+    from adapter_zoo.training.models import bound_activation_memory, setup_model
     from adapter_zoo.training.trainer import load_tensors, open_run_folder
-    from adapter_zoo.zoo.store import entry_path
 
-    final = entry_path(config.name)
-    if final.exists() and not config.overwrite:
-        raise ZooError(f"zoo entry {config.name!r} already exists at {final}; use --overwrite")
-    hosts = resolve_forums(config.data, config.forums)
-    if config.mode == "adapter" and len(hosts) != 1:
-        raise ZooError(
-            f"mode 'adapter' trains one forum's adapter, got {len(hosts)} forums "
-            f"({', '.join(hosts)}); use --mode multitask"
-        )
-    config = resolve_drop_lower(config)  # checked on the base; a fusion's from its adapters
     train_tables = _tables(config.data, hosts, config.kinds, "train", config.hard_negatives)
     dev_tables = _tables(config.data, hosts, config.kinds[:1], "dev")
     dev = _dev(config, hosts, dev_tables)
@@ -390,6 +380,8 @@ def _write_entry(config, hosts, train_tables, dev_tables, setup, model, tokenize
 
 
 def _card(config, hosts, train_tables, dev_tables, setup, records, steps, best, processes):
+    from adapter_zoo.training.models import card_sources
+
     def counts(tables):
         return {t.kind: len(t) for t in tables}
 
@@ -419,11 +411,5 @@ def _card(config, hosts, train_tables, dev_tables, setup, records, steps, best, 
         "max_length": config.max_length,
         "head": setup["head"],
     }
-    if "adapters" in setup:
-        card["adapters"] = setup["adapters"]
-        card["adapter_entries"] = list(config.adapters)
-    if config.mode == "tanda":
-        card["transfer"] = {"data": config.transfer_data, "forums": list(config.transfer_forums)}
-    if config.init_from:
-        card["init_from"] = {"entry": config.init_from}
+    card.update(card_sources(config, setup))
     return card

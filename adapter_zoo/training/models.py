@@ -118,6 +118,20 @@ def adapter_card(model, name: str) -> dict:
             "adapter_config": record}  # fmt: skip
 
 
+def card_sources(config, setup: dict) -> dict:
+    """The card fields that say what a run started from: the fused adapters, TANDA's transfer
+    data, the continued entry (``init_from``)."""
+    fields: dict = {}
+    if "adapters" in setup:
+        fields["adapters"] = setup["adapters"]
+        fields["adapter_entries"] = list(config.adapters)
+    if config.mode == "tanda":
+        fields["transfer"] = {"data": config.transfer_data, "forums": list(config.transfer_forums)}
+    if config.init_from:
+        fields["init_from"] = {"entry": config.init_from}
+    return fields
+
+
 def lowest_run(layers: list[int]) -> int:
     """How many of the lowest layers (0, 1, ...) ``layers`` holds without a gap."""
     count = 0

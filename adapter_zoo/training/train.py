@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from adapter_zoo.errors import ZooError
 from adapter_zoo.training.config import TrainingConfig
 
 
@@ -17,11 +18,30 @@ def train(config: TrainingConfig) -> Path:
         >>> cfg = TrainingConfig(mode="adapter", data="parsed", forums=("beer",), name="beer")
         >>> train(cfg)  # doctest: +SKIP
         PosixPath('.../adapter-zoo/beer')
+
+    Raises:
+        ZooError: the entry exists (without ``overwrite``), a forum is not parsed in
+            ``config.data``, mode ``adapter`` names several forums, or ``drop_lower`` or
+            ``max_length`` do not fit the base; all before anything is written.
     """
+    from adapter_zoo.training.data import resolve_forums
+    from adapter_zoo.training.models import resolve_drop_lower
+    from adapter_zoo.zoo.store import entry_path
+
+    final = entry_path(config.name)
+    if final.exists() and not config.overwrite:
+        raise ZooError(f"zoo entry {config.name!r} already exists at {final}; use --overwrite")
+    hosts = resolve_forums(config.data, config.forums)
+    if config.mode == "adapter" and len(hosts) != 1:
+        raise ZooError(
+            f"mode 'adapter' trains one forum's adapter, got {len(hosts)} forums "
+            f"({', '.join(hosts)}); use --mode multitask"
+        )
+    config = resolve_drop_lower(config)  # checked on the base; a fusion's from its adapters
     if config.encoder == "bi":
         from adapter_zoo.biencoder.train import train_bi_encoder
 
-        return train_bi_encoder(config)
+        return train_bi_encoder(config, hosts)
     from adapter_zoo.training.cross import train_cross_encoder
 
-    return train_cross_encoder(config)
+    return train_cross_encoder(config, hosts)

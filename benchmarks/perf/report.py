@@ -281,6 +281,26 @@ def _quality_rows(data: dict) -> list[str]:
                 _machine(data),
             )
         )
+    rerun = data.get("cross_rerun")
+    if rerun:
+        pairs = [(name, bench, maps) for name, row in rerun["rows"].items()
+                 for bench, maps in row["test_map"].items()]  # fmt: skip
+        worst = max(abs(maps["after"] - maps["before"]) for _, _, maps in pairs)
+        rows.append(
+            _row(
+                "`quality` cross-encoder entries retrained (CrossEncoderTrainer)",
+                "test MAP of beer-cross and bicycles-cross on beer / bicycles.meta / WikiQA, "
+                "retrained on the current training path vs the recorded rows",
+                "; ".join(f"{name} " + " / ".join(f"{m['after']:.3f}" for m in row["test_map"].values())
+                          for name, row in rerun["rows"].items()),
+                "; ".join(f"{name} " + " / ".join(f"{m['before']:.3f}" for m in row["test_map"].values())
+                          for name, row in rerun["rows"].items()),
+                f"largest difference {worst:.3f} MAP",
+                "within ±0.02 MAP",
+                _met(worst <= 0.02),
+                _machine(rerun),
+            )
+        )  # fmt: skip
     lora = data.get("lora_table")
     if lora:
         seqbn, low_rank = lora["rows"]["beer-bi"], lora["rows"]["beer-bi-lora"]

@@ -370,3 +370,17 @@ def test_max_length_reaches_the_zero_shot_bi_encoder(fixtures, tiny_sentence_ber
         short["metrics"] == benchmarks.evaluate(encoder, "wikiqa-raw", data_dir=fixtures)["metrics"]
     )
     assert benchmarks.evaluate(model, "wikiqa-raw", data_dir=fixtures)["max_length"] == 32
+    at_8 = benchmarks.evaluate(encoder, "wikiqa-raw", data_dir=fixtures, max_length=8)
+    assert encoder.max_length == 8 and at_8["max_length"] == 8
+
+
+def test_max_length_on_a_model_object_without_a_token_limit_is_refused(fixtures):
+    def constant(pairs):  # a scorer object with no token limit
+        return np.zeros(len(pairs))
+
+    with pytest.raises(BenchmarkError) as error:
+        benchmarks.evaluate(constant, "wikiqa-raw", data_dir=fixtures, max_length=8)
+    assert str(error.value) == (
+        "max_length 8: a function has no token limit to set (pass max_length to "
+        "adapter_zoo.load instead)"
+    )

@@ -221,7 +221,7 @@ def test_max_steps_bounds_training(parsed_fixture, tiny_bert_path):
 
 
 def _weights(path: Path) -> dict[str, bytes]:
-    return {f.name: f.read_bytes() for f in path.iterdir() if f.suffix == ".safetensors"}
+    return {str(f.relative_to(path)): f.read_bytes() for f in path.rglob("*.safetensors")}
 
 
 def test_resume_after_crash_is_bit_identical(parsed_fixture, tiny_bert_path, tmp_path, monkeypatch):
@@ -786,3 +786,80 @@ def test_bounded_activation_memory_keeps_loss_and_gradients(parsed_fixture, tiny
         # weights off the path to the loss (BERT's unused pooler) get no gradient in either
         assert (grad is None) == (other is None), name
         assert grad is None or torch.allclose(grad, other, atol=1e-6), name
+
+
+def test_patience_stops_when_dev_stops_improving(parsed_fixture, tiny_bert_path):
+    """At rate 0 no epoch beats the first: with patience 1 the run stops after epoch 2 and
+    keeps epoch 1 (transformers' EarlyStoppingCallback on the dev evaluator's dev_map)."""
+    cfg = config(parsed_fixture, tiny_bert_path, "adapter", "beer", epochs=4, patience=1, lr=0.0)
+    card = json.loads((train(cfg) / "card.json").read_text())
+    log = card["training"]["log"]
+    per_epoch = log[0]["step"]
+    assert [r["epoch"] for r in log] == [1, 2]
+    assert card["training"]["steps"] == 2 * per_epoch
+    assert card["training"]["best_epoch"] == 1 and card["training"]["best_step"] == per_epoch
+    assert card["scores"] == {"dev_map": log[0]["dev_map"], "dev_p@1": log[0]["dev_p@1"]}
+
+
+def test_the_entry_is_the_best_epochs_state_not_the_last(
+    parsed_fixture, tiny_bert_path, monkeypatch
+):
+    """The trainer loads the best checkpoint at the end: the written entry scores like the
+    model did at the selected evaluation, not like the last state. (The fixture's two dev
+    lists tie every epoch at MAP 0.75; a tie keeps the earlier state.)"""
+    evaluate = DevListsEvaluator.__call__
+    scored = {}
+
+    def remember(self, model, output_path=None, epoch=-1, steps=-1):
+        scored[steps] = self.scorer.score(DROP_PAIRS)
+        return evaluate(self, model, output_path, epoch, steps)
+
+    monkeypatch.setattr(DevListsEvaluator, "__call__", remember)
+    cfg = config(parsed_fixture, tiny_bert_path, "adapter", "beer", epochs=3, lr=1e-2)
+    card = json.loads((train(cfg) / "card.json").read_text())
+    log = card["training"]["log"]
+    assert [r["dev_map"] for r in log] == [0.75, 0.75, 0.75]
+    assert card["training"]["best_step"] == log[0]["step"] and len(scored) == 3
+    entry = adapter_zoo.load("beer").score(DROP_PAIRS)
+    np.testing.assert_allclose(entry, scored[log[0]["step"]], atol=1e-6)
+    assert not np.allclose(entry, scored[log[-1]["step"]], atol=1e-4)
+
+
+def test_tanda_resumed_in_its_adapt_phase_skips_the_transfer_and_ends_the_same(
+    parsed_fixture, tiny_bert_path, tmp_path, monkeypatch
+):
+    cfg = config(parsed_fixture, tiny_bert_path, "tanda", "tanda", epochs=2,
+                 transfer_data=str(parsed_fixture), transfer_forums=("cooking",))  # fmt: skip
+    monkeypatch.setenv("ADAPTER_ZOO_HOME", str(tmp_path / "straight"))
+    straight = train(cfg)
+    log = json.loads((straight / "card.json").read_text())["training"]["log"]
+    adapt = [r for r in log if r["phase"] == "adapt"]
+    assert [r["phase"] for r in log[: len(log) - len(adapt)]] == ["transfer"] * (
+        len(log) - len(adapt)
+    ) and len(adapt) == 2
+
+    monkeypatch.setenv("ADAPTER_ZOO_HOME", str(tmp_path / "crashed"))
+    evaluate = DevListsEvaluator.__call__
+    calls = []
+
+    def crash_in_adapt(self, model, output_path=None, epoch=-1, steps=-1):
+        calls.append(steps)
+        if len(calls) == len(log):  # the adapt phase's last evaluation
+            raise KeyboardInterrupt("power cut")
+        return evaluate(self, model, output_path, epoch, steps)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(DevListsEvaluator, "__call__", crash_in_adapt)
+        with pytest.raises(KeyboardInterrupt):
+            train(cfg)
+    folder = zoo_home() / ".checkpoints" / "tanda"
+    assert (folder / "transfer-done.json").is_file()
+    calls.clear()
+    with monkeypatch.context() as patch:
+        patch.setattr(DevListsEvaluator, "__call__", crash_in_adapt)
+        resumed = train(cfg)
+    assert calls == [adapt[-1]["step"]]  # no transfer evaluation again, one adapt epoch left
+    assert _weights(resumed) == _weights(straight) and _weights(straight)
+    again = json.loads((resumed / "card.json").read_text())["training"]["log"]
+    strip = [{k: v for k, v in r.items() if k != "dev_seconds"} for r in log]
+    assert [{k: v for k, v in r.items() if k != "dev_seconds"} for r in again] == strip
