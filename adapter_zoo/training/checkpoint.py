@@ -3,15 +3,12 @@ file of them as one line of error."""
 
 from __future__ import annotations
 
-import logging
 import pickle
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
 from adapter_zoo.errors import ZooError
-
-log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 

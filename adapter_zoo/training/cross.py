@@ -81,11 +81,13 @@ def _phases(config: TrainingConfig, train_tables: dict) -> list[Phase]:
 class Plan:
     """A phase's examples in training order (one ``datasets.Dataset``) and its steps: every
     epoch's batches, each of one forum, forums in round-robin order, negatives drawn anew
-    each epoch (:func:`adapter_zoo.training.data.epoch_batches`)."""
+    each epoch (:func:`adapter_zoo.training.data.epoch_batches`). With several processes
+    each takes every ``processes``-th batch, so ``steps`` counts one process's."""
 
     dataset: object
     batches: list[range]
     steps_per_epoch: int
+    steps: int
 
 
 def _plan(phase: Phase, phase_index: int, config: TrainingConfig, processes: int) -> Plan:
@@ -105,7 +107,7 @@ def _plan(phase: Phase, phase_index: int, config: TrainingConfig, processes: int
             batches.append(range(len(examples), len(examples) + len(batch)))
             examples += batch
     dataset = datasets.Dataset.from_dict(example_columns(examples, config.loss, config.negatives))
-    return Plan(dataset, batches, max(1, per_epoch or 1))
+    return Plan(dataset, batches, max(1, per_epoch or 1), len(batches) // processes)
 
 
 def _planned_batches(batches: list[range]):
@@ -197,7 +199,7 @@ def _run_phase(config, model, tokenizer, phase: Phase, plan: Plan, dev, folder, 
     """Train one phase with ``CrossEncoderTrainer``; its log, steps and best dev record."""
     from adapter_zoo.training.trainer import resume_point
 
-    total = len(plan.batches) // _processes()
+    total = plan.steps
     if config.max_steps is not None:
         total = min(total, max(config.max_steps - steps_before, 0))
     if total == 0:
@@ -294,7 +296,7 @@ def _trainer(config, model, tokenizer, phase: Phase, plan: Plan, dev, output_dir
     eval_steps = min(plan.steps_per_epoch, total)
     # The papers warm up over the first epoch; a run cut short by --max-steps warms up over
     # its first 10% instead, or it would spend most of its steps at a tiny rate.
-    cut_short = total < len(plan.batches) // _processes()
+    cut_short = total < plan.steps
     warmup = min(plan.steps_per_epoch, total // 10 if cut_short else total // 2)
     args = CrossEncoderTrainingArguments(
         output_dir=str(output_dir),

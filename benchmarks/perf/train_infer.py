@@ -69,7 +69,7 @@ def time_our_training(
     import torch
 
     from adapter_zoo.losses import build_loss
-    from adapter_zoo.losses.cross import CHUNK_PAIRS
+    from adapter_zoo.losses.cross import backward_in_chunks, chunk_examples
     from adapter_zoo.ranker.cross_encoder import as_cross_encoder
     from adapter_zoo.ranker.model import HEAD_ACTIVATION, HEAD_LAYERS
     from adapter_zoo.training import TrainingConfig
@@ -100,16 +100,19 @@ def time_our_training(
     trainable = [p for p in model.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(trainable, lr=config.learning_rate)
     loss = build_loss("bce", "cross", as_cross_encoder(model, tokenizer, max_length))
+    chunk = chunk_examples(loss, 1)
+
+    def loss_of(part):
+        return loss([part["query"], part["candidate"]], part["label"])
+
     model.train()
     pairs, started = 0, None
     for step, batch in enumerate(batches):
         if step == WARMUP_STEPS:
             started = time.perf_counter()
-        for start in range(0, len(batch), CHUNK_PAIRS):
-            chunk = example_columns(batch[start : start + CHUNK_PAIRS], "bce", 1)
-            labels = torch.tensor(chunk.pop("label"))
-            share = len(chunk["query"]) / len(batch)
-            (loss(list(chunk.values()), labels) * share).backward()
+        columns = example_columns(batch, "bce", 1)
+        columns["label"] = torch.tensor(columns["label"])
+        backward_in_chunks(loss_of, columns, lambda chunk_loss: chunk_loss.backward(), chunk)
         torch.nn.utils.clip_grad_norm_(trainable, 1.0)
         optimizer.step()
         optimizer.zero_grad()
