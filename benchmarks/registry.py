@@ -55,6 +55,8 @@ class Benchmark:
 
     Attributes:
         name: registry name, e.g. ``"wikiqa"``.
+        title: the name tables show when it must say more than ``name`` (e.g. that a set
+            is a derived variant of the official one); empty: ``name``.
         task: ``"answer_selection"`` or ``"question_similarity"``.
         folder: folder name under the data dir.
         homepage: where the data is described.
@@ -72,6 +74,7 @@ class Benchmark:
     """
 
     name: str = ""
+    title: str = ""
     task: str = "answer_selection"
     folder: str = ""
     homepage: str = ""
@@ -99,6 +102,11 @@ class Benchmark:
                 raise BenchmarkError(
                     f"benchmark {self.name!r}: unknown {field} {value!r}; one of {', '.join(known)}"
                 )
+
+    @property
+    def label(self) -> str:
+        """What tables call this benchmark: ``title``, else ``name``."""
+        return self.title or self.name
 
     @property
     def splits(self) -> tuple[str, ...]:

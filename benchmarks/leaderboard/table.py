@@ -46,10 +46,15 @@ def row_label(record: dict) -> str:
 
 
 def benchmark_label(record: dict) -> str:
-    """Column title: the registry name, or a built benchmark's own name for ``local:PATH``."""
+    """Column title: the registry's label (its ``title`` where the name alone would hide
+    what the set is, e.g. ``semeval2017 bodies only (derived test text)``, else its name),
+    or a built benchmark's own name for ``local:PATH``."""
     if str(record["benchmark"]).startswith("local:"):
         return record.get("benchmark_name") or Path(record["benchmark"][6:]).name
-    return record["benchmark"]
+    try:
+        return get(record["benchmark"]).label
+    except ValueError:  # a record of a benchmark this version no longer registers
+        return record["benchmark"]
 
 
 def main_metric(record: dict) -> str:

@@ -191,6 +191,32 @@ def test_leaderboard_published_rows_and_fusion_plot(tmp_path):
                for line in published)  # fmt: skip
 
 
+def test_leaderboard_semeval_columns_beside_the_challenge_references(tmp_path):
+    """Both SemEval years: 2017 titled bodies only in the table, each year's published
+    references (IR baseline, the challenge's best system, MultiCQA) as published rows."""
+    from benchmarks.leaderboard import build_table, to_markdown
+    from benchmarks.results import append_result
+
+    for benchmark, value in (("semeval2016", 0.751), ("semeval2017", 0.4963)):
+        append_result(tmp_path, {"benchmark": benchmark, "split": "test", "adapters": [],
+                                 "mode": "zero-shot", "model": "sbert:minilm-l6",
+                                 "metrics": {"map": value}})  # fmt: skip
+    table = build_table(benchmarks.read_results(tmp_path))
+    assert table.columns == ["semeval2016 (test, map)",
+                             "semeval2017 bodies only (derived test text) (test, map)",
+                             "Σ map"]  # fmt: skip
+    rows = {row.label.split(" [")[0] + (" 2017" if "2017" in row.label else ""): row
+            for row in table.rows}  # fmt: skip
+    cells = {label: [c.text for c in row.cells] for label, row in rows.items()}
+    assert cells["sbert:minilm-l6"] == ["75.1", "49.6", "62.4"]
+    assert cells["best system of the challenge"] == ["76.7", "–", "–"]
+    assert cells["best system of the challenge (SimBow) 2017"] == ["–", "47.2", "–"]
+    assert cells["ir-baseline"][0] == "74.8" and cells["ir-baseline 2017"][1] == "41.9"
+    assert cells["multicqa best zero-shot (RoBERTa-large, 140 forums) 2017"][1] == "51.1"
+    assert {rows[k].kind for k in cells if k != "sbert:minilm-l6"} == {"published"}
+    assert "semeval2017 bodies only (derived test text) (test, map)" in to_markdown(table)
+
+
 @pytest.mark.integration
 def test_finetune_full_then_tanda_from_the_transfer_entry(tiny_forum, tiny_bert_path, tmp_path):
     import adapter_zoo

@@ -144,8 +144,34 @@ def test_semeval_xml_and_relevancy(fixtures):
     assert rows("semeval2016", "test", fixtures)[0]["labels"] == [0, 0, 1]
     train = rows("semeval2016", "train", fixtures)
     assert [r["labels"] for r in train] == [[1, 0], [1, 0]]
-    with pytest.raises(BenchmarkError, match="semeval2017: missing test2017/SemEval2017-task3"):
-        benchmarks.get("semeval2017").load("test", data_dir=fixtures)
+
+
+def test_semeval2017_reads_the_derived_bodies_only_text(fixtures, tmp_path):
+    bench = benchmarks.get("semeval2017")
+    assert bench.label == "semeval2017 bodies only (derived test text)"
+    assert benchmarks.get("semeval2016").label == "semeval2016"
+    assert (bench.no_positive, benchmarks.get("semeval2016").no_positive) == ("zero", "zero")
+    test = rows("semeval2017", "test", fixtures)
+    assert [r["query_id"] for r in test] == ["Q900", "Q901"]
+    # bodies only; the comments after the related question's body are not read
+    assert test[0]["query"] == "Where can I renew my driving licence in Doha?"
+    # candidates in the gold file's IR rank order, not the text file's line order
+    assert test[0]["candidate_ids"] == ["Q900_R2", "Q900_R5", "Q900_R7"]
+    assert test[0]["candidates"][2] == "Which office renews a driving licence?"
+    assert [r["labels"] for r in test] == [[0, 1, 1], [0, 0]]  # Q901: no relevant question
+    # a malformed line and a labelled pair without text are named by file (and line)
+    folder = tmp_path / "semeval-task3" / "test2017"
+    folder.mkdir(parents=True)
+    source = fixtures / "semeval-task3" / "test2017"
+    gold = "SemEval2017-Task3-CQA-QL-test.xml.subtaskB.relevancy"
+    (folder / gold).write_text((source / gold).read_text())
+    text = (source / "testing_data.derived.txt").read_text().splitlines()
+    (folder / "testing_data.derived.txt").write_text("\n".join(text[:2] + ["Q900+++$$$+++x"]))
+    with pytest.raises(BenchmarkError, match=r"testing_data.derived.txt:3: expected at least 4"):
+        bench.load("test", data_dir=tmp_path)
+    (folder / "testing_data.derived.txt").write_text("\n".join(text[1:]))
+    with pytest.raises(BenchmarkError, match=r"1 labelled pairs have no text .* Q900 Q900_R7"):
+        bench.load("test", data_dir=tmp_path)
 
 
 def test_askubuntu(fixtures):
