@@ -162,7 +162,7 @@ class SemEvalB(Benchmark):
         return rows
 
 
-_PAPER16 = "Nakov et al. SemEval-2016 Task 3: CQA. SemEval 2016 (subtask B results, IR baseline)"
+_PAPER16 = "Nakov et al. SemEval-2016 Task 3: CQA. SemEval 2016 (subtask B results)"
 _PAPER17 = "Nakov et al. SemEval-2017 Task 3: CQA. SemEval 2017 (subtask B results)"
 # the value as issue 31 quotes it: the stored copies of the paper give its abstract, not the
 # table, so it is not checked here (the source says so in the table)
