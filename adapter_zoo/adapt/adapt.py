@@ -1,6 +1,8 @@
 """``adapt``: serve a domain nobody labelled from the zoo, and save the choice as an entry.
 
-From the target's unlabelled texts alone (:func:`~adapter_zoo.adapt.targets.read_target`),
+By default (``auto``) it learns from the target's own posts and decides on the target's own
+held-out lists (:mod:`adapter_zoo.adapt.learn`). A named strategy instead works from the
+target's unlabelled texts alone: (:func:`~adapter_zoo.adapt.targets.read_target`),
 its domain centroid is compared with each zoo entry's (:mod:`adapter_zoo.adapt.domain`), a
 plan is made (:func:`~adapter_zoo.adapt.plan.plan_adaptation`) and its model saved:
 
@@ -14,8 +16,8 @@ The card's ``adapt`` field (and the README) say what was chosen and why.
 
 Example:
     >>> path = adapt("parsed/ai.stackexchange.com", name="ai")  # doctest: +SKIP
-    >>> adapter_zoo.load("ai").card["adapt"]["reason"]  # doctest: +SKIP
-    'auto: the nearest entry quantumcomputing has similarity 0.612 >= 0.5, so soup: ...'
+    >>> adapter_zoo.load("ai").card["adapt"]["decision"]["chosen"]  # doctest: +SKIP
+    'own'
 """
 
 from __future__ import annotations
@@ -80,8 +82,13 @@ def adapt(
     strategy: str = planning.AUTO,
     top_k: int = 3,
     overwrite: bool = False,
+    max_steps: int | None = None,
 ) -> Path:
     """Build the zoo model for an unlabelled target domain and save it as entry ``name``.
+
+    ``auto`` (the default) learns from the target's own posts and decides on its own
+    held-out lists (:func:`~adapter_zoo.adapt.learn.learn_and_decide`); the other
+    strategies build the named strategy from domain similarity alone.
 
     Args:
         target: the target's texts (a list of strings) or a path: a parsed forum, a parse
@@ -94,6 +101,7 @@ def adapt(
         strategy: ``auto`` or one of :data:`~adapter_zoo.adapt.plan.STRATEGIES`.
         top_k: members of soup, fusion and route.
         overwrite: replace an existing entry of that name.
+        max_steps: ``auto``: steps of each training run (default: from the target's size).
 
     Returns:
         The entry's folder; ``adapter_zoo.load(name)`` scores with it. Its card's ``adapt``:
@@ -111,6 +119,12 @@ def adapt(
         raise ZooError(
             f"unknown strategy {strategy!r}: use one of "
             f"{', '.join((planning.AUTO, *planning.STRATEGIES))}"
+        )
+    if strategy == planning.AUTO:
+        from adapter_zoo.adapt.learn import learn_and_decide
+
+        return learn_and_decide(
+            target, name=name, zoo=zoo, top_k=top_k, overwrite=overwrite, max_steps=max_steps
         )
     final = entry_folder(name)
     if final.exists() and not overwrite:
@@ -139,7 +153,7 @@ def adapt(
     chosen = planning.plan_adaptation(
         target_centroid, single, strategy, top_k=top_k, multitask=best_multitask
     )
-    if chosen.strategy == planning.SOUP and strategy == planning.AUTO:
+    if chosen.strategy == planning.SOUP and strategy == planning.CENTROID:
         usable = _soup_candidates(single, cards)
         if set(chosen.members) - set(usable):
             chosen = planning.plan_adaptation(
@@ -147,7 +161,7 @@ def adapt(
             )
             chosen = planning.AdaptationPlan(
                 chosen.strategy, chosen.members, chosen.weights, chosen.similarities,
-                "auto: " + chosen.reason,
+                "centroid: " + chosen.reason,
             )  # fmt: skip
     similarities = {n: planning.cosine(target_centroid, c) for n, c in centroids.items()}
     record = {
@@ -196,9 +210,17 @@ def _save(name: str, chosen, record: dict, overwrite: bool) -> Path:
     return alias_entry(name, chosen.members[0], card=extra, overwrite=overwrite)
 
 
-def alias_entry(name: str, member: str, *, card: dict | None = None, overwrite=False) -> Path:
+def alias_entry(
+    name: str,
+    member: str,
+    *,
+    card: dict | None = None,
+    overwrite=False,
+    max_length: int | None = None,
+) -> Path:
     """Save the composite entry ``name`` that loads as ``member`` (a zoo name, a Hub name or
-    ``sbert:<base>``), with its own card.
+    ``sbert:<base>``), with its own card; ``max_length``: the member ranks at that token
+    limit (``adapt`` keeps the zero-shot base at 512 tokens where that decided).
 
     Example:
         >>> alias_entry("my-domain", "sbert:minilm-l6")  # doctest: +SKIP
@@ -219,4 +241,6 @@ def alias_entry(name: str, member: str, *, card: dict | None = None, overwrite=F
         "spec": str(member),
         **(card or {}),
     }
+    if max_length is not None:
+        full["max_length"] = int(max_length)
     return save_entry(lambda folder: None, name, full, overwrite=overwrite)

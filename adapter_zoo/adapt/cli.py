@@ -10,21 +10,28 @@ def register(subparsers) -> None:
         AUTO_STRATEGY,
         STRATEGIES,
     )
+    from stackexchange.numbers import positive_int
 
     p = subparsers.add_parser(
         "adapt",
-        help="build a zoo model for an unlabelled domain from its texts alone",
-        description="Compare the target's question embeddings (all-MiniLM-L6-v2 centroid) with "
-        "each zoo entry's domain centroid and save the chosen model as a zoo entry whose card "
-        "says what was chosen and why. No labels are read. Strategy auto: "
-        f"{AUTO_STRATEGY} when the best similarity is >= {AUTO_MIN_SIMILARITY}, else zero-shot.",
+        help="build a zoo model for a domain nobody labelled, from its own posts",
+        description="Strategy auto (the default): train adapters on the target's own "
+        "self-supervised pairs (title -> body, question -> accepted answer, duplicates; a new "
+        "adapter, and the zoo's multi-task and nearest adapters continued), score them, the "
+        "zero-shot base and the zoo's strategies on held-out lists of the target's own "
+        "threads, and keep the base unless a candidate beats it by more than the lists' noise "
+        "(paired bootstrap). A parsed forum's test questions are never read. The other "
+        "strategies choose from the zoo by domain similarity alone (all-MiniLM-L6-v2 "
+        f"centroids); centroid: {AUTO_STRATEGY} when the best similarity is >= "
+        f"{AUTO_MIN_SIMILARITY}, else zero-shot.",
     )
     p.add_argument(
         "--target",
         required=True,
         metavar="PATH",
         help="a parsed forum or parse output folder, a dump (.7z or folder with Posts.xml), "
-        "a benchmark folder, or a text file with one question or candidate text per line",
+        "a JSONL (question/title/body/answer) or TSV (question<TAB>answer) file of pairs, a "
+        "benchmark folder, or a text file with one question or candidate text per line",
     )
     p.add_argument("--name", required=True, help="name of the zoo entry to write")
     p.add_argument(
@@ -33,6 +40,10 @@ def register(subparsers) -> None:
     )  # fmt: skip
     p.add_argument("--strategy", default=AUTO, choices=(AUTO, *STRATEGIES))
     p.add_argument("--top-k", type=int, default=3, help="members of soup, fusion and route")
+    p.add_argument(
+        "--max-steps", type=positive_int, default=None,
+        help="auto: steps of each training run (default: from the target's size)",
+    )  # fmt: skip
     p.add_argument("--overwrite", action="store_true", help="replace an existing zoo entry")
     p.set_defaults(func=run_adapt)
 
@@ -43,9 +54,17 @@ def run_adapt(args) -> int:
 
     path = adapt(
         args.target, name=args.name, zoo=args.zoo, strategy=args.strategy,
-        top_k=args.top_k, overwrite=args.overwrite,
+        top_k=args.top_k, overwrite=args.overwrite, max_steps=args.max_steps,
     )  # fmt: skip
     record = read_card(path)["adapt"]
+    if record["strategy"] == "learned":
+        print(f"{path.name}: {record['decision']['chosen']} -> {path}")
+        print(record["reason"])
+        print(f"held-out lists: {record['decision']['lists']} ({record['decision_lists']})")
+        for name, row in sorted(record["candidates"].items(), key=lambda c: -c[1]["map"]):
+            margin = f"  {row['delta']:+.4f} (lower {row['lower']:+.4f})" if "delta" in row else ""
+            print(f"  {name:<28} MAP {row['map']:.4f}{margin}")
+        return 0
     print(f"{path.name}: {record['strategy']} -> {path}")
     print(record["reason"])
     for member, weight in zip(record["members"], record["weights"]):

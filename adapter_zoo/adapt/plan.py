@@ -28,8 +28,12 @@ SOUP = "soup"
 FUSION = "fusion"
 ROUTE = "route"
 MULTITASK = "multitask"
+# The similarity rule below: a zoo strategy or the base, from centroids alone.
+CENTROID = "centroid"
+STRATEGIES = (ZERO_SHOT, NEAREST, SOUP, FUSION, ROUTE, MULTITASK, CENTROID)
+# adapt's default (adapter_zoo.adapt.learn): learn from the target, decide on its held-out
+# lists; not a plan from similarity, so plan_adaptation does not take it.
 AUTO = "auto"
-STRATEGIES = (ZERO_SHOT, NEAREST, SOUP, FUSION, ROUTE, MULTITASK)
 
 # The zero-shot bi-encoder: the model a user already has.
 ZERO_SHOT_BASE = "sbert:minilm-l6"
@@ -37,7 +41,7 @@ ZERO_SHOT_BASE = "sbert:minilm-l6"
 # to one another lie between about 0.0 and 0.85, so T = 0.05 makes a 0.05 lead worth a factor
 # e: the nearest forum dominates without silencing the others.
 SIMILARITY_TEMPERATURE = 0.05
-# The rule of `auto`: use AUTO_STRATEGY when the best similarity is at least
+# The centroid rule: use AUTO_STRATEGY when the best similarity is at least
 # AUTO_MIN_SIMILARITY, else the zero-shot base. Chosen by the leave-one-forum-out study
 # (benchmarks/perf/transfer.py, results/transfer.json: the rule with the best mean MAP gain
 # over the eight forums, nested so that no forum chose its own rule): score fusion of the
@@ -51,7 +55,7 @@ class AdaptationPlan:
     """What to serve a target with, and why.
 
     Attributes:
-        strategy: one of :data:`STRATEGIES` (never ``auto``: the rule's choice).
+        strategy: one of :data:`STRATEGIES` (never ``centroid``: the rule's choice).
         members: zoo entry names (``(base,)`` for zero-shot).
         weights: one per member, summing to 1.
         similarities: cosine of the target's centroid with each entry's (all entries).
@@ -92,7 +96,7 @@ def similarity_weights(similarities, temperature: float = SIMILARITY_TEMPERATURE
 def plan_adaptation(
     target_centroid: np.ndarray,
     entries: dict[str, np.ndarray],
-    strategy: str = AUTO,
+    strategy: str = CENTROID,
     *,
     top_k: int | None = 3,
     multitask: str | None = None,
@@ -103,8 +107,8 @@ def plan_adaptation(
     Args:
         target_centroid: the target's domain centroid.
         entries: entry name -> its domain centroid (the candidate members).
-        strategy: one of :data:`STRATEGIES` or ``auto`` (:data:`AUTO_STRATEGY` when the best
-            similarity is at least :data:`AUTO_MIN_SIMILARITY`, else zero-shot).
+        strategy: one of :data:`STRATEGIES`; ``centroid`` is :data:`AUTO_STRATEGY` when the
+            best similarity is at least :data:`AUTO_MIN_SIMILARITY`, else zero-shot.
         top_k: members of soup, fusion and route (route: all entries when None).
         multitask: the multi-task entry (strategy ``multitask``); it is a candidate like
             the others for the similarity-based strategies only if it is in ``entries``.
@@ -118,10 +122,8 @@ def plan_adaptation(
         >>> plan_adaptation(t, {"a": np.array([0.0, 1.0])}).strategy
         'zero-shot'
     """
-    if strategy not in (*STRATEGIES, AUTO):
-        raise ZooError(
-            f"unknown strategy {strategy!r}: use one of {', '.join((*STRATEGIES, AUTO))}"
-        )
+    if strategy not in STRATEGIES:
+        raise ZooError(f"unknown strategy {strategy!r}: use one of {', '.join(STRATEGIES)}")
     if top_k is not None and top_k < 1:
         raise ZooError(f"top_k must be at least 1, not {top_k}")
     sims = {name: cosine(target_centroid, c) for name, c in entries.items()}
@@ -140,25 +142,25 @@ def plan_adaptation(
     if not ranked:
         raise ZooError("no zoo entry with a domain centroid to plan from")
     best, best_sim = ranked[0], sims[ranked[0]]
-    if strategy == AUTO:
+    if strategy == CENTROID:
         if best_sim < AUTO_MIN_SIMILARITY:
             return AdaptationPlan(
                 ZERO_SHOT, (base,), (1.0,), sims,
-                f"auto: the nearest entry {best} has similarity {best_sim:.3f} < "
+                f"centroid: the nearest entry {best} has similarity {best_sim:.3f} < "
                 f"{AUTO_MIN_SIMILARITY}, so no zoo model is expected to beat the zero-shot "
                 f"{base}.",
             )  # fmt: skip
         if AUTO_STRATEGY == MULTITASK and not multitask:
             return AdaptationPlan(
                 ZERO_SHOT, (base,), (1.0,), sims,
-                f"auto: the rule is {MULTITASK}, and the zoo has no multi-task entry, so the "
+                f"centroid: the rule is {MULTITASK}, and the zoo has no multi-task entry, so the "
                 f"zero-shot {base}.",
             )  # fmt: skip
         chosen = plan_adaptation(
             target_centroid, entries, AUTO_STRATEGY, top_k=top_k, multitask=multitask, base=base
         )
         reason = (
-            f"auto: the nearest entry {best} has similarity {best_sim:.3f} >= "
+            f"centroid: the nearest entry {best} has similarity {best_sim:.3f} >= "
             f"{AUTO_MIN_SIMILARITY}, so {AUTO_STRATEGY}: " + chosen.reason
         )
         return AdaptationPlan(chosen.strategy, chosen.members, chosen.weights, sims, reason)

@@ -12,14 +12,11 @@ Example:
 from __future__ import annotations
 
 import json
-import tempfile
 from pathlib import Path
 
-from adapter_zoo.adapt.domain import forum_questions
 from adapter_zoo.errors import ZooError
 
 DUMP_SUFFIX = ".7z"
-POSTS = "Posts.xml"
 BENCHMARK_SPLITS = ("train", "dev", "test")
 
 
@@ -38,10 +35,12 @@ def read_target(target) -> tuple[list[str], dict]:
 
     Args:
         target: a list of strings; a parsed forum folder (``DIR/<host>`` with ``questions/``:
-            the titles of all its questions); a parse output folder (all its forums); a
-            raw dump (``.7z`` archive, or an extracted folder with ``Posts.xml``: parsed
-            into a temporary folder); a benchmark folder (``benchmark.json``: the queries of
-            all its splits); or a text file, one question or candidate text per line.
+            the titles of its questions outside the evaluation split, never its ``test``
+            questions); a parse output folder (all its forums); a raw dump (``.7z`` archive,
+            or an extracted folder with ``Posts.xml``: parsed into a temporary folder); a
+            benchmark folder (``benchmark.json``: the queries of all its splits); a JSONL
+            or TSV file of questions and answers (its questions); or a text file, one
+            question or candidate text per line.
 
     Raises:
         ZooError: no such target, or it holds no text.
@@ -52,17 +51,16 @@ def read_target(target) -> tuple[list[str], dict]:
     path = Path(str(target)).expanduser()
     if not path.exists():
         raise ZooError(f"{path}: no such target (a parsed forum, a dump, a benchmark or a file)")
-    if path.is_file() and path.suffix != DUMP_SUFFIX:
+    if path.is_file() and path.suffix not in (DUMP_SUFFIX, ".jsonl", ".tsv"):
         return _text_file(path)
-    if path.suffix == DUMP_SUFFIX or (path / POSTS).is_file():
-        return _dump(path)
     if (path / "benchmark.json").is_file():
         return _benchmark(path)
-    from adapter_zoo.cascade.data import forum_dirs
+    # a dump or parsed forums: their questions without the evaluation split
+    from adapter_zoo.adapt.threads import read_threads
 
-    forums = forum_dirs(path)
-    texts = [t.strip() for f in forums for t in forum_questions(f, split=None) if t.strip()]
-    about = {"kind": "parsed forums", "forums": [f.name for f in forums]}
+    target = read_threads(path)
+    texts = [t.strip() for t in target.texts() if t.strip()]
+    about = {k: v for k, v in target.about.items() if k in ("kind", "forums")}
     return _checked(texts, about, path)
 
 
@@ -81,15 +79,6 @@ def _text_file(path: Path) -> tuple[list[str], dict]:
         ) from None
     texts = [line.strip() for line in lines if line.strip()]
     return _checked(texts, {"kind": "text file", "file": path.name}, path)
-
-
-def _dump(path: Path) -> tuple[list[str], dict]:
-    from stackexchange import parse_forum
-
-    with tempfile.TemporaryDirectory(prefix="adapter-zoo-adapt-") as tmp:
-        forum = parse_forum(path, tmp)
-        texts = [t.strip() for t in forum_questions(forum, split=None) if t.strip()]
-    return _checked(texts, {"kind": "dump", "forums": [forum.name]}, path)
 
 
 def _benchmark(path: Path) -> tuple[list[str], dict]:

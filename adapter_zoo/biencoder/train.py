@@ -116,8 +116,9 @@ def _setup(config, hosts):
 class _Selection:
     """Dev MAP of the run's states: the base (step 0) and every evaluation; keeps the best."""
 
-    def __init__(self, encoder: BiEncoder, dev, log: list, *, length: int):
+    def __init__(self, encoder: BiEncoder, dev, log: list, *, length: int, keep_start=True):
         self.encoder, self.dev, self.log = encoder, dev, log
+        self.keep_start = keep_start
         # Dev is scored at the entry's inference length, whatever length training truncates
         # to: all-MiniLM-L6-v2 scores beer's dev lists 0.847 at 256 tokens but 0.777 at 128.
         self.length = length
@@ -158,6 +159,8 @@ class _Selection:
         log.info("%s", json.dumps(record))
         if self.base is None:
             self.base = metrics
+        if step == 0 and not self.keep_start:
+            return metrics
         if self.best is None or metrics.get("dev_map", -1) > self.best.get("dev_map", -1):
             self.best = {"step": step, "phase": phase, **metrics}
             trainable = trainable_tensors(self.encoder.model)
@@ -324,7 +327,7 @@ def train_bi_encoder(config, hosts: list[str]) -> Path:
     inference_length = max(model.max_seq_length or 0, config.max_length)
     encoder = BiEncoder(model, base_model=config.base_model, max_length=config.max_length)
     log: list = []
-    selection = _Selection(encoder, dev, log, length=inference_length)
+    selection = _Selection(encoder, dev, log, length=inference_length, keep_start=config.keep_start)
     folder = open_run_folder(config)
     if last_checkpoint(folder / "train") is None:
         if config.init_from:

@@ -176,7 +176,12 @@ def load_composite(path, card: dict, *, device=None):
     if composition == ALIAS:
         if len(members) != 1:
             raise ZooError(f"{path}: alias entry {card['name']!r} must name exactly one member")
-        model = load_member(members[0], device=device)
+        if card.get("max_length") is not None:
+            from adapter_zoo.loading import load
+
+            model = load(members[0], device=device, max_length=int(card["max_length"]))
+        else:
+            model = load_member(members[0], device=device)
         model.card = card
         return model
     if composition == ROUTE:

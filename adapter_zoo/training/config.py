@@ -95,6 +95,10 @@ class TrainingConfig:
             (:func:`adapter_zoo.export.export_merged_lora`). The adapters library has no
             fusion of LoRA modules, so ``fusion`` refuses ``lora``.
         lora_r / lora_alpha: LoRA's rank and scaling numerator (``method="lora"``).
+        keep_start: bi-encoders: dev selection may keep the starting state (the base, or the
+            ``init_from`` entry), so the entry is never worse than its start on dev. ``adapt``
+            turns it off: its candidates are compared with the base on held-out lists of
+            their own, and a candidate left at its start would be the base again.
         overwrite: replace an existing zoo entry ``name``.
         restart: discard the run's checkpoint (``.checkpoints/<name>``) and start at step 0
             instead of resuming; like ``overwrite``, not part of the recorded config.
@@ -144,6 +148,7 @@ class TrainingConfig:
     dev_queries: int = 200
     dev_candidates: int = 10
     eval_steps: int | None = None
+    keep_start: bool = True
     overwrite: bool = False
     restart: bool = False
 

@@ -108,6 +108,8 @@ def adaptation_section(card: dict) -> list[str]:
     record = card.get("adapt")
     if not record:
         return []
+    if record.get("strategy") == "learned":
+        return _learned_section(record)
     target = record.get("target") or {}
     lines = [
         "## Adaptation",
@@ -133,6 +135,35 @@ def adaptation_section(card: dict) -> list[str]:
             "",
         ]
     return lines
+
+
+def _learned_section(record: dict) -> list[str]:
+    """adapt's default: what it trained on, every candidate's held-out score, the decision."""
+    target, decision = record.get("target") or {}, record["decision"]
+    training = record.get("training") or {}
+    lines = [
+        "## Adaptation",
+        "",
+        f"Made by `adapter_zoo.adapt` from the target's own posts ({target.get('kind')}: "
+        f"{target.get('threads')} threads, {target.get('answered')} with an answer, "
+        f"{target.get('duplicate_links')} duplicate links; never read: "
+        f"{record.get('never_read')}). Trained on the pairs {training.get('pairs')}; "
+        f"decided on {decision['lists']} held-out lists {record.get('decision_lists')} of "
+        "threads no candidate trained or selected on.",
+        "",
+        f"**Chosen: {decision['chosen']}.** {record['reason']}. Rule: {decision['rule']}.",
+        "",
+        "| candidate | held-out MAP | vs base | 95% lower bound | model |",
+        "|---|---|---|---|---|",
+    ]
+    ranked = sorted(record["candidates"].items(), key=lambda item: -item[1]["map"])
+    for name, row in ranked:
+        delta = f"{row['delta']:+.4f}" if "delta" in row else ""
+        lower = f"{row['lower']:+.4f}" if "lower" in row else ""
+        lines.append(f"| {name} | {row['map']:.4f} | {delta} | {lower} | `{row['model']}` |")
+    if record.get("texts_only"):
+        lines += ["", f"Texts only: {record['texts_only']}."]
+    return [*lines, ""]
 
 
 LIBRARY_NAME = "adapter-transformers"  # the Hub's library tag for the adapters library

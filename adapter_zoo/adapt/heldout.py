@@ -1,0 +1,215 @@
+"""The target's own held-out lists: which threads ``adapt`` trains on, which select a
+training run's best step, and which decide between the candidates.
+
+Threads are assigned by a seeded hash of their id (the same on every machine and run):
+:data:`DECISION_SHARE` of them form the pseudo-dev that decides (at most
+:data:`MAX_DECISION_THREADS`), :data:`SELECTION_SHARE` the lists a training run selects its
+step on, and the rest are trained on. No candidate ever trains or selects on a decision
+thread, so the decision compares the candidates on threads none of them has seen.
+
+Every held-out thread gives a ranking list, each built as the forum's LAS-style test sets are
+(``stackexchange.lists``), with the target's own texts as candidates:
+
+* ``answer``: the question (title + body) → its accepted answer among the accepted answers of
+  the most BM25-similar other questions;
+* ``body``: the title → its body among the bodies of the most BM25-similar other threads;
+* ``duplicate``: a question closed as a duplicate → its canonical question among the most
+  BM25-similar other questions.
+
+Example:
+    >>> from adapter_zoo.adapt.threads import Thread
+    >>> assign([Thread(i, "t", "b") for i in range(1000)]).count("decision")
+    250
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from adapter_zoo.adapt.threads import MIN_BODY_CHARS, MIN_TITLE_CHARS, Target, Thread
+from adapter_zoo.errors import ZooError
+
+DECISION = "decision"
+SELECTION = "dev"  # the training run's dev split
+TRAIN = "train"
+DECISION_SHARE = 0.25
+SELECTION_SHARE = 0.12
+# Hundreds of lists decide; past that, threads are worth more as training data.
+MAX_DECISION_THREADS = 400
+CANDIDATES = 20  # per list, as training's dev lists (adapter_zoo.training.dev)
+LIST_KINDS = ("answer", "body", "duplicate")
+_SALT = b"adapter-zoo adapt held-out"
+# A thread's accepted answer needs an id of its own in the pair tables; offset from the
+# thread's id so that the two never meet.
+ANSWER_ID_OFFSET = 1 << 40
+
+
+def bucket(thread_id: int) -> float:
+    """A thread's place in [0, 1): a hash of its id, the same on every machine."""
+    digest = hashlib.blake2b(str(thread_id).encode(), digest_size=8, key=_SALT).digest()
+    return int.from_bytes(digest, "big") / 2**64
+
+
+def assign(threads: list[Thread]) -> list[str]:
+    """Each thread's part: :data:`DECISION`, :data:`SELECTION` or :data:`TRAIN`."""
+    places = [bucket(t.id) for t in threads]
+    cut = DECISION_SHARE
+    decided = sorted(p for p in places if p < DECISION_SHARE)
+    if len(decided) > MAX_DECISION_THREADS:
+        cut = decided[MAX_DECISION_THREADS]
+    low, high = DECISION_SHARE, DECISION_SHARE + SELECTION_SHARE
+    return [DECISION if p < cut else SELECTION if low <= p < high else TRAIN for p in places]
+
+
+@dataclass
+class RankingLists:
+    """Ranking lists with one or more positives each: ``kinds[i]`` (one of
+    :data:`LIST_KINDS`), ``queries[i]``, ``candidates[i]``, ``labels[i]`` (1 = relevant)."""
+
+    kinds: list[str] = field(default_factory=list)
+    queries: list[str] = field(default_factory=list)
+    candidates: list[list[str]] = field(default_factory=list)
+    labels: list[list[int]] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.queries)
+
+    def add(self, kind: str, query: str, candidates: list[str], labels: list[int]) -> None:
+        self.kinds.append(kind)
+        self.queries.append(query)
+        self.candidates.append(list(candidates))
+        self.labels.append(list(labels))
+
+    def pairs(self) -> list[tuple[str, str]]:
+        return [(q, c) for q, cands in zip(self.queries, self.candidates) for c in cands]
+
+    def counts(self) -> dict[str, int]:
+        return {kind: self.kinds.count(kind) for kind in LIST_KINDS if kind in self.kinds}
+
+    def positive_first(self) -> list[tuple[str, list[str]]]:
+        """(query, [positive, others...]) for lists with one positive: training's dev form."""
+        out = []
+        for query, candidates, labels in zip(self.queries, self.candidates, self.labels):
+            if sum(labels) == 1:
+                positive = labels.index(1)
+                rest = [c for i, c in enumerate(candidates) if i != positive]
+                out.append((query, [candidates[positive], *rest]))
+        return out
+
+
+def _question(thread: Thread) -> str:
+    from stackexchange.text import question_text
+
+    return question_text(thread.title, thread.body)
+
+
+def _has_body_pair(thread: Thread) -> bool:
+    return len(thread.title) >= MIN_TITLE_CHARS and len(thread.body) >= MIN_BODY_CHARS
+
+
+def held_out_lists(target: Target, parts: list[str], part: str, *, seed: int = 0) -> RankingLists:
+    """The ranking lists of the threads assigned ``part``; candidates from every thread."""
+    from stackexchange.lists import (
+        BM25Neighbours,
+        answer_selection_lists,
+        question_similarity_lists,
+    )
+
+    rng = np.random.default_rng(seed)
+    lists = RankingLists()
+    threads = target.threads
+    rows = [
+        {"id": t.id, "title": t.title, "body": t.body, "accepted_answer": t.answer,
+         "accepted_answer_id": t.id + ANSWER_ID_OFFSET,
+         "split": "test" if p == part else "train"}
+        for t, p in zip(threads, parts)
+    ]  # fmt: skip
+    if target.answered:
+        for row in answer_selection_lists(rows, CANDIDATES, rng)["test"]:
+            lists.add("answer", row["query"], row["candidates"], row["labels"])
+    with_body = [i for i, t in enumerate(threads) if _has_body_pair(t)]
+    asked = [i for i in with_body if parts[i] == part]
+    if asked and len(with_body) > 1:
+        bodies = BM25Neighbours([threads[i].body for i in with_body])
+        near = bodies.top([threads[i].title for i in asked], CANDIDATES)
+        position = {i: n for n, i in enumerate(with_body)}
+        for i, found in zip(asked, near):
+            own = position[i]
+            pool = [own, *[j for j in found if j != own][: CANDIDATES - 1]]
+            rng.shuffle(pool)
+            lists.add("body", threads[i].title, [threads[with_body[j]].body for j in pool],
+                      [int(j == own) for j in pool])  # fmt: skip
+    if target.duplicates:
+        links = [{"query_id": a, "positive_id": b} for a, b in target.duplicates]
+        for row in question_similarity_lists(rows, links, CANDIDATES, rng)["test"]:
+            lists.add("duplicate", row["query"], row["candidates"], row["labels"])
+    return lists
+
+
+def write_training_folder(target: Target, parts: list[str], out: Path) -> Path:
+    """A parse output folder ``out/<name>/`` holding the target's training and selection
+    threads only (``adapter-zoo train --data out`` reads it as a parsed forum): pair tables
+    with ``train`` and ``dev`` splits, the questions table, and the selection lists as the
+    run's dev lists (``dev_lists/``). Decision threads are not written at all.
+    """
+    import datasets
+    import pyarrow as pa
+
+    from adapter_zoo.training.dev import DEV_LISTS
+    from stackexchange.assemble import PAIR_SCHEMA, QUESTIONS_SCHEMA
+    from stackexchange.store import DatasetWriter, write_dataset_dict_json
+
+    forum = Path(out) / target.name
+    kept = [(t, p) for t, p in zip(target.threads, parts) if p != DECISION]
+    by_id = {t.id: (t, p) for t, p in kept}
+    pairs: dict[str, dict[str, list]] = {}
+
+    def add(kind, split, query, positive, query_id, positive_id):
+        table = pairs.setdefault(kind, {}).setdefault(split, [])
+        table.append((target.name, query, positive, query_id, positive_id, [], 0))
+
+    for thread, split in kept:
+        if _has_body_pair(thread):
+            add("title_body", split, thread.title, thread.body, thread.id, thread.id)
+        if thread.answer and len(thread.title) >= MIN_TITLE_CHARS:
+            add("title_answer", split, thread.title, thread.answer, thread.id,
+                thread.id + ANSWER_ID_OFFSET)  # fmt: skip
+    for duplicate, canonical in target.duplicates:
+        if duplicate in by_id and canonical in by_id:
+            (dup, split), (canon, _) = by_id[duplicate], by_id[canonical]
+            add("duplicates", split, _question(dup), _question(canon), dup.id, canon.id)
+    counts = {}
+    for kind in ("title_body", "title_answer", "duplicates"):
+        counts[kind] = {}
+        for split in ("train", "dev", "test"):
+            rows = pairs.get(kind, {}).get(split, [])
+            columns = list(zip(*rows)) if rows else [[] for _ in PAIR_SCHEMA.names]
+            with DatasetWriter(forum / kind / split, PAIR_SCHEMA) as writer:
+                writer.write(pa.record_batch(list(columns), schema=PAIR_SCHEMA))
+            counts[kind][split] = len(rows)
+        write_dataset_dict_json(forum / kind, ("train", "dev", "test"))
+    question_rows = [
+        (t.id, t.title, t.body, [], 0, t.id + ANSWER_ID_OFFSET if t.answer else None,
+         t.answer, split)
+        for t, split in kept
+    ]  # fmt: skip
+    columns = list(zip(*question_rows)) if question_rows else [[] for _ in QUESTIONS_SCHEMA]
+    with DatasetWriter(forum / "questions", QUESTIONS_SCHEMA) as writer:
+        writer.write(pa.record_batch(list(columns), schema=QUESTIONS_SCHEMA))
+    selection = held_out_lists(target, parts, SELECTION).positive_first()
+    if not selection:
+        raise ZooError(
+            f"adapt: the target has no thread to select a training run on ({len(kept)} threads)"
+        )
+    dev = datasets.Dataset.from_dict(
+        {"query": [q for q, _ in selection], "candidates": [c for _, c in selection]}
+    )
+    dev.save_to_disk(str(forum / DEV_LISTS))
+    stats = {"forum": target.name, "questions": len(kept), "pairs": counts, "adapt": True}
+    (forum / "stats.json").write_text(json.dumps(stats, indent=2), encoding="utf-8")
+    return forum

@@ -1,0 +1,407 @@
+"""``adapt``'s default: learn from the target's own posts, decide on its own held-out lists.
+
+1. The target's threads are read without its evaluation split
+   (:mod:`~adapter_zoo.adapt.threads`) and split into training, selection and decision
+   threads (:mod:`~adapter_zoo.adapt.heldout`).
+2. Candidates are trained on the training threads' self-supervised pairs (title → body,
+   question → accepted answer, duplicate → canonical question; in-batch negatives plus one
+   BM25 hard negative each), each run selecting its best step on the selection lists:
+   a new adapter (so ``adapt`` works with an empty zoo), the zoo's nearest multi-task adapter
+   continued on the target (TANDA-style), and the nearest single-forum adapter continued.
+3. Every candidate scores the decision lists: the zero-shot base at its own length and at
+   512 tokens, the zoo's centroid strategies (nearest, fusion of the top k, multi-task, and
+   the centroid rule that ``auto`` used before), the trained adapters, and a score fusion of
+   the best of them with the base and BM25.
+4. :func:`~adapter_zoo.adapt.decide.decide` keeps the base unless a candidate beats it by
+   more than the decision lists' noise; the entry is the chosen model, and its card records
+   every candidate's score, the margin and the decision.
+
+A target of texts without question-answer structure learns from first-sentence → rest
+pseudo-pairs where its texts are long enough; the card says what was possible.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from adapter_zoo.adapt import plan as planning
+from adapter_zoo.errors import ZooError
+
+logger = logging.getLogger(__name__)
+
+BASE = "base"
+BASE_LONG = "base@512"
+LONG_LENGTH = 512
+# The zoo's training budget (recipes/toml/shipped_zoo.toml: 40 steps of 32 pairs at 128
+# tokens) as the floor; a larger target gets up to TRAIN_EPOCHS passes over its pairs.
+MIN_STEPS = 40
+MAX_STEPS = 120
+TRAIN_EPOCHS = 3
+TRAIN_LENGTH = 128
+CONTINUE_STEPS = 40
+EVALUATIONS = 4
+# The score fusion candidate: the best candidate and the base with equal weight, BM25 a
+# tenth (the quality probes' best BM25 weight on beer; never tuned on the decision lists).
+FUSION_WEIGHTS = (0.45, 0.45, 0.1)
+FUSED = "fusion:best+base+bm25"
+
+
+def _single_models(scorer) -> list[str]:
+    """Candidates that are one model by name (a fusion can name them as members)."""
+    return [c for c, model in scorer.models.items() if ":" not in model or
+            model.startswith("sbert:")]  # fmt: skip
+
+
+def learn_and_decide(
+    target,
+    *,
+    name: str,
+    zoo=None,
+    top_k: int = 3,
+    overwrite: bool = False,
+    base_model: str = "minilm-l6",
+    seed: int = 0,
+    max_steps: int | None = None,
+) -> Path:
+    """Train candidates on ``target``'s own pairs, decide among them and the zoo's
+    strategies on its held-out lists, and save the chosen model as entry ``name``.
+
+    Args:
+        target: see :func:`~adapter_zoo.adapt.threads.read_threads`.
+        name: the zoo entry to write.
+        zoo: entry names the zoo strategies and continued adapters may use (default: every
+            local adapter entry with a domain centroid; an empty zoo is fine).
+        top_k: members of the fusion strategy.
+        overwrite: replace an existing entry ``name``.
+        base_model: the base of the trained adapters and the zero-shot candidate.
+        seed: training and list-building seed.
+        max_steps: steps of each training run (default: from the target's size).
+
+    Returns:
+        The entry's folder; its card's ``adapt`` records the target, the splits, every
+        candidate's decision-list scores and the decision.
+
+    Example:
+        >>> learn_and_decide("parsed/augur.stackexchange.com", name="augur")  # doctest: +SKIP
+    """
+    from adapter_zoo.adapt.adapt import zoo_centroids
+    from adapter_zoo.adapt.heldout import DECISION, assign, held_out_lists
+    from adapter_zoo.adapt.threads import read_threads
+    from adapter_zoo.zoo.store import entry_folder
+
+    started = time.perf_counter()
+    final = entry_folder(name)
+    if final.exists() and not overwrite:
+        raise ZooError(f"zoo entry {name!r} already exists at {final}; pass overwrite")
+    target_data = read_threads(target)
+    parts = assign(target_data.threads)
+    decision = held_out_lists(target_data, parts, DECISION, seed=seed)
+    if not len(decision):
+        raise ZooError(
+            f"adapt: the target's {len(target_data.threads)} texts give no held-out list to "
+            "decide on (each needs a text of two sentences, or a question with an answer); "
+            "use --strategy zero-shot or a centroid strategy"
+        )
+    centroids, cards = zoo_centroids(zoo)
+    centroids.pop(final.name, None)
+    zero_shot = f"sbert:{base_model}"
+    scorer = _DecisionScorer(decision)
+    scorer.add(BASE, zero_shot)
+    scorer.add(BASE_LONG, zero_shot, max_length=LONG_LENGTH)
+    zoo_plans = _zoo_candidates(target_data, centroids, cards, top_k, zero_shot, scorer)
+    trained, training = {}, {}
+    with tempfile.TemporaryDirectory(prefix="adapter-zoo-adapt-") as tmp:
+        trained, training = _train_candidates(
+            target_data, parts, Path(tmp), name, cards, zoo_plans, base_model, seed, max_steps
+        )
+        for candidate, entry in trained.items():
+            scorer.add(candidate, entry)
+    from adapter_zoo.adapt.decide import decide
+
+    single = [c for c in _single_models(scorer)
+              if c not in (BASE, BASE_LONG) and scorer.models[c] != zero_shot]  # fmt: skip
+    if single:
+        best = max(single, key=lambda c: scorer.aps[c].mean())
+        scorer.fuse(FUSED, (best, BASE), FUSION_WEIGHTS)
+    decision_record = decide(scorer.aps, base=BASE, seed=seed)
+    record = {
+        "strategy": "learned",
+        "requested": planning.AUTO,
+        "target": target_data.about,
+        "splits": {part: parts.count(part) for part in ("train", "dev", DECISION)},
+        "decision_lists": decision.counts(),
+        "training": training,
+        "zoo": {k: v for k, v in zoo_plans.items() if k != "plans"},
+        "candidates": {
+            c: {
+                **decision_record["candidates"][c],
+                "model": scorer.models[c],
+                "by_kind": scorer.map_by_kind(c),
+            }
+            for c in scorer.aps
+        },  # fmt: skip
+        "decision": {k: decision_record[k] for k in ("chosen", "best", "base", "rule", "lists")},
+        "reason": decision_record["reason"],
+        "seconds": round(time.perf_counter() - started, 1),
+        "never_read": "the target's evaluation split (parsed forums' test questions)",
+    }
+    if target_data.texts_only:
+        record["texts_only"] = _texts_only_note(target_data, training)
+    chosen = decision_record["chosen"]
+    logger.info("adapt %s: %s", name, record["reason"])
+    path = _save(name, chosen, scorer, trained, record, overwrite, zero_shot)
+    for entry in trained.values():
+        _remove_candidate(entry)
+    return path
+
+
+class _DecisionScorer:
+    """Each candidate's per-list AP on the decision lists, its member scores kept for
+    fusions."""
+
+    def __init__(self, lists):
+        self.lists = lists
+        self.pairs = lists.pairs()
+        self.scores: dict[str, np.ndarray] = {}
+        self.aps: dict[str, np.ndarray] = {}
+        self.models: dict[str, str] = {}
+
+    def _record(self, candidate: str, scores, model: str) -> None:
+        from adapter_zoo.adapt.decide import list_average_precisions
+
+        self.scores[candidate] = np.asarray(scores, dtype=np.float64)
+        self.aps[candidate] = list_average_precisions(scores, self.lists.labels)
+        self.models[candidate] = model
+        logger.info("adapt: %s MAP %.4f on the decision lists", candidate,
+                    self.aps[candidate].mean())  # fmt: skip
+
+    def add(self, candidate: str, model: str, *, max_length: int | None = None) -> None:
+        from adapter_zoo.loading import load
+
+        if model in self.models.values() and max_length is None:
+            known = next(c for c, m in self.models.items() if m == model)
+            self._record(candidate, self.scores[known], model)
+            return
+        ranker = load(model, max_length=max_length)
+        scores = ranker.score(self.pairs, progress=True)
+        label = model if max_length is None else f"{model}@{max_length}"
+        self._record(candidate, scores, label)
+
+    def member_scores(self, model: str) -> np.ndarray:
+        known = next((c for c, m in self.models.items() if m == model), None)
+        if known is None:
+            self.add(model, model)
+            known = model
+        return self.scores[known]
+
+    def fuse(self, candidate: str, members, weights) -> None:
+        """A z-score fusion (:func:`adapter_zoo.compose.fusion.fuse`) of candidates and
+        ``bm25`` per list; ``members`` name candidates, BM25 is added last."""
+        from adapter_zoo.compose.fusion import fuse
+        from stackexchange.lists import bm25_candidate_scores
+
+        bm25 = bm25_candidate_scores(self.lists.queries, self.lists.candidates)
+        parts = [self.scores[m] for m in members]
+        fused, start = [], 0
+        for n, candidates in enumerate(self.lists.candidates):
+            stop = start + len(candidates)
+            fused.append(fuse([p[start:stop] for p in parts] + [bm25[n]], weights))
+            start = stop
+        spec = "fusion:" + "+".join(
+            f"{self.models[m]}*{w:g}" for m, w in zip(members, weights)
+        ) + f"+bm25*{weights[-1]:g}"  # fmt: skip
+        self._record(candidate, np.concatenate(fused), spec)
+        self.fused_members = (tuple(members), tuple(weights))
+
+    def map_by_kind(self, candidate: str) -> dict[str, float]:
+        kinds = np.asarray(self.lists.kinds)
+        return {
+            kind: round(float(self.aps[candidate][kinds == kind].mean()), 4)
+            for kind in sorted(set(self.lists.kinds))
+        }
+
+
+def _zoo_candidates(target_data, centroids, cards, top_k, zero_shot, scorer) -> dict:
+    """Score the zoo's centroid strategies; return what they chose (for the card, and the
+    entries the training candidates continue)."""
+    from adapter_zoo.adapt.adapt import MULTITASK_KINDS
+    from adapter_zoo.adapt.domain import domain_centroid
+    from adapter_zoo.kinds import kind_for_card
+
+    if not centroids:
+        return {"entries": 0}
+    target_centroid = domain_centroid(target_data.texts())
+    multitask = {n: c for n, c in centroids.items()
+                 if kind_for_card(cards[n]).name in MULTITASK_KINDS}  # fmt: skip
+    single = {n: c for n, c in centroids.items() if n not in multitask}
+    info: dict = {"entries": len(centroids), "plans": {}}
+    if single:
+        nearest = planning.plan_adaptation(target_centroid, single, planning.NEAREST)
+        fusion = planning.plan_adaptation(target_centroid, single, planning.FUSION, top_k=top_k)
+        rule = planning.plan_adaptation(target_centroid, single, planning.CENTROID, top_k=top_k,
+                                        base=zero_shot)  # fmt: skip
+        info["similarities"] = {n: round(s, 4) for n, s in nearest.similarities.items()}
+        scorer.add("zoo:nearest", nearest.members[0])
+        info["plans"]["nearest"] = nearest
+        _fuse_members(scorer, "zoo:fusion", fusion.members, fusion.weights)
+        info["plans"]["fusion"] = fusion
+        info["centroid_rule"] = rule.reason
+        if rule.strategy == planning.FUSION:
+            _fuse_members(scorer, "zoo:centroid-rule", rule.members, rule.weights)
+        else:
+            scorer.add("zoo:centroid-rule", rule.members[0])
+    if multitask:
+        best = planning.plan_adaptation(target_centroid, multitask, planning.NEAREST)
+        scorer.add("zoo:multitask", best.members[0])
+        info["plans"]["multitask"] = best
+    return info
+
+
+def _fuse_members(scorer, candidate, members, weights) -> None:
+    from adapter_zoo.compose.fusion import fuse
+
+    parts = [scorer.member_scores(m) for m in members]
+    fused, start = [], 0
+    for candidates in scorer.lists.candidates:
+        stop = start + len(candidates)
+        fused.append(fuse([p[start:stop] for p in parts], weights))
+        start = stop
+    spec = "fusion:" + "+".join(f"{m}*{w:.4f}" for m, w in zip(members, weights))
+    scorer._record(candidate, np.concatenate(fused), spec)
+
+
+def _steps(pairs: int, batch_size: int) -> int:
+    per_epoch = math.ceil(pairs / batch_size)
+    return int(min(MAX_STEPS, max(MIN_STEPS, TRAIN_EPOCHS * per_epoch)))
+
+
+def _train_candidates(target_data, parts, tmp, name, cards, zoo_plans, base_model, seed,
+                      max_steps):  # fmt: skip
+    """Train the candidates into the zoo as hidden-purpose entries ``<name>--<candidate>``;
+    return (candidate -> entry name, the card's training record)."""
+    from adapter_zoo.adapt.heldout import write_training_folder
+    from adapter_zoo.kinds import kind_for_card
+    from adapter_zoo.training import TrainingConfig, train
+
+    forum = write_training_folder(target_data, parts, tmp)
+    import json
+
+    counts = json.loads((forum / "stats.json").read_text())["pairs"]
+    train_pairs = {kind: counts[kind]["train"] for kind in counts}
+    kinds = [k for k, folder in (("question_answer", "title_answer"), ("title_body", "title_body"),
+                                 ("duplicates", "duplicates")) if train_pairs[folder] > 1]  # fmt: skip
+    record: dict = {"pairs": train_pairs, "pair_kinds": kinds}
+    if not kinds:
+        record["skipped"] = "fewer than 2 training pairs of any kind: nothing to learn from"
+        return {}, record
+    batch = 32
+    steps = max_steps or _steps(sum(train_pairs.values()), batch)
+    starts = {"own": None}
+    plans = zoo_plans.get("plans", {})
+    bi_adapter = ("bi-adapter", "bi-multitask")
+    if "multitask" in plans:
+        entry = plans["multitask"].members[0]
+        if kind_for_card(cards[entry]).name in bi_adapter:
+            starts["from-multitask"] = entry
+    if "nearest" in plans:
+        entry = plans["nearest"].members[0]
+        if kind_for_card(cards[entry]).name in bi_adapter:
+            starts["from-nearest"] = entry
+    trained, runs = {}, {}
+    for candidate, start in starts.items():
+        entry = f"{name}--{candidate}"
+        run_steps = steps if start is None else min(steps, max_steps or CONTINUE_STEPS)
+        config = TrainingConfig(
+            mode="adapter", encoder="bi", data=str(tmp), forums=(target_data.name,),
+            name=entry, base_model=base_model, pair_kinds=tuple(kinds), hard_negatives=True,
+            max_length=TRAIN_LENGTH, max_steps=run_steps, batch_size=batch,
+            eval_steps=max(1, run_steps // EVALUATIONS), seed=seed, init_from=start,
+            keep_start=False, overwrite=True,
+        )  # fmt: skip
+        began = time.perf_counter()
+        logger.info("adapt: training %s (%d steps%s)", entry, run_steps,
+                    f", from {start}" if start else "")  # fmt: skip
+        path = train(config)
+        from adapter_zoo.zoo.store import read_card
+
+        card = read_card(path)
+        runs[candidate] = {
+            "from": start,
+            "steps": run_steps,
+            "best_step": card["training"]["best_step"],
+            "selection_map": card["scores"].get("dev_map"),
+            "max_length": card.get("max_length"),
+            "seconds": round(time.perf_counter() - began, 1),
+        }
+        trained[candidate] = entry
+    record["runs"] = runs
+    return trained, record
+
+
+def _texts_only_note(target_data, training) -> str:
+    pairs = sum((training.get("pairs") or {}).values())
+    return (
+        f"the target is {len(target_data.threads)} texts without question-answer structure: "
+        f"first sentence -> rest pseudo-pairs ({pairs} for training) and first-sentence lists "
+        "decide; no answer or duplicate lists were possible"
+    )
+
+
+def _save(name, chosen, scorer, trained, record, overwrite, zero_shot) -> Path:
+    from adapter_zoo.adapt.adapt import alias_entry
+    from adapter_zoo.compose.entry import compose_entry
+
+    card = {"adapt": record}
+    if chosen in (BASE, BASE_LONG):
+        length = LONG_LENGTH if chosen == BASE_LONG else None
+        return alias_entry(name, zero_shot, card=card, overwrite=overwrite, max_length=length)
+    if chosen in trained:
+        return _copy_entry(trained[chosen], name, card, overwrite)
+    if chosen == FUSED:
+        members, weights = scorer.fused_members
+        best = members[0]
+        if best in trained:  # the trained member is kept as an entry the fusion names
+            adapter = f"{name}-adapter"
+            _copy_entry(trained[best], adapter, {"adapt_member_of": name}, overwrite=overwrite)
+            best_model = adapter
+        else:
+            best_model = scorer.models[best]
+        spec = f"fusion:{best_model}*{weights[0]:g}+{zero_shot}*{weights[1]:g}+bm25*{weights[2]:g}"
+        return compose_entry(name, spec, card=card, overwrite=overwrite)
+    if chosen.startswith("zoo:"):
+        spec = scorer.models[chosen]
+        if spec.startswith("fusion:"):
+            return compose_entry(name, spec, card=card, overwrite=overwrite)
+        return alias_entry(name, spec, card=card, overwrite=overwrite)
+    raise ZooError(f"adapt: unknown candidate {chosen!r}")
+
+
+def _copy_entry(source: str, name: str, extra: dict, overwrite: bool) -> Path:
+    """Entry ``name`` holding ``source``'s files, its card with ``extra`` added."""
+    from adapter_zoo.zoo.store import entry_folder, read_card, save_entry
+
+    folder = entry_folder(source)
+    card = read_card(folder)
+    files = list(card["files"])
+    fields = {k: v for k, v in card.items() if k not in ("name", "files", "created", "version")}
+
+    def writer(target: Path) -> None:
+        for relative in files:
+            (target / relative).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(folder / relative, target / relative)
+
+    return save_entry(writer, name, {**fields, **extra}, overwrite=overwrite)
+
+
+def _remove_candidate(entry: str) -> None:
+    """Remove a candidate entry this run trained (only those: ``<name>--<candidate>``)."""
+    from adapter_zoo.zoo.store import entry_folder
+
+    shutil.rmtree(entry_folder(entry), ignore_errors=True)

@@ -1,0 +1,237 @@
+"""What ``adapt`` may learn from: a target's threads (question, body, accepted answer) and
+its duplicate links, read without its evaluation split.
+
+A parsed forum's ``test`` questions (the ones ``build-benchmark`` holds out as the forum's
+test set) are dropped while the Arrow table is read, before any text of them reaches Python;
+so are duplicate links of the ``test`` split. Targets:
+
+* a parsed forum, a parse output folder (all its forums), or a raw dump (``.7z`` or a folder
+  with ``Posts.xml``, parsed into a temporary folder): threads and duplicate links;
+* a JSONL file (``.jsonl``): one object a line with ``question`` (or ``title`` and ``body``)
+  and optionally ``answer``; a TSV file (``.tsv``): ``question<TAB>answer`` a line, or
+  ``question`` alone. A FAQ or a help-desk export;
+* a text file (one question or candidate text a line), a list of strings, or a benchmark
+  folder (its queries, never its labels): texts only. Each text long enough to have a first
+  sentence and a rest becomes a thread whose title is that sentence and whose body the rest.
+
+Example:
+    >>> target = read_threads(["How do I reset it? Hold the button for ten seconds."])
+    >>> target.threads[0].title, target.threads[0].body
+    ('How do I reset it?', 'Hold the button for ten seconds.')
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from adapter_zoo.errors import ZooError
+
+EVALUATION_SPLIT = "test"  # never read: the forum's held-out test questions
+# A pseudo-pair's parts must carry meaning (stackexchange.assemble's floors for pairs).
+MIN_TITLE_CHARS = 10
+MIN_BODY_CHARS = 20
+_SENTENCE_END = re.compile(r"(?<=[.?!])\s+")
+
+
+@dataclass(frozen=True)
+class Thread:
+    """One question of the target: ``title`` (or its first sentence), ``body`` (or the rest),
+    ``answer`` (the accepted answer, or a FAQ's answer; None without one)."""
+
+    id: int
+    title: str
+    body: str
+    answer: str | None = None
+
+
+@dataclass
+class Target:
+    """The threads and duplicate links ``adapt`` learns from, and what they came from.
+
+    Attributes:
+        threads: every thread of the target outside its evaluation split.
+        duplicates: (duplicate thread id, canonical thread id) links between threads.
+        about: the card's description of the target (kind, counts; never a local path).
+        name: a folder name for the target (a forum's host, or ``target``).
+        texts_only: the target had texts, no question-answer structure.
+    """
+
+    threads: list[Thread]
+    duplicates: list[tuple[int, int]] = field(default_factory=list)
+    about: dict = field(default_factory=dict)
+    name: str = "target"
+    texts_only: bool = False
+
+    @property
+    def answered(self) -> list[Thread]:
+        return [t for t in self.threads if t.answer]
+
+    def texts(self) -> list[str]:
+        """The question texts (titles, or whole texts), for the domain centroid."""
+        return [t.title for t in self.threads]
+
+
+def split_text(text: str) -> tuple[str, str]:
+    """``(first sentence, rest)`` of ``text``; ``(text, "")`` when it has one sentence.
+
+    Example:
+        >>> split_text("Is IPA bitter? Mostly, yes. It depends on the hops.")
+        ('Is IPA bitter?', 'Mostly, yes. It depends on the hops.')
+    """
+    parts = _SENTENCE_END.split(text.strip(), maxsplit=1)
+    return (parts[0], parts[1]) if len(parts) == 2 else (text.strip(), "")
+
+
+def read_threads(target) -> Target:
+    """The :class:`Target` of ``target`` (see the module's list of target kinds).
+
+    Raises:
+        ZooError: no such target, an unreadable or empty one, a malformed record (naming
+            the file and line).
+    """
+    if isinstance(target, list | tuple):
+        return _from_texts([str(t) for t in target], {"kind": "texts"}, "the given list")
+    path = Path(str(target)).expanduser()
+    if not path.exists():
+        raise ZooError(f"{path}: no such target (a parsed forum, a dump, a benchmark or a file)")
+    if path.is_file() and path.suffix == ".jsonl":
+        return _jsonl(path)
+    if path.is_file() and path.suffix == ".tsv":
+        return _tsv(path)
+    if path.suffix == ".7z" or (path / "Posts.xml").is_file():
+        return _dump(path)
+    if path.is_file() or (path / "benchmark.json").is_file():
+        from adapter_zoo.adapt.targets import read_target
+
+        texts, about = read_target(path)
+        return _from_texts(texts, about, path)
+    from adapter_zoo.cascade.data import forum_dirs
+
+    forums = forum_dirs(path)
+    return _checked(_forums(forums), path)
+
+
+def _checked(target: Target, where) -> Target:
+    if not target.threads:
+        raise ZooError(f"{where}: no text to learn the target domain from (empty)")
+    target.about.update(
+        threads=len(target.threads),
+        answered=len(target.answered),
+        duplicate_links=len(target.duplicates),
+    )
+    return target
+
+
+def _from_texts(texts: list[str], about: dict, where) -> Target:
+    threads = []
+    for number, text in enumerate(t.strip() for t in texts):
+        if not text:
+            continue
+        title, body = split_text(text)
+        threads.append(Thread(number, title, body if len(body) >= MIN_BODY_CHARS else ""))
+    target = Target(threads, about={**about, "texts": len(threads)}, texts_only=True)
+    return _checked(target, where)
+
+
+def _forums(forums: list[Path]) -> Target:
+    """Threads of parsed forums, their test split dropped at the Arrow level."""
+    import pyarrow.compute as pc
+
+    from stackexchange.store import read_dataset
+
+    threads, duplicates = [], []
+    for forum in forums:
+        table = read_dataset(forum / "questions", ZooError).data.table
+        table = table.filter(pc.not_equal(table["split"], EVALUATION_SPLIT))
+        columns = table.select(["id", "title", "body", "accepted_answer"]).to_pydict()
+        for i, title, body, answer in zip(*columns.values()):
+            threads.append(Thread(int(i), title or "", body or "", answer or None))
+        duplicates += _duplicate_links(forum)
+    known = {t.id for t in threads}
+    duplicates = [(a, b) for a, b in duplicates if a in known and b in known]
+    about = {"kind": "parsed forums", "forums": [f.name for f in forums]}
+    name = forums[0].name if len(forums) == 1 else "target"
+    return Target(threads, duplicates, about, name)
+
+
+def _duplicate_links(forum: Path) -> list[tuple[int, int]]:
+    from adapter_zoo.training.data import read_split
+
+    links = []
+    if not (forum / "duplicates").is_dir():
+        return links
+    for split in ("train", "dev"):  # never EVALUATION_SPLIT
+        rows = read_split(forum / "duplicates", split)
+        if rows is not None:
+            links += [(int(a), int(b)) for a, b in zip(rows["query_id"], rows["positive_id"])]
+    return links
+
+
+def _dump(path: Path) -> Target:
+    from stackexchange import parse_forum
+
+    with tempfile.TemporaryDirectory(prefix="adapter-zoo-adapt-") as tmp:
+        forum = parse_forum(path, tmp)
+        target = _forums([forum])
+    target.about["kind"] = "dump"
+    return _checked(target, path)
+
+
+def _pair_thread(number: int, question: str, answer: str | None) -> Thread:
+    title, body = split_text(question)
+    return Thread(number, title, body, answer or None)
+
+
+def _jsonl(path: Path) -> Target:
+    threads = []
+    for number, line in enumerate(_lines(path), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise ZooError(f"{path}, line {number}: not valid JSON ({error.msg})") from None
+        if not isinstance(record, dict):
+            raise ZooError(f"{path}, line {number}: expected an object, got {record!r:.40}")
+        fields = {k: record.get(k) for k in ("question", "title", "body", "answer")}
+        bad = [k for k, v in fields.items() if v is not None and not isinstance(v, str)]
+        if bad:
+            raise ZooError(f"{path}, line {number}: {bad[0]!r} must be a string")
+        if fields["title"]:
+            thread = Thread(number, fields["title"].strip(), (fields["body"] or "").strip(),
+                            (fields["answer"] or "").strip() or None)  # fmt: skip
+        elif fields["question"]:
+            thread = _pair_thread(number, fields["question"], (fields["answer"] or "").strip())
+        else:
+            raise ZooError(f"{path}, line {number}: no 'question' (or 'title') field")
+        threads.append(thread)
+    return _checked(Target(threads, about={"kind": "jsonl", "file": path.name}), path)
+
+
+def _tsv(path: Path) -> Target:
+    threads = []
+    reader = csv.reader(_lines(path), delimiter="\t", quoting=csv.QUOTE_NONE)
+    for number, row in enumerate(reader, start=1):
+        if not row or not row[0].strip():
+            continue
+        if len(row) > 2:
+            raise ZooError(
+                f"{path}, line {number}: {len(row)} tab-separated fields; expected "
+                "question<TAB>answer or a question alone"
+            )
+        threads.append(_pair_thread(number, row[0].strip(), row[1].strip() if len(row) > 1 else ""))
+    return _checked(Target(threads, about={"kind": "tsv", "file": path.name}), path)
+
+
+def _lines(path: Path) -> list[str]:
+    try:
+        return path.read_text(encoding="utf-8").splitlines()
+    except UnicodeDecodeError as error:
+        raise ZooError(
+            f"{path}: not a UTF-8 text file ({error.reason} at byte {error.start})"
+        ) from None

@@ -1,0 +1,240 @@
+"""adapt learns from the target and decides on its own held-out lists (issue 31): the
+threads it reads (never the evaluation split), the held-out lists, the bootstrap decision,
+the candidates trained on real shipped forums (the tiny random sentence-BERT as their base,
+so training takes seconds), and the entry and card it writes.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import numpy as np
+import pytest
+
+import adapter_zoo
+from adapter_zoo.adapt import heldout
+from adapter_zoo.adapt.decide import decide, list_average_precisions, paired_bootstrap
+from adapter_zoo.adapt.heldout import DECISION, assign, held_out_lists, write_training_folder
+from adapter_zoo.adapt.threads import Thread, read_threads
+from adapter_zoo.errors import ZooError
+from adapter_zoo.zoo.store import read_card
+
+BEER = "beer.stackexchange.com"
+BICYCLES = "bicycles.meta.stackexchange.com"
+POISON = "POISONED TEST QUESTION"
+
+
+def _questions(forum):
+    from stackexchange.store import read_dataset
+
+    return read_dataset(forum / "questions").to_list()
+
+
+@pytest.fixture(scope="module")
+def poisoned(parsed_shipped, tmp_path_factory):
+    """A copy of parsed bicycles.meta whose test questions (title, body, accepted answer) all say
+    POISON: anything adapt learns or decides from must be the same as from the original."""
+    import datasets
+
+    out = tmp_path_factory.mktemp("poisoned") / BICYCLES
+    shutil.copytree(parsed_shipped / BICYCLES, out)
+    rows = _questions(parsed_shipped / BICYCLES)
+
+    def poison(row):
+        if row["split"] != "test":
+            return row
+        return {**row, "title": f"{POISON} {row['id']}", "body": POISON,
+                "accepted_answer": POISON if row["accepted_answer"] else None}  # fmt: skip
+
+    shutil.rmtree(out / "questions")
+    original = datasets.load_from_disk(str(parsed_shipped / BICYCLES / "questions"))
+    datasets.Dataset.from_list([poison(r) for r in rows], features=original.features).save_to_disk(
+        str(out / "questions")
+    )
+    return out
+
+
+def test_threads_are_every_question_outside_the_test_split(parsed_shipped, poisoned):
+    rows = _questions(parsed_shipped / BEER)
+    kept = [r for r in rows if r["split"] != "test"]
+    target = read_threads(parsed_shipped / BEER)
+    assert len(rows) == 1029 and len(target.threads) == len(kept) == 932
+    assert [t.id for t in target.threads] == [r["id"] for r in kept]
+    assert len(target.answered) == sum(bool(r["accepted_answer"]) for r in kept)
+    assert target.about == {"kind": "parsed forums", "forums": [BEER], "threads": 932,
+                            "answered": len(target.answered), "duplicate_links": 22}  # fmt: skip
+    bikes = read_threads(parsed_shipped / BICYCLES)
+    assert len(_questions(parsed_shipped / BICYCLES)) == 453 and len(bikes.threads) == 408
+    assert read_threads(poisoned).threads == bikes.threads
+
+
+def test_no_poisoned_text_reaches_the_lists_or_the_training_folder(poisoned, tmp_path):
+    target = read_threads(poisoned)
+    parts = assign(target.threads)
+    lists = held_out_lists(target, parts, DECISION)
+    forum = write_training_folder(target, parts, tmp_path)
+    written = b"".join(f.read_bytes() for f in forum.rglob("*") if f.is_file())
+    assert POISON.encode() not in written
+    assert not any(POISON in t for t in [*lists.queries, *sum(lists.candidates, [])])
+
+
+def test_assign_is_a_fixed_hash_split_with_a_capped_decision_share():
+    threads = [Thread(i, "t", "b") for i in range(4000)]
+    parts = assign(threads)
+    assert parts == assign(list(reversed(threads)))[::-1]  # by id, not by position
+    assert parts.count(DECISION) == heldout.MAX_DECISION_THREADS
+    small = assign(threads[:400])
+    assert 0.2 < small.count(DECISION) / 400 < 0.3 and 0.08 < small.count("dev") / 400 < 0.16
+
+
+def test_held_out_lists_rank_each_threads_own_answer_and_body(parsed_shipped):
+    target = read_threads(parsed_shipped / BEER)
+    parts = assign(target.threads)
+    lists = held_out_lists(target, parts, DECISION)
+    held = [t for t, p in zip(target.threads, parts) if p == DECISION]
+    by_title = {t.title: t for t in held}
+    counts = lists.counts()
+    assert counts["answer"] == sum(bool(t.answer) for t in held)
+    assert counts["body"] == sum(heldout._has_body_pair(t) for t in held)
+    assert len(lists) > 200  # hundreds of lists on a 1,000-question forum
+    for kind, query, candidates, labels in zip(
+        lists.kinds, lists.queries, lists.candidates, lists.labels
+    ):
+        assert sum(labels) >= 1 and len(candidates) == len(set(candidates)) <= 20
+        if kind == "body":
+            assert candidates[labels.index(1)] == by_title[query].body
+    # selection threads and decision threads never meet
+    selection = held_out_lists(target, parts, "dev")
+    assert not set(selection.queries) & set(lists.queries)
+
+
+def test_paired_bootstrap_and_the_decision_rule():
+    rng = np.random.default_rng(0)
+    base = rng.random(300)
+    noise = base + rng.normal(0, 0.2, 300)  # no real gain: mean difference ~ 0
+    gain = base + 0.05 + rng.normal(0, 0.05, 300)
+    kept = decide({"base": base, "noisy": noise}, base="base")
+    assert kept["chosen"] == "base" and kept["best"] == "noisy"
+    assert kept["candidates"]["noisy"]["lower"] < 0 < kept["candidates"]["noisy"]["p"]
+    assert "is within the noise of 300 held-out lists, so base is kept" in kept["reason"]
+    won = decide({"base": base, "noisy": noise, "gain": gain}, base="base")
+    assert won["chosen"] == "gain" and won["candidates"]["gain"]["lower"] > 0.04
+    interval = paired_bootstrap(gain, base)["interval"]
+    assert interval[0] < 0.05 < interval[1]
+    aps = list_average_precisions([0.1, 0.9, 0.5, 0.8, 0.2], [[1, 0], [0, 0, 1]])
+    assert aps.tolist() == [0.5, 1 / 3]
+
+
+def test_pair_files_and_their_errors(tmp_path):
+    jsonl = tmp_path / "faq.jsonl"
+    jsonl.write_text(
+        '{"question": "How do I reset the router? It keeps dropping.", "answer": "Hold reset."}\n'
+        '{"title": "Billing date", "body": "When am I billed?"}\n\n',
+        encoding="utf-8",
+    )
+    target = read_threads(jsonl)
+    assert [(t.title, t.body, t.answer) for t in target.threads] == [
+        ("How do I reset the router?", "It keeps dropping.", "Hold reset."),
+        ("Billing date", "When am I billed?", None),
+    ]
+    assert target.about == {"kind": "jsonl", "file": "faq.jsonl", "threads": 2, "answered": 1,
+                            "duplicate_links": 0}  # fmt: skip
+    jsonl.write_text('{"question": "ok"}\n{"question": 3}\n', encoding="utf-8")
+    with pytest.raises(ZooError, match=r"faq.jsonl, line 2: 'question' must be a string$"):
+        read_threads(jsonl)
+    jsonl.write_text('{"question": "ok"}\n{oops\n', encoding="utf-8")
+    with pytest.raises(ZooError, match=r"faq.jsonl, line 2: not valid JSON"):
+        read_threads(jsonl)
+    tsv = tmp_path / "desk.tsv"
+    tsv.write_text("Where is my order?\tIt ships in two days.\nA\tB\tC\n", encoding="utf-8")
+    with pytest.raises(ZooError, match=r"desk.tsv, line 2: 3 tab-separated fields"):
+        read_threads(tsv)
+
+
+@pytest.fixture
+def tiny_adapt(tiny_sentence_bert_path, monkeypatch):
+    """adapt's auto path on the tiny random sentence-BERT, 2 steps a run, 100 centroid
+    titles: the plumbing of training, scoring and deciding in seconds."""
+    from adapter_zoo.adapt import domain
+
+    monkeypatch.setattr(domain, "MAX_TEXTS", 100)
+
+    def run(target, name, **options):
+        from adapter_zoo.adapt.learn import learn_and_decide
+
+        return learn_and_decide(target, name=name, base_model=str(tiny_sentence_bert_path),
+                                max_steps=2, **options)  # fmt: skip
+
+    return run
+
+
+def test_adapt_trains_on_the_target_and_decides_on_its_held_out_lists(
+    tiny_adapt, parsed_shipped, poisoned
+):
+    path = tiny_adapt(parsed_shipped / BICYCLES, "bikes-adapted", zoo=[])
+    record = read_card(path)["adapt"]
+    assert record["strategy"] == "learned" and record["requested"] == "auto"
+    assert set(record["candidates"]) >= {"base", "base@512", "own", "fusion:best+base+bm25"}
+    run = record["training"]["runs"]["own"]
+    assert run["steps"] == 2 and run["from"] is None and run["best_step"] >= 1  # never step 0
+    assert record["training"]["pair_kinds"] == ["question_answer", "title_body", "duplicates"]
+    decision = record["decision"]
+    assert decision["chosen"] in record["candidates"]
+    assert decision["lists"] == sum(record["decision_lists"].values()) > 50
+    for name, row in record["candidates"].items():
+        assert 0 < row["map"] <= 1 and ("delta" in row) == (name != "base")
+    # only the entry itself is left in the zoo: the candidates' entries are removed
+    assert sorted(p.name for p in adapter_zoo.zoo_home().iterdir() if not p.name.startswith("."))[
+        :1
+    ] == ["bikes-adapted"]
+    assert str(parsed_shipped) not in json.dumps(record)
+    # what it decided on is what the candidates score: the base's MAP again, from scratch
+    target = read_threads(parsed_shipped / BICYCLES)
+    lists = held_out_lists(target, assign(target.threads), DECISION)
+    base = record["candidates"]["base"]
+    scores = adapter_zoo.load(base["model"]).score(lists.pairs())
+    assert list_average_precisions(scores, lists.labels).mean() == pytest.approx(base["map"])
+    # the test split is never read: a forum whose test questions are poisoned gives the same
+    poisoned_run = read_card(tiny_adapt(poisoned, "bikes-p", zoo=[]))["adapt"]
+    maps = {name: row["map"] for name, row in record["candidates"].items()}
+    assert {name: row["map"] for name, row in poisoned_run["candidates"].items()} == maps
+    for run in (poisoned_run, record):
+        for candidate in run["training"]["runs"].values():
+            candidate.pop("seconds")  # wall time: the one field that may differ
+    assert poisoned_run["training"] == record["training"]
+
+
+def test_the_trained_adapter_is_the_entry_when_it_wins(tiny_adapt, parsed_shipped, monkeypatch):
+    from adapter_zoo.adapt import decide as deciding
+
+    original = deciding.decide
+
+    def own_wins(aps, **kw):
+        result = original(aps, **kw)
+        return {**result, "chosen": "own", "reason": "forced for the test"}
+
+    monkeypatch.setattr(deciding, "decide", own_wins)
+    path = tiny_adapt(parsed_shipped / BICYCLES, "bikes-own")
+    card = read_card(path)
+    assert card["kind"] == "adapter" and card["encoder"] == "bi" and card["name"] == "bikes-own"
+    assert card["adapt"]["decision"]["chosen"] == "own"
+    assert (path / "domain.safetensors").is_file()
+    scores = adapter_zoo.load("bikes-own").score([("a question", "an answer")])
+    assert np.isfinite(scores).all()
+
+
+def test_a_target_of_texts_learns_from_first_sentence_pairs(tiny_adapt, parsed_shipped):
+    rows = [r for r in _questions(parsed_shipped / BEER) if r["split"] != "test"]
+    texts = [f"{r['title']} {r['body']}" for r in rows[:300]]
+    path = tiny_adapt(texts, "from-texts")
+    record = read_card(path)["adapt"]
+    assert set(record["decision_lists"]) == {"body"}
+    assert "no answer or duplicate lists were possible" in record["texts_only"]
+    assert record["training"]["pair_kinds"] == ["title_body"]
+
+
+def test_a_target_too_small_to_decide_is_one_line(tiny_adapt):
+    with pytest.raises(ZooError, match="give no held-out list to decide on"):
+        tiny_adapt(["one text", "another"], "tiny")
+    assert not (adapter_zoo.zoo_home() / "tiny").exists()
