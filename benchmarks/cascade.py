@@ -60,7 +60,9 @@ def train_on_benchmark(
     ``alpha``, ``max_steps``, ...); the card records the benchmark as the training source.
     """
     from adapter_zoo.cascade.train import train_entry
+    from adapter_zoo.zoo.store import entry_folder
 
+    entry_folder(name)  # a name that is no plain entry name is refused before any work
     pairs = pairs_from_benchmark(benchmark, data_dir=data_dir, negatives=negatives, seed=seed)
     return train_entry(
         name, pairs=pairs, source={"benchmark": str(benchmark)}, negatives=negatives, seed=seed,

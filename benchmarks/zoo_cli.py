@@ -28,7 +28,7 @@ def register(subparsers) -> None:
     source.add_argument("--data", help="a parse output folder (DIR or DIR/<host>)")
     source.add_argument("--benchmark", help="registry name or local:PATH (its train split)")
     train.add_argument("--data-dir", default=None, help="folder holding the benchmark files")
-    train.add_argument("--name", required=True, help="zoo entry name (or a folder path)")
+    train.add_argument("--name", required=True, help="zoo entry name (written in the zoo home)")
     train.add_argument("--base", default="minilm-l6", help="base model: minilm-l6, bert-base, ...")
     train.add_argument(
         "--exits",

@@ -146,7 +146,7 @@ def train_entry(
     ``name``.
 
     Args:
-        name: zoo entry name or folder.
+        name: zoo entry name (a ``pathlib.Path``: that folder).
         base: base model.
         data: a parse output folder (one forum or several); its title-answer train pairs with
             ``negatives`` random other answers each.
