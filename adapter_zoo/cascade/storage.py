@@ -73,10 +73,11 @@ def save_cascade(
 def verify_cascade(folder: Path) -> dict:
     """The card of a cascade entry after checking every listed file (``verify_entry``)."""
     from adapter_zoo.kinds import kind_for_card
+    from adapter_zoo.zoo.store import CARD_FILE
 
     card = verify_entry(folder)
     if kind_for_card(card).name != "cascade":
-        raise ZooError(f"{folder / 'card.json'}: kind is {card.get('kind')!r}, not 'cascade'")
+        raise ZooError(f"{folder / CARD_FILE}: kind is {card.get('kind')!r}, not 'cascade'")
     return card
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import math
 import os
 import re
 from collections.abc import Callable
@@ -210,6 +211,21 @@ def read_card(path: str | os.PathLike) -> dict:
     return check_card(card, card_file)
 
 
+def find_card(name_or_path: str | os.PathLike) -> dict | None:
+    """The checked card (:func:`read_card`) of the local entry a name or path means, or None
+    when there is none (a spec, ``bm25``, a Hub name, a folder with no card): how a reader
+    that may be given any model name (the leaderboard, the sweep) asks for a card.
+
+    Raises:
+        ZooError: the entry's card is broken (one line naming its file).
+    """
+    text = str(name_or_path)
+    if text.strip() in (".", ".."):
+        return None
+    folder = local_entry(name_or_path)
+    return None if folder is None else read_card(folder)
+
+
 def field_error(card_file, key: str, value, wanted: str) -> ZooError:
     """The one-line error of a card field: the file, the field, what it must be, its value."""
     return ZooError(f"{card_file}: field {key!r} must be {wanted}, not {json.dumps(value)}")
@@ -271,10 +287,28 @@ def _check_optional_fields(card: dict, card_file) -> None:
     for key in ("training", "scores", "base_config"):
         if card.get(key) is not None and not isinstance(card[key], dict):
             raise field_error(card_file, key, card[key], "an object")
+    _check_fusion_weights(card, card_file)
     from adapter_zoo.kinds.registry import kind_for_card
 
     # some registered kind opens it (adapter_zoo.kinds), and checks the fields only it reads
     kind_for_card(card, card_file).check_card(card, card_file)
+
+
+def _check_fusion_weights(card: dict, card_file) -> None:
+    """``fusion_weights`` (the leaderboard's Figure 4): layer -> adapter -> a number."""
+    weights = card.get("fusion_weights")
+    if weights is None:
+        return
+    wanted = "an object of layers, each an object of adapter weights (numbers)"
+    if not isinstance(weights, dict):
+        raise field_error(card_file, "fusion_weights", weights, wanted)
+    for layer, row in weights.items():
+        numbers = isinstance(row, dict) and all(
+            isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+            for v in row.values()
+        )
+        if not numbers:
+            raise field_error(card_file, f"fusion_weights.{layer}", row, wanted)
 
 
 def verify_entry(path: str | os.PathLike) -> dict:
