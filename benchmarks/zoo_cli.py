@@ -182,7 +182,9 @@ def run_sweep(args) -> int:
         max_length=args.max_length,
         progress=True,
     )
-    _print_records(records, args.results, lambda r: r["adapters"][0])
+    # a cross-encoder adapter shares the pass (its record's model is the base), any other
+    # model (a bi-encoder entry, sbert:, a composition) is scored on its own
+    _print_records(records, args.results, lambda r: (r["adapters"] or [r["model"]])[0])
     return 0
 
 
