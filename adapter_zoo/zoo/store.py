@@ -120,6 +120,23 @@ def entry_location(name_or_path: str | os.PathLike) -> Path:
     return zoo_home() / text if is_entry_name(text) else Path(text).expanduser()
 
 
+def check_zoo_writable(*folders: Path) -> None:
+    """Refuse, before a model loads, a zoo home (and ``folders`` inside it, such as
+    ``.checkpoints``) this process cannot write into: one line saying what to do.
+
+    Raises:
+        ZooError: naming the folder and the operating system's reason.
+    """
+    from stackexchange.io import check_writable
+
+    advice = (
+        "make it writable, or set ADAPTER_ZOO_HOME to a folder you can write "
+        f"(the zoo home is {zoo_home()})"
+    )
+    for folder in (zoo_home(), *folders):
+        check_writable(folder, what="zoo entries", advice=advice, error=ZooError)
+
+
 def local_entry(name_or_path: str | os.PathLike) -> Path | None:
     """The local entry folder a name or path means, or None when there is none.
 
