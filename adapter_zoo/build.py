@@ -140,7 +140,7 @@ def build_entry(
     if steps < 1:
         raise ZooError(f"build steps must be at least 1, got {steps}")
     forum = forum if isinstance(forum, Forum) else _forum(forum)
-    name = name or forum.short_name
+    name = forum.short_name if name is None else name
     final = entry_path(name)
     if final.exists() and not overwrite:
         raise ZooError(f"zoo entry {name!r} already exists at {final}; pass overwrite=True")

@@ -59,8 +59,12 @@ def train_on_benchmark(
     ``options`` are ``adapter_zoo.cascade.train.train_entry``'s (``base``, ``exits``,
     ``alpha``, ``max_steps``, ...); the card records the benchmark as the training source.
     """
-    from adapter_zoo.cascade.train import train_entry
+    from adapter_zoo.cascade.train import planned_config, train_entry
+    from adapter_zoo.zoo.store import entry_folder
 
+    entry_folder(name)  # a name that is no plain entry name is refused before any work
+    planned = {k: options[k] for k in ("exits", "adapter", "alpha", "max_length") if k in options}
+    planned_config(options.get("base", "minilm-l6"), **planned)  # before the benchmark loads
     pairs = pairs_from_benchmark(benchmark, data_dir=data_dir, negatives=negatives, seed=seed)
     return train_entry(
         name, pairs=pairs, source={"benchmark": str(benchmark)}, negatives=negatives, seed=seed,

@@ -179,7 +179,8 @@ def finetune(
     from adapter_zoo.zoo.store import entry_path
 
     forum = _forum_name(benchmark)
-    name = name or f"{forum}-{mode}-{Path(str(transfer or model)).name}-s{seed}"
+    if name is None:
+        name = f"{forum}-{mode}-{Path(str(transfer or model)).name}-s{seed}"
     if entry_path(name).exists() and not overwrite:
         raise BenchmarkError(
             f"zoo entry {name!r} already exists at {entry_path(name)}; pass --overwrite to "

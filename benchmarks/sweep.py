@@ -45,7 +45,7 @@ def shares_pass(name) -> bool:
     ``Parallel`` pass scores; bi-encoders, ``sbert:`` models and compositions are scored one
     by one (a bi-encoder embeds each text once anyway)."""
     from adapter_zoo.loading import resolve_entry
-    from adapter_zoo.zoo.store import read_card
+    from adapter_zoo.zoo.store import CARD_FILE, read_card
 
     if ":" in str(name):
         return False
@@ -56,7 +56,7 @@ def shares_pass(name) -> bool:
     from adapter_zoo.kinds import kind_for_card
 
     # a bare adapter folder (no card) is a cross-encoder adapter
-    card = read_card(path) if (path / "card.json").is_file() else None
+    card = read_card(path) if (path / CARD_FILE).is_file() else None
     cross = card is None or kind_for_card(card).encoder == "cross"
     return cross and (path / "head_config.json").is_file()
 

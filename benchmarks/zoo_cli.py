@@ -28,7 +28,7 @@ def register(subparsers) -> None:
     source.add_argument("--data", help="a parse output folder (DIR or DIR/<host>)")
     source.add_argument("--benchmark", help="registry name or local:PATH (its train split)")
     train.add_argument("--data-dir", default=None, help="folder holding the benchmark files")
-    train.add_argument("--name", required=True, help="zoo entry name (or a folder path)")
+    train.add_argument("--name", required=True, help="zoo entry name (written in the zoo home)")
     train.add_argument("--base", default="minilm-l6", help="base model: minilm-l6, bert-base, ...")
     train.add_argument(
         "--exits",
@@ -182,7 +182,9 @@ def run_sweep(args) -> int:
         max_length=args.max_length,
         progress=True,
     )
-    _print_records(records, args.results, lambda r: r["adapters"][0])
+    # a cross-encoder adapter shares the pass (its record's model is the base), any other
+    # model (a bi-encoder entry, sbert:, a composition) is scored on its own
+    _print_records(records, args.results, lambda r: (r["adapters"] or [r["model"]])[0])
     return 0
 
 

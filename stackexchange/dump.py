@@ -8,11 +8,12 @@ from pathlib import Path
 
 from stackexchange.catalog import short_name, unknown_forum
 from stackexchange.errors import DumpError
-from stackexchange.io import output_lock, remove_stale_temporaries
+from stackexchange.io import remove_stale_temporaries
 from stackexchange.numbers import check_number
 from stackexchange.parse import (
     DEFAULT_MAX_POSITIVES,
     check_output,
+    forum_locks,
     is_complete,
     parse_forum_unlocked,
 )
@@ -73,8 +74,9 @@ def parse_dump(
 
     Complete forums are skipped (unless ``overwrite``). A source inside ``out_dir``, or
     something other than a parsed forum at ``out_dir/<host>`` (without ``overwrite``), is
-    refused before any work. One run at a time writes into ``out_dir`` (a second is refused,
-    see ``stackexchange.io.output_lock``). ``workers`` processes (default: one
+    refused before any work. One run at a time writes each forum's folder (a second run of
+    one of its forums is refused, see ``stackexchange.parse.forum_locks``); runs of other
+    forums may write into ``out_dir`` beside it. ``workers`` processes (default: one
     per core) parse several forums at once, or, when one forum is left, chunks of its
     Posts.xml; ``workers=1`` does everything in this process. A forum that fails does not
     stop the others; the run then raises one DumpError naming how many failed and the first.
@@ -89,7 +91,7 @@ def parse_dump(
     out = Path(out_dir)
     for host, path in chosen.items():  # before any work: nothing may be lost
         check_output(path, out, host, overwrite=overwrite)
-    with output_lock(out, error=DumpError):
+    with forum_locks(out, chosen):  # the forums' own folders: others may parse beside it
         return _parse_locked(chosen, out, max_positives, workers, overwrite, seed)
 
 

@@ -286,6 +286,45 @@ def _is_temporary(entry: Path) -> bool:
     )
 
 
+def check_writable(
+    folder: str | os.PathLike, *, what: str, advice: str, error: type[Exception] = OSError
+) -> None:
+    """Refuse, before any work, a ``folder`` this process cannot write into: one line naming
+    it, the operating system's reason and ``advice`` (what to do).
+
+    An existing folder is probed by creating (and removing) a temporary file in it, so a
+    read-only file system or missing permission shows here, not after the expensive part; a
+    folder still to be made is checked on its nearest existing parent, which is not written.
+
+    Example:
+        >>> check_writable("/proc/zoo", what="the zoo home", advice="set ADAPTER_ZOO_HOME",
+        ...                error=ValueError)  # doctest: +SKIP
+        Traceback (most recent call last):
+        ValueError: /proc/zoo: cannot write the zoo home there (Permission denied); set ...
+    """
+    import errno
+    import tempfile
+
+    folder = Path(folder)
+    probe = folder
+    while not os.path.lexists(probe) and probe.parent != probe:
+        probe = probe.parent
+    reason = None
+    if not probe.is_dir():
+        reason = f"{probe} is not a folder"
+    elif probe == folder:
+        try:
+            handle, name = tempfile.mkstemp(prefix=".adapter-zoo-write-check-", dir=folder)
+            os.close(handle)
+            os.unlink(name)
+        except OSError as failure:
+            reason = failure.strerror or str(failure)
+    elif not os.access(probe, os.W_OK | os.X_OK):
+        reason = f"{probe}: {os.strerror(errno.EACCES)}"
+    if reason is not None:
+        raise error(f"{folder}: cannot write {what} there ({reason}); {advice}")
+
+
 def lock_file(folder: str | os.PathLike) -> Path:
     """The lock file of output ``folder``: in the system's temporary folder, named by the
     hash of ``folder``'s resolved path (the same folder by any path gets the same lock)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -45,6 +46,18 @@ def check_output(source, out_dir, host: str, *, overwrite: bool = False) -> None
     )  # fmt: skip
 
 
+@contextlib.contextmanager
+def forum_locks(out_dir: str | os.PathLike, hosts):
+    """Hold the lock (``stackexchange.io.output_lock``) of each forum folder
+    ``out_dir/<host>`` a run writes: runs parsing different forums into one output go on
+    side by side (a Ray recipe parsing forums in parallel), a second run of the same forum
+    is refused in one line naming its folder."""
+    with contextlib.ExitStack() as stack:
+        for host in sorted(set(hosts)):  # one order: two runs never wait on each other
+            stack.enter_context(output_lock(Path(out_dir) / host, error=DumpError))
+        yield
+
+
 def parse_forum(
     source: str | os.PathLike,
     out_dir: str | os.PathLike,
@@ -80,8 +93,9 @@ def parse_forum(
         >>> forum_dir.name  # doctest: +SKIP
         'beer.stackexchange.com'
     """
-    check_output(source, out_dir, forum_host(source, forum), overwrite=overwrite)
-    with output_lock(out_dir, error=DumpError):  # one run at a time writes into out_dir
+    host = forum_host(source, forum)
+    check_output(source, out_dir, host, overwrite=overwrite)
+    with forum_locks(out_dir, [host]):  # one run at a time writes this forum's folder
         return parse_forum_unlocked(
             source,
             out_dir,
@@ -105,8 +119,8 @@ def parse_forum_unlocked(
     progress: bool = False,
     workers: int | None = None,
 ) -> Path:
-    """:func:`parse_forum` for a caller that holds ``out_dir``'s lock (``parse_dump``, whose
-    worker processes parse forums into the folder it locked)."""
+    """:func:`parse_forum` for a caller that holds the forum folder's lock (``parse_dump``,
+    whose worker processes parse the forums it locked, see :func:`forum_locks`)."""
     if max_positives < 1:
         raise DumpError(f"max_positives must be at least 1, not {max_positives}")
     host = forum_host(source, forum)

@@ -88,8 +88,9 @@ def soup_entry(
     from adapter_zoo.biencoder.encoder import build_sentence_model, transformer_of
     from adapter_zoo.biencoder.layouts import write_bi_adapter
     from adapter_zoo.zoo.layouts import check_base
-    from adapter_zoo.zoo.store import save_entry
+    from adapter_zoo.zoo.store import entry_folder, save_entry
 
+    entry_folder(name)  # a name that is no plain entry name is refused before any work
     members = [str(m) for m in members]
     if not members:
         raise ZooError(f"soup {name!r}: no member to average")

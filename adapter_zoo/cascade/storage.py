@@ -16,7 +16,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from adapter_zoo.errors import ZooError
-from adapter_zoo.zoo.store import entry_folder, read_card, save_entry, verify_entry
+from adapter_zoo.zoo.store import (
+    entry_folder,
+    entry_location,
+    read_card,
+    save_entry,
+    verify_entry,
+)
 
 
 def _write_files(ranker, folder: Path) -> None:
@@ -41,6 +47,7 @@ def save_cascade(
     ``adapter_zoo.zoo.save_entry``) and return the entry folder."""
     from adapter_zoo.zoo.layouts import base_config
 
+    entry_folder(name_or_path)  # the name is checked before anything is read of the ranker
     fields = {
         "base_model": ranker.base_model,
         "forums": [],
@@ -66,10 +73,11 @@ def save_cascade(
 def verify_cascade(folder: Path) -> dict:
     """The card of a cascade entry after checking every listed file (``verify_entry``)."""
     from adapter_zoo.kinds import kind_for_card
+    from adapter_zoo.zoo.store import CARD_FILE
 
     card = verify_entry(folder)
     if kind_for_card(card).name != "cascade":
-        raise ZooError(f"{folder / 'card.json'}: kind is {card.get('kind')!r}, not 'cascade'")
+        raise ZooError(f"{folder / CARD_FILE}: kind is {card.get('kind')!r}, not 'cascade'")
     return card
 
 
@@ -82,7 +90,7 @@ def load_cascade(name_or_path, *, device=None):
     from adapter_zoo.cascade.model import ADAPTER_NAME, CascadeRanker, _resolve_base_model
     from adapter_zoo.zoo.layouts import check_base
 
-    folder = entry_folder(name_or_path)
+    folder = entry_location(name_or_path)
     if not folder.is_dir():
         raise ZooError(f"{folder}: no such cascade entry")
     card = verify_cascade(folder)

@@ -122,6 +122,39 @@ def train_cascade(
     }
 
 
+def planned_config(
+    base: str, *, exits=None, adapter: bool = False, alpha: float = 0.3,
+    max_length: int = CROSS_MAX_LENGTH,
+):  # fmt: skip
+    """The ``CascadeConfig`` of a run, checked against the base's ``config.json`` (read
+    without loading its weights): exits beyond its layers and a ``max_length`` its position
+    embeddings cannot hold are refused before the model loads.
+
+    Raises:
+        ZooError: one line naming the option and the base's number.
+    """
+    from adapter_zoo.cascade.config import CascadeConfig
+    from adapter_zoo.ranker.inputs import check_max_length
+    from adapter_zoo.training.models import base_config
+
+    config = CascadeConfig(
+        exits=tuple(exits) if exits else None,
+        alpha=alpha,
+        adapter="seq_bn" if adapter else None,
+        max_length=max_length,
+    )
+    known = base_config(base)  # None: loading the model reports that in its own words
+    layers = getattr(known, "num_hidden_layers", None)
+    if isinstance(layers, int) and config.exits is not None and config.exits[-1] > layers:
+        raise ZooError(
+            f"cascade-train: exit layer {config.exits[-1]} is beyond the {layers} layers of "
+            f"base {base!r} (its config.json); choose exits in 1..{layers}"
+        )
+    if known is not None:
+        check_max_length(max_length, known, name="cascade-train: max_length", model=str(base))
+    return config
+
+
 def train_entry(
     name,
     *,
@@ -146,7 +179,7 @@ def train_entry(
     ``name``.
 
     Args:
-        name: zoo entry name or folder.
+        name: zoo entry name (a ``pathlib.Path``: that folder).
         base: base model.
         data: a parse output folder (one forum or several); its title-answer train pairs with
             ``negatives`` random other answers each.
@@ -170,10 +203,9 @@ def train_entry(
         >>> train_entry("cascade", data="parsed/", max_steps=200)  # doctest: +SKIP
         PosixPath('.../adapter-zoo/cascade')
     """
-    from adapter_zoo.cascade.config import CascadeConfig
     from adapter_zoo.cascade.data import forum_dirs, pairs_from_parsed
     from adapter_zoo.cascade.model import CascadeRanker
-    from adapter_zoo.zoo.store import entry_folder
+    from adapter_zoo.zoo.store import check_zoo_writable, entry_folder
     from stackexchange.io import refuse_input_inside_output
 
     if (data is None) == (pairs is None):
@@ -200,17 +232,16 @@ def train_entry(
             f"zoo entry {str(name)!r} already exists at {entry_folder(name)}; "
             "pass overwrite=True (--overwrite)"
         )
+    if isinstance(name, str):  # an entry name: its zoo home must take it
+        check_zoo_writable()
+    config = planned_config(
+        base, exits=exits, adapter=adapter, alpha=alpha, max_length=max_length
+    )  # before the data and the model load
     if data is not None:
         pairs = pairs_from_parsed(data, negatives=negatives, seed=seed)
         forums, source = [p.name for p in forum_dirs(Path(data))], {"data": str(data)}
     else:
         pairs, forums, source = list(pairs), [], dict(source or {})
-    config = CascadeConfig(
-        exits=tuple(exits) if exits else None,
-        alpha=alpha,
-        adapter="seq_bn" if adapter else None,
-        max_length=max_length,
-    )
     ranker = CascadeRanker.from_base(base, config, device=device, seed=seed)
     log = train_cascade(
         ranker,

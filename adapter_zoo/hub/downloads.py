@@ -193,11 +193,9 @@ def pull_multicqa(
 
 
 def _set_card_field(folder: Path, key: str, value) -> None:
-    import json
-
-    from adapter_zoo.zoo.store import CARD_FILE
+    from adapter_zoo.zoo.store import CARD_FILE, read_card
     from stackexchange.io import atomic_write_json
 
-    card = json.loads((folder / CARD_FILE).read_text(encoding="utf-8"))
+    card = read_card(folder)
     card[key] = value
     atomic_write_json(folder / CARD_FILE, card)

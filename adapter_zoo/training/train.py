@@ -24,13 +24,15 @@ def train(config: TrainingConfig) -> Path:
             ``config.data``, mode ``adapter`` names several forums, or ``drop_lower`` or
             ``max_length`` do not fit the base; all before anything is written.
     """
+    from adapter_zoo.training.checkpoint import checkpoint_dir
     from adapter_zoo.training.data import resolve_forums
     from adapter_zoo.training.models import resolve_drop_lower
-    from adapter_zoo.zoo.store import entry_path
+    from adapter_zoo.zoo.store import check_zoo_writable, entry_path
 
     final = entry_path(config.name)
     if final.exists() and not config.overwrite:
         raise ZooError(f"zoo entry {config.name!r} already exists at {final}; use --overwrite")
+    check_zoo_writable(checkpoint_dir(config.name).parent)  # before any model loads
     hosts = resolve_forums(config.data, config.forums)
     if config.mode == "adapter" and len(hosts) != 1:
         raise ZooError(

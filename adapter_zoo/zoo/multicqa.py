@@ -194,8 +194,9 @@ def import_legacy(
 ) -> Path:
     """Store a MultiCQA adapter as a zoo entry in today's layout (with a head); return it."""
     from adapter_zoo.zoo.layouts import base_config, write_adapter
-    from adapter_zoo.zoo.store import save_entry
+    from adapter_zoo.zoo.store import entry_folder, save_entry
 
+    entry_folder(name)  # refused before the adapter is loaded
     ranker = load_legacy(path, adapter=adapter, base_model=base_model, device="cpu")
     card = dict(ranker.card)
     card.update(name=name, head=card["name"], source_adapter=card["name"])

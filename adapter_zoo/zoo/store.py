@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import math
 import os
 import re
 from collections.abc import Callable
@@ -38,29 +39,102 @@ def zoo_home() -> Path:
     return Path(platformdirs.user_cache_dir("adapter-zoo", appauthor=False))
 
 
-def is_entry_name(name: str) -> bool:
-    """Whether ``name`` is a plain zoo entry name: no path separator, not hidden, not ``..``."""
-    return bool(name) and "/" not in name and "\\" not in name and not name.startswith(".")
+# The longest entry name: its folder's temporaries (``.NAME.tmp-PID-ID.owner``) must still
+# fit a file system's 255-byte file names.
+MAX_NAME_BYTES = 200
+NAME_RULE = "use letters, digits, '-', '_' or '.'"
+
+
+def is_entry_name(name) -> bool:
+    """Whether ``name`` is a plain zoo entry name: a non-empty string with no path separator,
+    not hidden (so neither ``.`` nor ``..``), no control character, no space at either end,
+    at most :data:`MAX_NAME_BYTES` bytes.
+
+    Example:
+        >>> [is_entry_name(n) for n in ("beer", "../x", "/abs", "a/b", ".hidden", "")]
+        [True, False, False, False, False, False]
+    """
+    return (
+        isinstance(name, str)
+        and bool(name)
+        and name == name.strip()
+        and "/" not in name
+        and "\\" not in name
+        and not name.startswith(".")
+        and not any(ord(c) < 32 or ord(c) == 127 for c in name)
+        and len(name.encode("utf-8", "surrogatepass")) <= MAX_NAME_BYTES
+    )
+
+
+def check_entry_name(name) -> str:
+    """``name`` when it is a plain zoo entry name (:func:`is_entry_name`), else the one-line
+    ZooError every writer of an entry gives (``train``, ``adapt``, ``compose``, ...).
+
+    Example:
+        >>> check_entry_name("../../x")
+        Traceback (most recent call last):
+        ...
+        adapter_zoo.errors.ZooError: invalid zoo entry name '../../x': use letters, digits, '-', '_' or '.'
+    """
+    if not is_entry_name(name):
+        raise ZooError(f"invalid zoo entry name {name!r}: {NAME_RULE}")
+    return name
 
 
 def entry_path(name: str) -> Path:
-    """Where the zoo entry ``name`` lives (it may not exist)."""
-    if not is_entry_name(name):
-        raise ZooError(f"invalid zoo entry name {name!r}: use letters, digits, '-', '_' or '.'")
-    return zoo_home() / name
+    """Where the zoo entry ``name`` lives (it may not exist); ``name`` is checked by
+    :func:`check_entry_name`."""
+    return zoo_home() / check_entry_name(name)
 
 
 def entry_folder(name_or_path: str | os.PathLike) -> Path:
-    """Where an entry is written: a plain name (:func:`is_entry_name`) in the zoo home,
-    anything else (a path with a separator, ``./NAME``) is that folder.
+    """Where an entry is written: the one place every writer of a zoo entry asks
+    (:func:`save_entry` and the commands that check before their work).
+
+    A string is an entry name, checked by :func:`check_entry_name` (a name from the command
+    line can never write outside the zoo home: ``../x``, ``/abs``, ``a/b`` are refused); a
+    path object (``pathlib.Path``) is a folder a Python caller chose, written as it is.
 
     Raises:
-        ZooError: ``name_or_path`` is ``.`` or ``..`` (neither a name nor an entry folder).
+        ZooError: a string that is not a plain entry name; the path ``.`` or ``..``.
+    """
+    if isinstance(name_or_path, str) or not isinstance(name_or_path, os.PathLike):
+        return entry_path(name_or_path)
+    text = os.fspath(name_or_path)
+    if str(text).strip() in (".", "..", ""):
+        raise ZooError(f"invalid zoo entry folder {text!r}: give an entry folder's path")
+    return Path(text).expanduser()
+
+
+def entry_location(name_or_path: str | os.PathLike) -> Path:
+    """Where an entry is read from (it may not exist): a plain name in the zoo home, anything
+    else (a path with a separator, ``./NAME``) that folder. Never a place to write: writers
+    ask :func:`entry_folder`.
+
+    Raises:
+        ZooError: ``name_or_path`` is ``.`` or ``..``.
     """
     text = str(name_or_path)
     if text.strip() in (".", ".."):
         raise ZooError(f"invalid zoo entry name {text!r}: give a name or an entry folder's path")
     return zoo_home() / text if is_entry_name(text) else Path(text).expanduser()
+
+
+def check_zoo_writable(*folders: Path) -> None:
+    """Refuse, before a model loads, a zoo home (and ``folders`` inside it, such as
+    ``.checkpoints``) this process cannot write into: one line saying what to do.
+
+    Raises:
+        ZooError: naming the folder and the operating system's reason.
+    """
+    from stackexchange.io import check_writable
+
+    advice = (
+        "make it writable, or set ADAPTER_ZOO_HOME to a folder you can write "
+        f"(the zoo home is {zoo_home()})"
+    )
+    for folder in (zoo_home(), *folders):
+        check_writable(folder, what="zoo entries", advice=advice, error=ZooError)
 
 
 def local_entry(name_or_path: str | os.PathLike) -> Path | None:
@@ -114,8 +188,9 @@ def save_entry(
 
     Args:
         folder_writer: writes the weights into the (temporary) folder it is given.
-        name: the entry's short name, or a folder path (see :func:`entry_folder`); the
-            card's ``name`` is the folder's name.
+        name: the entry's name, checked by :func:`check_entry_name` (a path object is the
+            folder a Python caller chose, see :func:`entry_folder`); the card's ``name`` is
+            the folder's name.
         card: card fields (``kind``, ``base_model``, ``forums``, ...); ``name``, ``files``,
             ``created`` and ``version`` are filled in here.
         overwrite: replace an existing entry of that name.
@@ -151,6 +226,21 @@ def read_card(path: str | os.PathLike) -> dict:
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
         raise ZooError(f"{card_file}: not valid JSON ({error})") from None
     return check_card(card, card_file)
+
+
+def find_card(name_or_path: str | os.PathLike) -> dict | None:
+    """The checked card (:func:`read_card`) of the local entry a name or path means, or None
+    when there is none (a spec, ``bm25``, a Hub name, a folder with no card): how a reader
+    that may be given any model name (the leaderboard, the sweep) asks for a card.
+
+    Raises:
+        ZooError: the entry's card is broken (one line naming its file).
+    """
+    text = str(name_or_path)
+    if text.strip() in (".", ".."):
+        return None
+    folder = local_entry(name_or_path)
+    return None if folder is None else read_card(folder)
 
 
 def field_error(card_file, key: str, value, wanted: str) -> ZooError:
@@ -214,10 +304,28 @@ def _check_optional_fields(card: dict, card_file) -> None:
     for key in ("training", "scores", "base_config"):
         if card.get(key) is not None and not isinstance(card[key], dict):
             raise field_error(card_file, key, card[key], "an object")
+    _check_fusion_weights(card, card_file)
     from adapter_zoo.kinds.registry import kind_for_card
 
     # some registered kind opens it (adapter_zoo.kinds), and checks the fields only it reads
     kind_for_card(card, card_file).check_card(card, card_file)
+
+
+def _check_fusion_weights(card: dict, card_file) -> None:
+    """``fusion_weights`` (the leaderboard's Figure 4): layer -> adapter -> a number."""
+    weights = card.get("fusion_weights")
+    if weights is None:
+        return
+    wanted = "an object of layers, each an object of adapter weights (numbers)"
+    if not isinstance(weights, dict):
+        raise field_error(card_file, "fusion_weights", weights, wanted)
+    for layer, row in weights.items():
+        numbers = isinstance(row, dict) and all(
+            isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+            for v in row.values()
+        )
+        if not numbers:
+            raise field_error(card_file, f"fusion_weights.{layer}", row, wanted)
 
 
 def verify_entry(path: str | os.PathLike) -> dict:

@@ -25,7 +25,6 @@ Example:
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
@@ -68,17 +67,11 @@ __all__ = [
 
 
 def _card(model: str) -> dict | None:
-    candidates = [Path(model) / "card.json"]
-    try:
-        from adapter_zoo.zoo import zoo_home
+    """The checked card of the local zoo entry ``model`` names (the store's reader: a broken
+    card is one line naming its file), None for a model with no local entry."""
+    from adapter_zoo.zoo.store import find_card
 
-        candidates.append(Path(zoo_home()) / model / "card.json")
-    except ImportError:
-        pass
-    for candidate in candidates:
-        if candidate.is_file():
-            return json.loads(candidate.read_text(encoding="utf-8"))
-    return None
+    return find_card(model)
 
 
 def _fusion_cards(records: list[dict]) -> list[dict]:

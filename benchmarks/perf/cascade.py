@@ -166,10 +166,11 @@ def train_model(train_pairs, args, data: str = "wikiqa train"):
     import torch
 
     from adapter_zoo.cascade import CascadeConfig, CascadeRanker, train_cascade
+    from adapter_zoo.zoo import CARD_FILE
 
     torch.manual_seed(args.seed)
     config = CascadeConfig(exits=(2, 4, 6), max_length=args.max_length)
-    if args.model is not None and (args.model / "card.json").is_file():
+    if args.model is not None and (args.model / CARD_FILE).is_file():
         # a cascade trained by an earlier run of this script (same settings), reused
         ranker = CascadeRanker.load(args.model, device="cpu")
         return ranker, {**ranker.card["training"], "reused": str(args.model)}

@@ -55,6 +55,7 @@ def start_olah(root: Path) -> tuple[subprocess.Popen, str]:
 
 def make_repo(root: Path, mb: int) -> None:
     """A zoo entry (card with sha256 of each file) committed to a git repo olah serves."""
+    from adapter_zoo.zoo.store import CARD_FILE
     from stackexchange.io import sha256_file
 
     repo = root / "mirrors" / "models" / "bench" / "entry"
@@ -73,7 +74,7 @@ def make_repo(root: Path, mb: int) -> None:
         "base_model": "minilm-l6",
         "files": {name: sha256_file(repo / name) for name in sizes},
     }
-    (repo / "card.json").write_text(json.dumps(card))
+    (repo / CARD_FILE).write_text(json.dumps(card))
     env = {
         **os.environ,
         "GIT_AUTHOR_NAME": "b",

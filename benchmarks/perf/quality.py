@@ -125,12 +125,14 @@ def prepare(work: Path) -> dict[str, str]:
 def train_entry(work: Path, name: str, *argv: str) -> dict:
     """Train zoo entry ``name`` unless present; return its card and the training time
     (None for an entry an earlier run trained: not measured in this one)."""
+    from adapter_zoo.zoo.store import CARD_FILE, read_card
+
     entry = work / "zoo" / name
     started = time.perf_counter()
-    trained = not (entry / "card.json").is_file()
+    trained = not (entry / CARD_FILE).is_file()
     if trained:
         cli("train", "--data", work / "parsed", "--name", name, *argv)
-    card = json.loads((entry / "card.json").read_text())
+    card = read_card(entry)
     card.setdefault("train_seconds", round(time.perf_counter() - started, 1) if trained else None)
     return card
 
@@ -366,6 +368,7 @@ def length_table(work: Path, sets: dict) -> dict:
 
 def tanda_table(work: Path) -> dict:
     """WikiQA test MAP of new adapters and of continued forum adapters, at equal steps."""
+    from adapter_zoo.zoo.store import CARD_FILE, read_card
     from benchmarks import get
     from benchmarks.finetune import finetune
 
@@ -374,12 +377,12 @@ def tanda_table(work: Path) -> dict:
         for seed in TANDA_SEEDS:
             name = f"wikiqa-{start or f'new-{encoder}'}-s{seed}".replace("new-bi", "new")
             started = time.perf_counter()
-            if not (work / "zoo" / name / "card.json").is_file():
+            if not (work / "zoo" / name / CARD_FILE).is_file():
                 finetune("minilm-l6", get("wikiqa"), "adapter" if start is None else "tanda",
                          transfer=start, encoder=encoder, work_dir=work / "tanda",
                          data_dir=SHARED / "benchmarks", seed=seed, max_steps=TANDA_STEPS,
                          name=name)  # fmt: skip
-            card = json.loads((work / "zoo" / name / "card.json").read_text())
+            card = read_card(work / "zoo" / name)
             test = score(work, name, "wikiqa", "test")["metrics"]
             row = rows.setdefault(
                 start or f"new {encoder} adapter", {"encoder": encoder, "runs": []}
@@ -412,6 +415,7 @@ def tanda_table(work: Path) -> dict:
 def zoo_and_compositions(work: Path, sets: dict) -> dict:
     """Train the zoo, compose on each forum's dev split, score everything, pick per forum."""
     from adapter_zoo.compose import compose_entry
+    from adapter_zoo.zoo.store import CARD_FILE, read_card
 
     steps = ["--max-steps", str(ZOO_STEPS)]
     zoo = {
@@ -447,10 +451,10 @@ def zoo_and_compositions(work: Path, sets: dict) -> dict:
     for forum, entries in compositions.items():
         for name, (how, members) in entries.items():
             started = time.perf_counter()
-            if not (work / "zoo" / name / "card.json").is_file():
+            if not (work / "zoo" / name / CARD_FILE).is_file():
                 compose_entry(name, members, kind=how, data=work / "parsed", forum=FORUMS[forum],
                               top_k=10)  # fmt: skip
-            card = json.loads((work / "zoo" / name / "card.json").read_text())
+            card = read_card(work / "zoo" / name)
             composed[name] = {"forum": forum, "how": how, "members": members,
                               "weights": card.get("weights"),
                               "dev_lists_map": card.get("scores"),

@@ -69,10 +69,12 @@ def prepare_data(work: Path) -> tuple[Path, dict[str, str]]:
 
 def train_zoo(zoo: Path, parsed: Path, steps: int) -> list[str]:
     """Train every ``ZOO`` entry missing from ``zoo`` (one CLI run each); return their paths."""
+    from adapter_zoo.zoo import CARD_FILE
+
     paths = []
     for name, argv in ZOO.items():
         entry = zoo / name
-        if not (entry / "card.json").is_file():
+        if not (entry / CARD_FILE).is_file():
             command = [sys.executable, "-m", "adapter_zoo", "train", *argv, "--data", str(parsed),
                        "--name", name, "--max-steps", str(steps), *TRAINING]  # fmt: skip
             print(f"training {name}: {' '.join(command[3:])}", flush=True)

@@ -169,7 +169,9 @@ def run_case(case: str, code: Path, parsed: Path, work: Path, interval: float) -
     result = measure(command, env, interval, work / f"{case}.log")
     entry = work / "zoo" / name
     seconds = dev_seconds(entry)
-    card = json.loads((entry / "card.json").read_text()) if (entry / "card.json").exists() else {}
+    from adapter_zoo.zoo.store import find_card
+
+    card = find_card(entry) or {}
     result.update(
         {
             "dev_selection_s": seconds,

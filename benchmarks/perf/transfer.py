@@ -154,20 +154,20 @@ def routed(plan, cache: ScoreCache, host: str, query_vectors, centroids) -> np.n
 def souped(plan, cache: ScoreCache, host: str) -> np.ndarray:
     """The soup entry of ``plan`` (built once, named after the left-out forum), scored."""
     from adapter_zoo.adapt.soup import soup_entry
-    from adapter_zoo.zoo import zoo_home
+    from adapter_zoo.zoo import CARD_FILE, zoo_home
 
     name = f"loo-soup-{short(host)}"
-    if not (zoo_home() / name / "card.json").is_file():
+    if not (zoo_home() / name / CARD_FILE).is_file():
         soup_entry(name, plan.members, plan.weights)
     return cache.get(name, host)
 
 
 def multitask_for(host: str, fallback: str) -> tuple[str, bool]:
     """The multi-task entry that never saw ``host`` when it exists, else ``fallback`` (seen)."""
-    from adapter_zoo.zoo import zoo_home
+    from adapter_zoo.zoo import CARD_FILE, zoo_home
 
     unseen = f"{LOO_MULTITASK}{short(host)}"
-    if (zoo_home() / unseen / "card.json").is_file():
+    if (zoo_home() / unseen / CARD_FILE).is_file():
         return unseen, False
     return fallback, True
 

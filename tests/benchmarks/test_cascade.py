@@ -112,13 +112,15 @@ def _labels(folder):
 
 
 def test_cascade_train_adapter_on_parse_output(tiny_bert_path, parsed_forums, tmp_path):
-    out = tmp_path / "entry"
+    from adapter_zoo.zoo import zoo_home
+
+    out = zoo_home() / "entry"
     argv = [
         "cascade-train",
         "--data",
         str(parsed_forums),
         "--name",
-        str(out),
+        "entry",
         "--base",
         str(tiny_bert_path),
         "--adapter",
@@ -136,8 +138,11 @@ def test_cascade_train_adapter_on_parse_output(tiny_bert_path, parsed_forums, tm
 
 
 def test_cascade_train_refuses_an_output_that_is_or_contains_what_it_reads(
-    tiny_bert_path, parsed_forums, tiny_benchmark, capsys
+    tiny_bert_path, parsed_forums, tiny_benchmark, capsys, monkeypatch
 ):
+    """An entry name whose folder in the zoo home is (or holds) what training reads is refused
+    before any work, even with --overwrite; a path as the name is no entry name at all."""
+
     def tree():
         roots = (parsed_forums, tiny_benchmark, tiny_bert_path)
         return sorted((p, p.is_file() and p.read_bytes()) for r in roots for p in r.rglob("*"))
@@ -151,12 +156,19 @@ def test_cascade_train_refuses_an_output_that_is_or_contains_what_it_reads(
         (["--benchmark", bench], tiny_benchmark, tiny_benchmark),
         (["--benchmark", bench], tiny_bert_path.parent, tiny_bert_path),  # the base model
     ]:
-        argv = ["cascade-train", *source, "--name", str(out), "--base", str(tiny_bert_path),
+        monkeypatch.setenv("ADAPTER_ZOO_HOME", str(out.parent))
+        argv = ["cascade-train", *source, "--name", out.name, "--base", str(tiny_bert_path),
                 "--max-steps", "1", "--overwrite"]  # fmt: skip
         assert main(argv) == 2
         assert capsys.readouterr().err == (
             f"adapter-zoo cascade-train: error: {read}: input inside or equal to the output "
             f"{out}; choose another output\n"
+        )
+        argv[argv.index("--name") + 1] = str(out)
+        assert main(argv) == 2
+        assert capsys.readouterr().err == (
+            f"adapter-zoo cascade-train: error: invalid zoo entry name {str(out)!r}: use "
+            "letters, digits, '-', '_' or '.'\n"
         )
     assert tree() == before
 

@@ -183,15 +183,19 @@ def test_parse_never_deletes_a_users_file_named_like_a_temporary(bicycles_meta_d
     )
 
 
-def test_a_second_parse_into_the_same_output_is_refused_while_the_first_runs(
-    bicycles_meta_dir, tmp_path
+def test_a_second_parse_of_the_same_forum_is_refused_while_the_first_runs(
+    bicycles_meta_dir, copy_forum, tmp_path
 ):
+    """The lock is the forum folder's: a run of the same forum is refused, a run of another
+    forum into the same output goes on beside it (issue 34)."""
     from stackexchange.dump import parse_dump
     from stackexchange.errors import DumpError
     from stackexchange.io import output_lock
 
     out = tmp_path / "out"
-    with output_lock(out):  # a first run, writing
+    forum = out / "bicycles.meta.stackexchange.com"
+    other = copy_forum(bicycles_meta_dir, tmp_path / "src" / "music.meta.stackexchange.com")
+    with output_lock(forum):  # a first run, writing the forum
         (out / ".x.tmp-1-ffff").mkdir(parents=True)  # its temporary: the second must not touch it
         for second in (
             lambda: parse_dump(bicycles_meta_dir, out, workers=1),
@@ -200,13 +204,42 @@ def test_a_second_parse_into_the_same_output_is_refused_while_the_first_runs(
             with pytest.raises(DumpError) as error:
                 second()
             assert str(error.value) == (
-                f"{out}: another adapter-zoo run is writing into it (lock {lock_file(out)}); "
+                f"{forum}: another adapter-zoo run is writing into it (lock {lock_file(forum)}); "
                 "wait until it ends or choose another output"
             )
         assert [p.name for p in out.iterdir()] == [".x.tmp-1-ffff"]
-    assert stackexchange.parse_forum(bicycles_meta_dir, out).name == (
-        "bicycles.meta.stackexchange.com"
-    )
+        # another forum into the same output, while the first run holds its own
+        assert stackexchange.parse_forum(other, out).name == "music.meta.stackexchange.com"
+        assert parse_dump(other, out, workers=1) == [out / "music.meta.stackexchange.com"]
+    assert stackexchange.parse_forum(bicycles_meta_dir, out) == forum
+
+
+def test_two_runs_of_different_forums_into_one_output_at_once_both_succeed(
+    bicycles_meta_dir, copy_forum, tmp_path
+):
+    import threading
+
+    sources = [
+        copy_forum(bicycles_meta_dir, tmp_path / "src" / host)
+        for host in ("music.meta.stackexchange.com", "raspberrypi.meta.stackexchange.com")
+    ]
+    out, results, started = tmp_path / "out", {}, threading.Barrier(2)
+
+    def run(source):
+        started.wait()
+        try:
+            results[source.name] = stackexchange.parse_forum(source, out)
+        except Exception as error:  # noqa: BLE001 (reported by the assertion below)
+            results[source.name] = error
+
+    threads = [threading.Thread(target=run, args=(source,)) for source in sources]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert results == {s.name: out / s.name for s in sources}
+    assert all(stackexchange.is_complete(out / s.name) for s in sources)
+    assert sorted(p.name for p in out.iterdir()) == sorted(s.name for s in sources)
 
 
 @pytest.mark.parametrize(

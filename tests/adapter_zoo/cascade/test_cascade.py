@@ -269,9 +269,7 @@ def test_an_adapter_cascade_is_refused_on_a_deeper_base_of_the_same_width(tiny_b
 @pytest.mark.parametrize("name", [".", ".."])
 def test_dot_and_dot_dot_are_no_cascade_names(tiny_cascade, name):
     for call in (lambda: CascadeRanker.load(name), lambda: tiny_cascade.save(name)):
-        with pytest.raises(
-            ZooError, match=rf"^invalid zoo entry name '{re.escape(name)}': give a name"
-        ):
+        with pytest.raises(ZooError, match=rf"^invalid zoo entry name '{re.escape(name)}': "):
             call()
 
 

@@ -347,3 +347,30 @@ def test_sweep_refuses_bad_numbers_and_non_string_pairs(tiny_bert_path, tiny_ada
     with pytest.raises(ZooError) as error:
         sweep(base, tiny_adapters[:1], [("q", None)])
     assert str(error.value) == "sweep: pair 0: candidate is NoneType, not a string"
+
+
+def test_sweep_over_a_cross_and_a_bi_encoder_entry_scores_each_and_prints_one_line_each(
+    two_entries, tiny_bert_path, tiny_sentence_bert_path, tiny_benchmark, tmp_path, capsys
+):
+    """Issue 34: the cross-encoder entry shares the pass, the bi-encoder entry is scored on its
+    own; the command printed the bi-encoder's record by its (empty) adapters list, an
+    IndexError after the records were written."""
+    import adapter_zoo
+    from adapter_zoo.biencoder.layouts import write_bi_full
+    from adapter_zoo.cli import main
+
+    encoder = adapter_zoo.BiEncoder.from_base(str(tiny_sentence_bert_path), device="cpu")
+    save_entry(lambda folder: write_bi_full(encoder.model, folder), "bi",
+               {"kind": "full", "encoder": "bi", "layout": "full",
+                "base_model": str(tiny_sentence_bert_path)})  # fmt: skip
+    bench, results = "local:" + str(tiny_benchmark), tmp_path / "results"
+    argv = ["sweep", "--benchmark", bench, "--adapters", "one", "bi", "--results", str(results)]
+    assert main(argv) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert [line.split()[1] for line in out] == ["one", "bi"]
+    records = [json.loads(line) for line in (results / "results.jsonl").read_text().splitlines()]
+    # the shared pass records its base as the model and the entry as its adapter
+    assert [(r["model"], r["adapters"]) for r in records] == [
+        (str(tiny_bert_path), ["one"]),
+        ("bi", []),
+    ]
