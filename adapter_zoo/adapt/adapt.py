@@ -36,6 +36,9 @@ logger = logging.getLogger(__name__)
 # the kinds (adapter_zoo.kinds) adapt chooses among: adapters with a domain centroid
 ADAPTER_KINDS = ("cross-adapter", "cross-multitask", "bi-adapter", "bi-multitask")
 MULTITASK_KINDS = ("cross-multitask", "bi-multitask")
+# adapt's auto strategy trains its candidates as entries <name>--<candidate> and removes them
+# when it has decided; one left by an interrupted run is never taken as a zoo member.
+CANDIDATE_MARK = "--"
 
 
 def zoo_centroids(zoo: Sequence[str] | None = None) -> tuple[dict, dict]:
@@ -51,6 +54,8 @@ def zoo_centroids(zoo: Sequence[str] | None = None) -> tuple[dict, dict]:
     if zoo is None:
         for card in local_cards():
             name = card["name"]
+            if CANDIDATE_MARK in name:  # a candidate of an adapt run, not a zoo member
+                continue
             if "broken" in card or kind_for_card(card).name not in ADAPTER_KINDS:
                 logger.info("adapt: skipping %s (a %s entry)", name, card.get("kind"))
                 continue

@@ -286,6 +286,7 @@ def _train_candidates(target_data, parts, tmp, name, cards, zoo_plans, base_mode
                       max_steps):  # fmt: skip
     """Train the candidates into the zoo as hidden-purpose entries ``<name>--<candidate>``;
     return (candidate -> entry name, the card's training record)."""
+    from adapter_zoo.adapt.adapt import CANDIDATE_MARK
     from adapter_zoo.adapt.heldout import write_training_folder
     from adapter_zoo.kinds import kind_for_card
     from adapter_zoo.training import TrainingConfig, train
@@ -316,7 +317,7 @@ def _train_candidates(target_data, parts, tmp, name, cards, zoo_plans, base_mode
             starts["from-nearest"] = entry
     trained, runs = {}, {}
     for candidate, start in starts.items():
-        entry = f"{name}--{candidate}"
+        entry = f"{name}{CANDIDATE_MARK}{candidate}"
         run_steps = steps if start is None else min(steps, max_steps or CONTINUE_STEPS)
         config = TrainingConfig(
             mode="adapter", encoder="bi", data=str(tmp), forums=(target_data.name,),

@@ -63,10 +63,10 @@ def prepare(work: Path, hosts) -> None:
 
 def train_own(work: Path, host: str) -> str:
     from adapter_zoo.training import TrainingConfig, train
-    from adapter_zoo.zoo import zoo_home
+    from adapter_zoo.zoo.store import local_entry
 
     name = f"own-{short(host)}"
-    if not (zoo_home() / name / "card.json").is_file():
+    if local_entry(name) is None:
         train(TrainingConfig(mode="adapter", encoder="bi", data=str(work / "parsed"),
                              forums=(host,), name=name, **OWN_OPTIONS))  # fmt: skip
     return name
@@ -96,17 +96,17 @@ def split_aps(work: Path, host: str, model: str, split: str, max_length=None) ->
 
 def adapted(work: Path, host: str, zoo: list[str], strategy: str) -> str:
     import adapter_zoo
-    from adapter_zoo.zoo import zoo_home
+    from adapter_zoo.zoo.store import local_entry
 
     name = f"{strategy}-{short(host)}"
-    if not (zoo_home() / name / "card.json").is_file():
+    if local_entry(name) is None:
         adapter_zoo.adapt(work / "parsed" / host, name=name, zoo=zoo, strategy=strategy)
     return name
 
 
 def forum_row(work: Path, host: str, hosts) -> dict:
     from adapter_zoo.adapt.decide import paired_bootstrap
-    from adapter_zoo.zoo.store import read_card
+    from adapter_zoo.zoo.store import local_entry, read_card
 
     zoo = [f"own-{short(h)}" for h in hosts if h != host]
     started = time.perf_counter()
@@ -118,7 +118,7 @@ def forum_row(work: Path, host: str, hosts) -> dict:
     models = {"base": (ZERO_SHOT, length), "centroid": (centroid, None),
               "own": (f"own-{short(host)}", None), "adapt": (name, None)}  # fmt: skip
     aps = {k: split_aps(work, host, m, "test", n) for k, (m, n) in models.items()}
-    card = read_card(Path(os.environ["ADAPTER_ZOO_HOME"]) / name)["adapt"]
+    card = read_card(local_entry(name))["adapt"]
     row = {
         "questions": len(aps["base"]),
         "base_length": length,
@@ -188,15 +188,15 @@ def semeval_rows(work: Path) -> dict:
     """``adapt`` on QatarLiving's questions (no zoo: none of the shipped forums is near it),
     scored beside the zero-shot base on SemEval 2016 test and the 2017 set."""
     import adapter_zoo
-    from adapter_zoo.zoo.store import read_card
+    from adapter_zoo.zoo.store import local_entry, read_card
     from benchmarks.evaluate import evaluate
 
     name = "adapt-qatarliving"
     started = time.perf_counter()
-    if not (Path(os.environ["ADAPTER_ZOO_HOME"]) / name / "card.json").is_file():
+    if local_entry(name) is None:
         target = qatarliving_questions(work / "qatarliving" / "questions.jsonl")
         adapter_zoo.adapt(target, name=name, zoo=[])
-    card = read_card(Path(os.environ["ADAPTER_ZOO_HOME"]) / name)["adapt"]
+    card = read_card(local_entry(name))["adapt"]
     rows = {"adapt": {"chosen": card["decision"]["chosen"], "reason": card["reason"],
                       "target": card["target"], "decision_lists": card["decision_lists"],
                       "pseudo_dev": {c: round(r["map"], 4) for c, r in card["candidates"].items()},
@@ -213,7 +213,9 @@ def semeval_rows(work: Path) -> dict:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--work", type=Path, required=True)
-    parser.add_argument("--forums", nargs="+", default=None, help="left-out forums (short)")
+    parser.add_argument(
+        "--forums", nargs="*", default=None, help="left-out forums (short; none: SemEval only)"
+    )
     parser.add_argument("--out", type=Path, default=RESULTS / "adapt_study.json")
     parser.add_argument("--semeval", action="store_true", help="also adapt to QatarLiving")
     args = parser.parse_args(argv)
@@ -221,9 +223,10 @@ def main(argv=None) -> int:
     hosts = list(FORUMS)
     chosen = [h for h in hosts if args.forums is None or short(h) in args.forums]
     started = time.perf_counter()
-    prepare(args.work, hosts)
-    for host in hosts:  # the zoo: every forum's own adapter
-        train_own(args.work, host)
+    if chosen:
+        prepare(args.work, hosts)
+        for host in hosts:  # the zoo: every forum's own adapter
+            train_own(args.work, host)
     record = {"benchmark": "adapt_study", "precision": "fp32", "forums": {}}
     if args.out.is_file():  # resumable: what is already recorded stays
         record = json.loads(args.out.read_text())

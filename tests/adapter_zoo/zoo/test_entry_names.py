@@ -50,9 +50,11 @@ def _writers(tmp_path: Path, monkeypatch) -> dict:
     monkeypatch.setattr("adapter_zoo.cascade.model.CascadeRanker.from_base", _forbidden)
     import adapter_zoo.adapt.domain  # noqa: F401  (modules the package's names shadow)
     import adapter_zoo.adapt.targets  # noqa: F401
+    import adapter_zoo.adapt.threads  # noqa: F401
 
     monkeypatch.setattr(sys.modules["adapter_zoo.adapt.domain"], "domain_centroid", _forbidden)
     monkeypatch.setattr(sys.modules["adapter_zoo.adapt.targets"], "read_target", _forbidden)
+    monkeypatch.setattr(sys.modules["adapter_zoo.adapt.threads"], "read_threads", _forbidden)
     data = tmp_path / "parsed"
     from adapter_zoo.training import TrainingConfig, train
 
@@ -63,6 +65,7 @@ def _writers(tmp_path: Path, monkeypatch) -> dict:
         "route_entry": lambda n: route_entry(n, ["beer", "bikes"], np.zeros((2, 384))),
         "compose_entry": lambda n: compose_entry(n, "fusion:bm25+tfidf"),
         "adapt": lambda n: adapt(["a question"], name=n, strategy="zero-shot"),
+        "adapt auto (learns from the target)": lambda n: adapt(["a question"], name=n),
         "train": lambda n: train(
             TrainingConfig(mode="adapter", data=str(data), forums=("beer",), name=n)
         ),
@@ -108,6 +111,7 @@ def test_the_walk_covers_every_module_that_writes_an_entry(tmp_path, monkeypatch
     join the walk above; the modules below are those it covers."""
     covered = {
         "adapter_zoo/adapt/adapt.py", "adapter_zoo/adapt/route.py", "adapter_zoo/adapt/soup.py",
+        "adapter_zoo/adapt/learn.py",
         "adapter_zoo/biencoder/train.py", "adapter_zoo/training/cross.py",
         "adapter_zoo/training/train.py", "adapter_zoo/compose/entry.py",
         "adapter_zoo/zoo/multicqa.py", "adapter_zoo/build.py", "adapter_zoo/cascade/storage.py",
