@@ -238,3 +238,23 @@ def test_a_target_too_small_to_decide_is_one_line(tiny_adapt):
     with pytest.raises(ZooError, match="give no held-out list to decide on"):
         tiny_adapt(["one text", "another"], "tiny")
     assert not (adapter_zoo.zoo_home() / "tiny").exists()
+
+
+@pytest.mark.parametrize("kept", ["base", "base@512"])
+def test_keeping_the_base_saves_an_alias_at_the_decided_length(
+    tiny_adapt, parsed_shipped, tiny_sentence_bert_path, monkeypatch, kept
+):
+    from adapter_zoo.adapt import decide as deciding
+
+    original = deciding.decide
+    monkeypatch.setattr(deciding, "decide", lambda aps, **kw: {**original(aps, **kw),
+                                                                "chosen": kept})  # fmt: skip
+    path = tiny_adapt(parsed_shipped / BICYCLES, "bikes-kept", zoo=[])
+    card = read_card(path)
+    assert (card["composition"], card["members"]) == ("alias", [f"sbert:{tiny_sentence_bert_path}"])
+    assert card.get("max_length") == (512 if kept == "base@512" else None)
+    assert card["adapt"]["decision"]["chosen"] == kept
+    # no trained candidate is left behind when the base is kept
+    assert [p.name for p in adapter_zoo.zoo_home().iterdir() if not p.name.startswith(".")] == [
+        "bikes-kept"
+    ]
