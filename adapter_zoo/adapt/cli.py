@@ -39,7 +39,9 @@ def register(subparsers) -> None:
         help="entries to choose from (default: every local adapter/multitask entry)",
     )  # fmt: skip
     p.add_argument("--strategy", default=AUTO, choices=(AUTO, *STRATEGIES))
-    p.add_argument("--top-k", type=int, default=3, help="members of soup, fusion and route")
+    p.add_argument(
+        "--top-k", type=positive_int, default=3, help="members of soup, fusion and route"
+    )
     p.add_argument(
         "--max-steps", type=positive_int, default=None,
         help="auto: steps of each training run (default: from the target's size)",

@@ -94,12 +94,14 @@ def learn_and_decide(
     from adapter_zoo.adapt.adapt import zoo_centroids
     from adapter_zoo.adapt.heldout import DECISION, assign, held_out_lists
     from adapter_zoo.adapt.threads import read_threads
-    from adapter_zoo.zoo.store import entry_folder
+    from adapter_zoo.training.checkpoint import checkpoint_dir
+    from adapter_zoo.zoo.store import check_zoo_writable, entry_folder
 
     started = time.perf_counter()
     final = entry_folder(name)
     if final.exists() and not overwrite:
         raise ZooError(f"zoo entry {name!r} already exists at {final}; pass overwrite")
+    check_zoo_writable(checkpoint_dir(name).parent)  # before any model loads or trains
     target_data = read_threads(target)
     parts = assign(target_data.threads)
     decision = held_out_lists(target_data, parts, DECISION, seed=seed)

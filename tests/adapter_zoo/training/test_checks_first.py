@@ -110,3 +110,24 @@ def test_cascade_exits_beyond_the_base_are_refused_before_it_loads(
         f"positions of {tiny_bert_path}\n"
     )
     assert not (zoo_home() / "c").exists()
+
+
+def test_adapt_into_a_zoo_home_whose_checkpoints_cannot_be_made_fails_first(
+    no_training, parsed_shipped, monkeypatch, capsys
+):
+    import adapter_zoo.adapt.threads  # noqa: F401  (the package's adapt function shadows it)
+
+    monkeypatch.setattr(sys.modules["adapter_zoo.adapt.threads"], "read_threads", _forbidden)
+    home = zoo_home()
+    home.mkdir(parents=True, exist_ok=True)
+    (home / ".checkpoints").write_text("a file where the checkpoints go")
+    target = str(parsed_shipped / "beer.stackexchange.com")
+    assert main(["adapt", "--target", target, "--name", "beer-adapted"]) == 2
+    assert capsys.readouterr().err == (
+        f"adapter-zoo adapt: error: {home / '.checkpoints'}: cannot write zoo entries there "
+        f"({home / '.checkpoints'} is not a folder); {ADVICE} (the zoo home is {home})\n"
+    )
+    with pytest.raises(SystemExit) as exit_code:
+        main(["adapt", "--target", target, "--name", "x", "--top-k", "0"])
+    assert exit_code.value.code == 2
+    assert "--top-k: must be a whole number >= 1, not '0'" in capsys.readouterr().err
