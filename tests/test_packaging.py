@@ -16,6 +16,9 @@ import pytest
 from recipes import recipe_dir
 from stackexchange.catalog import shipped_data
 
+# one xdist process runs this module (--dist loadgroup): one wheel build for the module
+pytestmark = pytest.mark.xdist_group("wheel")
+
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("adapter_zoo", "stackexchange", "benchmarks", "recipes")
 
