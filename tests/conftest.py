@@ -37,6 +37,12 @@ def require_shared(relative: str) -> Path:
     return path
 
 
+def pytest_collection_modifyitems(config, items):
+    """Tests marked ``slow`` first (otherwise in their order): under pytest-xdist, a test of
+    minutes handed out last would keep one process busy after the others have finished."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
 @pytest.fixture(scope="session")
 def shared_file():
     """``require_shared`` for the folder conftests (conftest modules cannot import each other)."""

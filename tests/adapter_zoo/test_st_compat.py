@@ -21,6 +21,9 @@ from adapter_zoo.metrics import evaluate_rankings
 from adapter_zoo.training import TrainingConfig, train
 from adapter_zoo.training.dev import DEV_LISTS, forum_dev_lists
 
+# one xdist process runs this module (--dist loadgroup): trained entries are module fixtures
+pytestmark = pytest.mark.xdist_group("st_compat")
+
 BEER = "beer.stackexchange.com"
 QUERIES = 12  # dev lists of 20 candidates each
 # Both sides compute the same float32 cosines and logits; the metrics are exact fractions

@@ -25,6 +25,7 @@ def test_there_is_a_recipe_per_paper_experiment():
     } <= names  # fmt: skip
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", RECIPES, ids=[p.stem for p in RECIPES])
 def test_recipe_runs_in_smoke_mode(path, tmp_path):
     recipe = load_recipe(path)
@@ -40,6 +41,7 @@ def test_recipe_runs_in_smoke_mode(path, tmp_path):
     assert records and all(0.0 <= r["metrics"]["map"] <= 1.0 for r in records)
 
 
+@pytest.mark.slow
 def test_quickstart_smoke_writes_every_output_and_trains_in_its_own_zoo(tmp_path, capsys):
     import os
 
