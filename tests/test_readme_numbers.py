@@ -123,9 +123,19 @@ def test_the_readme_is_a_front_door():
     assert len(text.splitlines()) <= 250
     # the two set-up commands, exactly
     assert "bash .ci/install && .venv/bin/adapter-zoo quickstart" in text
-    assert "bash .ci/install && .venv/bin/python -m pytest --durations=25" in text
+    assert "bash .ci/install && .venv/bin/python -m pytest -n auto --durations=25" in text
     for page in ("docs/getting-started.md", "docs/results.md", "docs/performance.md"):
         assert f"]({page}" in text, page
+
+
+def test_ci_runs_the_readme_test_command_exactly():
+    """CI's last step is the README's test command, word for word (and so is the docs')."""
+    readme = README.read_text(encoding="utf-8")
+    command = re.search(r"bash \.ci/install && (\.venv/bin/python -m pytest[^#\n]*?)\s+#", readme)
+    ci = (README.parent / ".ci" / "run").read_text(encoding="utf-8").strip().splitlines()
+    assert command and ci[-1] == command.group(1)
+    started = (README.parent / "docs" / "getting-started.md").read_text(encoding="utf-8")
+    assert f"bash .ci/install && {command.group(1)}" in started
 
 
 def test_the_readme_links_into_the_docs_resolve():
