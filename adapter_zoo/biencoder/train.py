@@ -5,9 +5,10 @@ adapter), ``full`` (the peer: every weight trains), ``multitask`` (one adapter, 
 round-robin batches, MultiCQA), ``fusion`` (AdapterFusion over bi-encoder adapter entries) and
 ``tanda`` (full fine-tuning on transfer forums, then on the target forum).
 
-The loss is MultipleNegativesRankingLoss (by default through GradCache,
-CachedMultipleNegativesRankingLoss, which bounds memory): each query against its positive, the other
-positives of the batch, and with ``hard_negatives`` one answer of a BM25-similar question.
+The loss is MultipleNegativesRankingLoss: each query against its positive, the other positives
+of the batch, and with ``hard_negatives`` one answer of a BM25-similar question. A step that
+would not fit the run's memory budget recomputes activations in backward, and past that runs
+the loss through GradCache (:mod:`adapter_zoo.training.memory`).
 The run is scored on the forum's dev lists (:mod:`adapter_zoo.training.dev`) before the first
 step and every ``eval_steps``; the entry keeps the best state. Adapters start as the identity
 (zero up-projection), so the step-0 state is the base itself and a bi-encoder entry is never
@@ -191,7 +192,23 @@ class _Selection:
             self.best_state = load_file(str(folder / BEST_FILE))
 
 
-def _trainer(config, model, train_set, *, lr, steps, output_dir, selection, phase, eval_steps):
+def memory_plan(config, transformer):
+    """The run's :class:`~adapter_zoo.training.memory.MemoryPlan` and the loss it runs: a
+    step encodes each anchor, positive (and hard negative) of ``batch_size`` examples."""
+    from adapter_zoo.losses.registry import GRADCACHE_TWINS
+    from adapter_zoo.training.memory import plan_memory
+
+    texts = config.batch_size * (3 if config.hard_negatives else 2)
+    plan = plan_memory(
+        transformer.config, texts=texts, length=config.max_length, budget=config.memory_budget
+    )
+    loss = GRADCACHE_TWINS.get(config.loss, config.loss) if plan.bounded else config.loss
+    return plan, loss
+
+
+def _trainer(
+    config, model, train_set, *, loss, lr, steps, output_dir, selection, phase, eval_steps
+):
     from sentence_transformers import (
         SentenceTransformerTrainer,
         SentenceTransformerTrainingArguments,
@@ -243,7 +260,7 @@ def _trainer(config, model, train_set, *, lr, steps, output_dir, selection, phas
             model=model,
             args=args,
             train_dataset=train_set,
-            loss=build_loss(config.loss, "bi", model),
+            loss=build_loss(loss, "bi", model),
             callbacks=callbacks,
         )
     use_logged_progress(trainer)
@@ -260,7 +277,7 @@ def _steps(config, train_sets: dict) -> int:
     return max(1, config.epochs * per_epoch)
 
 
-def _run_phase(config, model, train_sets, *, lr, folder, selection, phase):
+def _run_phase(config, model, train_sets, *, loss, lr, folder, selection, phase):
     steps = _steps(config, train_sets)
     eval_steps = config.eval_steps or max(1, steps // EVALUATIONS)
     train_set = train_sets if len(train_sets) > 1 else next(iter(train_sets.values()))
@@ -268,6 +285,7 @@ def _run_phase(config, model, train_sets, *, lr, folder, selection, phase):
         config,
         model,
         train_set,
+        loss=loss,
         lr=lr,
         steps=steps,
         output_dir=folder,
@@ -321,7 +339,10 @@ def train_bi_encoder(config, hosts: list[str]) -> Path:
 
     set_seed(config.seed)  # the adapter's initial down-projection comes from the global RNG
     model, setup = _setup(config, hosts)
-    bound_activation_memory(transformer_of(model))
+    plan, run_loss = memory_plan(config, transformer_of(model))
+    if plan.recompute:
+        bound_activation_memory(transformer_of(model))
+    logging.getLogger(__name__).debug("memory: %s, loss %s", json.dumps(plan.to_card()), run_loss)
     # Training may truncate shorter to go faster; the entry ranks at the base's own length
     # (all-MiniLM-L6-v2's is lengths.BI_MAX_LENGTH), or at the training length when longer.
     inference_length = max(model.max_seq_length or 0, config.max_length)
@@ -344,12 +365,12 @@ def train_bi_encoder(config, hosts: list[str]) -> Path:
             load_tensors(model, done)
         else:
             steps += _run_phase(
-                config, model, transfer_sets, lr=config.transfer_lr,
+                config, model, transfer_sets, loss=run_loss, lr=config.transfer_lr,
                 folder=folder / "transfer", selection=None, phase="transfer",
             )  # fmt: skip
             save_tensors(trainable_tensors(model), done)
     steps += _run_phase(
-        config, model, train_sets, lr=config.learning_rate,
+        config, model, train_sets, loss=run_loss, lr=config.learning_rate,
         folder=folder / "train", selection=selection, phase="train",
     )  # fmt: skip
     model.load_state_dict(selection.best_state, strict=False)
@@ -357,6 +378,7 @@ def train_bi_encoder(config, hosts: list[str]) -> Path:
     inference_length, by_length = _choose_length(selection, model, inference_length)
     card = _card(config, hosts, pair_counts, selection, setup, steps, len(dev), model)
     card["max_length"] = inference_length
+    card["training"]["memory"] = {**plan.to_card(), "loss": run_loss}
     if by_length:
         card["scores"] = by_length[inference_length]
         card["dev_map_by_length"] = {str(n): m["dev_map"] for n, m in by_length.items()}

@@ -16,7 +16,7 @@ Example:
     >>> get_loss("listwise").examples, get_loss("listwise").encoder
     ('listwise', 'cross')
     >>> default_loss("bi")
-    'CachedMultipleNegativesRankingLoss'
+    'MultipleNegativesRankingLoss'
     >>> loss_names("cross")
     ['bce', 'listwise', 'pairwise']
 """
@@ -84,10 +84,18 @@ BUILTIN_LOSSES = (
                (("mini_batch_size", CACHED_MINI_BATCH),) if name.startswith("Cached") else ())
       for name, shape in SENTENCE_LOSSES.items()),
 )  # fmt: skip
-# Bi-encoders: MultipleNegativesRankingLoss's loss through GradCache, the batch's in-batch
-# negatives all there while activations are held for 8 texts at a time: a default run on
-# quantumcomputing peaked at 3.31 GB RSS with the plain loss (benchmarks/perf/train_memory.py).
-DEFAULT_LOSSES = {"cross": "bce", "bi": "CachedMultipleNegativesRankingLoss"}
+# Bi-encoders: MultipleNegativesRankingLoss; through its GradCache twin only when a step would
+# not fit the run's memory budget (a default run on quantumcomputing peaked at 3.31 GB RSS
+# with the plain loss and recomputed activations, 1.68 GB through GradCache:
+# benchmarks/perf/train_memory.py).
+DEFAULT_LOSSES = {"cross": "bce", "bi": "MultipleNegativesRankingLoss"}
+# The GradCache twin of each in-batch loss: the same loss, embeddings computed
+# CACHED_MINI_BATCH texts at a time; training runs it when a step would not fit its memory
+# budget (adapter_zoo.training.memory).
+GRADCACHE_TWINS = {
+    "MultipleNegativesRankingLoss": "CachedMultipleNegativesRankingLoss",
+    "MultipleNegativesSymmetricRankingLoss": "CachedMultipleNegativesSymmetricRankingLoss",
+}
 _LOSSES: dict[str, LossSpec] = {spec.name: spec for spec in BUILTIN_LOSSES}
 
 

@@ -118,6 +118,13 @@ def register(subparsers) -> None:
     p.add_argument("--transfer-lr", type=non_negative_float, default=2e-5)
     p.add_argument("--patience", type=positive_int, default=None, help="early stopping on dev MAP")
     p.add_argument("--seed", type=seed_int, default=42)
+    p.add_argument(
+        "--memory-budget",
+        type=memory_size,
+        default=None,
+        help="memory a training step's activations may take, e.g. 8GB (default: half of what "
+        "is available); GradCache, chunked backward and recomputed activations only past it",
+    )
     p.add_argument("--overwrite", action="store_true", help="replace an existing zoo entry")
     p.add_argument(
         "--restart",
@@ -125,6 +132,19 @@ def register(subparsers) -> None:
         help="discard this run's checkpoint (e.g. a corrupt one) and start from step 0",
     )
     p.set_defaults(func=run_train)
+
+
+def memory_size(text: str) -> int:
+    """argparse's type for ``--memory-budget`` (its error names the option and the value)."""
+    import argparse
+
+    from adapter_zoo.errors import ZooError
+    from adapter_zoo.training.memory import parse_budget
+
+    try:
+        return parse_budget(text)
+    except ZooError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def run_train(args) -> int:
@@ -159,6 +179,7 @@ def run_train(args) -> int:
         transfer_lr=args.transfer_lr,
         patience=args.patience,
         seed=args.seed,
+        memory_budget=args.memory_budget,
         overwrite=args.overwrite,
         restart=args.restart,
     )

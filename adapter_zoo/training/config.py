@@ -101,6 +101,10 @@ class TrainingConfig:
             ``init_from`` entry), so the entry is never worse than its start on dev. ``adapt``
             turns it off: its candidates are compared with the base on held-out lists of
             their own, and a candidate left at its start would be the base again.
+        memory_budget: bytes a training step's activations may take (None: half the memory
+            available at the start); GradCache, chunked backward and recomputed activations
+            are used only when a step would not fit (:mod:`adapter_zoo.training.memory`).
+            Not part of the recorded config (the card records the plan).
         overwrite: replace an existing zoo entry ``name``.
         restart: discard the run's checkpoint (``.checkpoints/<name>``) and start at step 0
             instead of resuming; like ``overwrite``, not part of the recorded config.
@@ -151,6 +155,7 @@ class TrainingConfig:
     dev_candidates: int = 10
     eval_steps: int | None = None
     keep_start: bool = True
+    memory_budget: int | None = None
     overwrite: bool = False
     restart: bool = False
 
@@ -226,7 +231,7 @@ class TrainingConfig:
         check_number("dev_candidates", self.dev_candidates, low=2, **whole)
         check_number("drop_lower", self.drop_lower, low=0, **whole)
         check_number("seed", self.seed, low=0, high=2**32 - 1, **whole)
-        for key in ("max_steps", "eval_steps", "patience"):
+        for key in ("max_steps", "eval_steps", "patience", "memory_budget"):
             if getattr(self, key) is not None:
                 check_number(key, getattr(self, key), low=1, **whole)
         for key in ("lr", "transfer_lr", "weight_decay", "margin"):
@@ -253,8 +258,8 @@ class TrainingConfig:
     def to_dict(self) -> dict:
         """JSON-ready fields (used in the card and to match checkpoints)."""
         record = dataclasses.asdict(self)
-        record.pop("overwrite")
-        record.pop("restart")
+        for key in ("overwrite", "restart", "memory_budget"):
+            record.pop(key)
         return {k: list(v) if isinstance(v, tuple) else v for k, v in record.items()}
 
 

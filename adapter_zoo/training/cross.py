@@ -138,6 +138,23 @@ def _dev(config: TrainingConfig, hosts: list[str], dev_tables: dict):
                      seed=config.seed)  # fmt: skip
 
 
+def memory_plan(config: TrainingConfig, model_config):
+    """The run's :class:`~adapter_zoo.training.memory.MemoryPlan`: a step scores
+    ``batch_size`` examples of the loss's shape (a listwise example is its positive and
+    ``negatives`` pairs)."""
+    from adapter_zoo.losses import get_loss
+    from adapter_zoo.training.memory import plan_memory
+
+    shape = get_loss(config.loss, "cross").examples
+    per_example = {"pointwise": 1, "pairwise": 2, "listwise": 1 + config.negatives}[shape]
+    return plan_memory(
+        model_config,
+        texts=config.batch_size * per_example,
+        length=config.max_length,
+        budget=config.memory_budget,
+    )
+
+
 def _processes() -> int:
     from adapter_zoo.training.trainer import process_state
 
@@ -165,7 +182,10 @@ def train_cross_encoder(config: TrainingConfig, hosts: list[str]) -> Path:
 
     set_seed(config.seed)  # the new adapter's and head's initial weights
     model, tokenizer, setup = setup_model(config)
-    bound_activation_memory(model)
+    memory = memory_plan(config, model.config)
+    if memory.recompute:
+        bound_activation_memory(model)
+    log.debug("memory: %s", json.dumps(memory.to_card()))  # the card records it
     folder = open_run_folder(config)
     records, steps = [], 0
     for phase, plan in zip(phases, plans, strict=True):
@@ -174,13 +194,13 @@ def train_cross_encoder(config: TrainingConfig, hosts: list[str]) -> Path:
             finished = json.loads(done.read_text(encoding="utf-8"))
             load_tensors(model, folder / f"{phase.name}-done.safetensors")
         else:
-            finished = _run_phase(config, model, tokenizer, phase, plan, dev, folder, steps)
+            finished = _run_phase(config, model, tokenizer, phase, plan, memory, dev, folder, steps)
             _save_phase(model, folder, phase.name, finished)
         records += finished["log"]
         steps += finished["steps"]
         best = finished.get("best")
     return _write_entry(config, hosts, train_tables, dev_tables, setup, model, tokenizer, dev,
-                        records, steps, best, processes, folder)  # fmt: skip
+                        records, steps, best, processes, folder, memory)  # fmt: skip
 
 
 def _save_phase(model, folder: Path, name: str, finished: dict) -> None:
@@ -195,7 +215,8 @@ def _save_phase(model, folder: Path, name: str, finished: dict) -> None:
     state.wait_for_everyone()
 
 
-def _run_phase(config, model, tokenizer, phase: Phase, plan: Plan, dev, folder, steps_before):
+def _run_phase(config, model, tokenizer, phase: Phase, plan: Plan, memory, dev, folder,
+               steps_before):  # fmt: skip
     """Train one phase with ``CrossEncoderTrainer``; its log, steps and best dev record."""
     from adapter_zoo.training.trainer import resume_point
 
@@ -204,7 +225,9 @@ def _run_phase(config, model, tokenizer, phase: Phase, plan: Plan, dev, folder, 
         total = min(total, max(config.max_steps - steps_before, 0))
     if total == 0:
         return {"log": [], "steps": 0, "best": None}
-    trainer = _trainer(config, model, tokenizer, phase, plan, dev, folder / phase.name, total)
+    trainer = _trainer(
+        config, model, tokenizer, phase, plan, memory, dev, folder / phase.name, total
+    )
     trainer.train(resume_from_checkpoint=resume_point(folder / phase.name))
     state = trainer.state
     records = phase_records(state.log_history, phase.name, plan.steps_per_epoch)
@@ -245,7 +268,7 @@ def phase_records(log_history: list[dict], phase: str, steps_per_epoch: int) -> 
     return records
 
 
-def _trainer(config, model, tokenizer, phase: Phase, plan: Plan, dev, output_dir, total):
+def _trainer(config, model, tokenizer, phase: Phase, plan: Plan, memory, dev, output_dir, total):
     import warnings
 
     from sentence_transformers.cross_encoder import (
@@ -263,7 +286,8 @@ def _trainer(config, model, tokenizer, phase: Phase, plan: Plan, dev, output_dir
 
     cross = as_cross_encoder(model, tokenizer, config.max_length)
     loss = build_loss(config.loss, "cross", cross, margin=config.margin)
-    chunk = chunk_examples(loss, config.negatives)
+    # the whole batch at once unless the memory plan bounds it
+    chunk = chunk_examples(loss, config.negatives) if memory.bounded else None
 
     class Trainer(TrainableCheckpoints, CrossEncoderTrainer):
         def training_step(self, model, inputs, num_items_in_batch=None):
@@ -343,7 +367,7 @@ def _trainer(config, model, tokenizer, phase: Phase, plan: Plan, dev, output_dir
 
 
 def _write_entry(config, hosts, train_tables, dev_tables, setup, model, tokenizer, dev,
-                 records, steps, best, processes, folder) -> Path:  # fmt: skip
+                 records, steps, best, processes, folder, memory) -> Path:  # fmt: skip
     import contextlib
     import shutil
 
@@ -354,6 +378,7 @@ def _write_entry(config, hosts, train_tables, dev_tables, setup, model, tokenize
 
     card = _card(config, hosts, train_tables, dev_tables, setup, records, steps, best, processes)
     card["base_config"] = base_config(model.config)  # checked when the entry loads
+    card["training"]["memory"] = memory.to_card()
     if "adapter" in setup:
         card.update(adapter_card(model, setup["adapter"]))
     if config.mode == "fusion":

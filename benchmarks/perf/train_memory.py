@@ -46,6 +46,11 @@ CASES = {
                      "--loss", "CachedMultipleNegativesRankingLoss"],
     "bi-default-cached": ["--encoder", "bi", "--mode", "adapter",
                           "--loss", "CachedMultipleNegativesRankingLoss"],
+    # a small memory budget: the bounded plan (GradCache or chunks, recomputed activations)
+    "bi-10-2gb": ["--encoder", "bi", "--mode", "adapter", "--max-steps", "10",
+                  "--memory-budget", "2GB"],
+    "cross-10-2gb": ["--encoder", "cross", "--mode", "adapter", "--max-steps", "10",
+                     "--memory-budget", "2GB"],
 }  # fmt: skip
 TARGET_PEAK_GB = 2.0
 TARGET_DEV_SHARE = 0.25
@@ -182,6 +187,12 @@ def run_case(case: str, code: Path, parsed: Path, work: Path, interval: float) -
             "best_step": card.get("training", {}).get("best_step"),
             "best_epoch": card.get("training", {}).get("best_epoch"),
             "scores": card.get("scores"),
+            # wall time outside dev scoring (model loading included) per optimizer step
+            "train_s_per_step": None
+            if seconds is None or not card.get("training", {}).get("steps")
+            else round((result["wall_s"] - seconds) / card["training"]["steps"], 2),
+            # the memory plan the run chose (None: code from before the plan existed)
+            "memory": card.get("training", {}).get("memory"),
             "load_average_1m": {
                 "before": round(load_before[0], 2),
                 "after": round(os.getloadavg()[0], 2),

@@ -51,7 +51,11 @@ def test_adapter_entry_is_selected_on_dev_and_reloads_bit_identically(
     path = train(bi_config(parsed_shipped, tiny_sentence_bert_path, "adapter", "beer-bi"))
     card = json.loads((path / "card.json").read_text())
     assert (card["encoder"], card["kind"], card["layout"]) == ("bi", "adapter", "adapter")
-    assert card["training"]["loss"] == "CachedMultipleNegativesRankingLoss"
+    assert card["training"]["loss"] == "MultipleNegativesRankingLoss"
+    # a tiny model's step fits half of any machine's memory: no GradCache, no recomputation
+    memory = card["training"]["memory"]
+    assert (memory["mode"], memory["loss"]) == ("plain", "MultipleNegativesRankingLoss")
+    assert memory["estimate_gb"] <= memory["budget_gb"]
     assert card["pairs"][BEER]["train"]["question_answer"] > 400
     # the base is scored first (step 0) and the entry is never worse than it on dev
     steps = [(r["phase"], r["step"]) for r in card["training"]["log"]]

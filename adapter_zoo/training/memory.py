@@ -1,0 +1,144 @@
+"""Training memory as a budget: GradCache, chunked backward and recomputed activations only
+where a training step would not fit.
+
+A step keeps, for backward, the activations of every text it encodes: with attention dropout
+on, CPU attention takes the math path, which keeps each layer's attention matrices (batch x
+heads x length x length floats, several per layer). Three ways bound that, each at a price in
+compute, and a plan takes the cheapest that fits the budget:
+
+1. ``plain``: the whole batch's activations held (one forward pass, one backward pass).
+2. ``recompute``: each layer's input kept and its activations rebuilt in backward
+   (non-reentrant checkpointing, the same dropout masks: the same gradients), about one
+   extra forward pass.
+3. ``bounded``: recomputed activations and the batch encoded a few texts at a time:
+   bi-encoders through GradCache (sentence-transformers' Cached losses: the same in-batch
+   loss from embeddings computed :data:`~adapter_zoo.losses.registry.CACHED_MINI_BATCH`
+   texts at a time, one more forward pass), cross-encoders backpropagating
+   :data:`~adapter_zoo.losses.cross.CHUNK_PAIRS` pairs at a time.
+
+The estimate is per text and layer: ``tokens x hidden x HIDDEN_FLOATS`` plus ``heads x
+tokens^2 x ATTENTION_FLOATS`` floats, calibrated on all-MiniLM-L6-v2 on 2 CPU cores
+(benchmarks/perf/train_memory.py): a bi-encoder step of 64 texts at 256 tokens held 6.8 GB,
+a cross-encoder step of 32 pairs at 300 tokens 5.1 GB; the constants round both up.
+
+Example:
+    >>> from transformers import BertConfig
+    >>> config = BertConfig(hidden_size=384, num_hidden_layers=6, num_attention_heads=12)
+    >>> plan = plan_memory(config, texts=96, length=128, budget=8 * GB)
+    >>> plan.mode, round(plan.estimate / GB, 1)
+    ('plain', 4.2)
+    >>> plan_memory(config, texts=96, length=128, budget=2 * GB).mode
+    'recompute'
+    >>> plan_memory(config, texts=96, length=256, budget=GB).mode
+    'bounded'
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from adapter_zoo.errors import ZooError
+
+# decimal units, as psutil-based peak RSS is recorded everywhere in this project
+GB = 10**9
+HIDDEN_FLOATS = 21
+ATTENTION_FLOATS = 4
+FLOAT_BYTES = 4
+# The share of the memory available at the start that a run takes when not told: the rest is
+# left to the process itself (model, optimizer, data) and to whatever else runs beside it.
+DEFAULT_SHARE = 0.5
+MODES = ("plain", "recompute", "bounded")
+_UNITS = {"": 1, "b": 1, "k": 10**3, "kb": 10**3, "m": 10**6, "mb": 10**6, "g": GB, "gb": GB}
+
+
+@dataclass(frozen=True)
+class MemoryPlan:
+    """How a training step fits its memory budget.
+
+    Attributes:
+        budget: bytes a step's activations may take.
+        estimate: bytes the activations of one step take when all are held (``plain``).
+        mode: ``plain``, ``recompute`` or ``bounded`` (the module docstring says what each
+            costs).
+    """
+
+    budget: int
+    estimate: int
+    mode: str
+
+    @property
+    def recompute(self) -> bool:
+        """Rebuild each layer's activations in backward (checkpointing)."""
+        return self.mode != "plain"
+
+    @property
+    def bounded(self) -> bool:
+        """Encode the batch a few texts at a time (GradCache, or chunks of pairs)."""
+        return self.mode == "bounded"
+
+    def to_card(self) -> dict:
+        """What the card's ``training.memory`` records."""
+        return {
+            "mode": self.mode,
+            "budget_gb": round(self.budget / GB, 2),
+            "estimate_gb": round(self.estimate / GB, 2),
+        }
+
+
+def parse_budget(text: str) -> int:
+    """Bytes of a memory budget written as ``8GB``, ``512MB``, ``1.5G`` or a byte count.
+
+    Raises:
+        ZooError: not a positive size.
+
+    Example:
+        >>> parse_budget("1.5GB"), parse_budget("512mb"), parse_budget("4096")
+        (1500000000, 512000000, 4096)
+    """
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kmg]?b?)\s*", str(text).lower())
+    if not match or float(match.group(1)) <= 0:
+        raise ZooError(f"memory budget {text!r}: give a positive size such as 8GB or 512MB")
+    return int(float(match.group(1)) * _UNITS[match.group(2)])
+
+
+def default_budget() -> int:
+    """:data:`DEFAULT_SHARE` of the memory available now (psutil)."""
+    import psutil
+
+    return int(psutil.virtual_memory().available * DEFAULT_SHARE)
+
+
+def activation_bytes(model_config, *, texts: int, length: int, layers: int | None = None) -> int:
+    """Estimated bytes held for backward by ``texts`` texts of ``length`` tokens through
+    ``layers`` layers (default: all of ``model_config``'s)."""
+    layers = model_config.num_hidden_layers if layers is None else layers
+    per_layer = (
+        length * model_config.hidden_size * HIDDEN_FLOATS
+        + model_config.num_attention_heads * length * length * ATTENTION_FLOATS
+    )
+    return texts * layers * per_layer * FLOAT_BYTES
+
+
+def plan_memory(model_config, *, texts: int, length: int, budget: int | None) -> MemoryPlan:
+    """The cheapest way for a step of ``texts`` texts (pairs, for a cross-encoder) of up to
+    ``length`` tokens to fit ``budget`` bytes (None: :func:`default_budget`).
+
+    Args:
+        model_config: the base's transformers config (hidden size, layers, heads).
+        texts: texts a step encodes (a bi-encoder's anchors, positives and negatives; a
+            cross-encoder's pairs).
+        length: the longest a text is truncated to.
+        budget: bytes, or None for the default share of the memory available.
+    """
+    budget = default_budget() if budget is None else int(budget)
+    held = activation_bytes(model_config, texts=texts, length=length)
+    if held <= budget:
+        return MemoryPlan(budget, held, "plain")
+    # checkpointing keeps each layer's input (tokens x hidden floats per layer) and rebuilds
+    # one layer at a time
+    inputs = texts * model_config.num_hidden_layers * length * model_config.hidden_size
+    one_layer = activation_bytes(model_config, texts=texts, length=length, layers=1)
+    if inputs * FLOAT_BYTES + one_layer <= budget:
+        return MemoryPlan(budget, held, "recompute")
+    return MemoryPlan(budget, held, "bounded")

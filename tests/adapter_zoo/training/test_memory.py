@@ -1,0 +1,126 @@
+"""Training memory as a budget: GradCache, chunks and recomputation only past it."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from transformers import AutoConfig
+
+from adapter_zoo.cli import main
+from adapter_zoo.errors import ZooError
+from adapter_zoo.training import TrainingConfig, train
+from adapter_zoo.training.memory import GB, activation_bytes, parse_budget, plan_memory
+
+BEER = "beer.stackexchange.com"
+
+
+@pytest.fixture(scope="module")
+def minilm_config(minilm_path):
+    return AutoConfig.from_pretrained(minilm_path)
+
+
+def test_the_estimate_covers_the_measured_steps_of_minilm(minilm_config):
+    # benchmarks/perf/train_memory.py: a bi-encoder step of 64 texts at 256 tokens held
+    # 6.8 GB, a cross-encoder step of 32 pairs at 300 tokens 5.1 GB; the estimate rounds up
+    bi = activation_bytes(minilm_config, texts=64, length=256) / GB
+    cross = activation_bytes(minilm_config, texts=32, length=300) / GB
+    assert 6.8 <= bi <= 1.3 * 6.8
+    assert 5.1 <= cross <= 1.3 * 5.1
+
+
+def test_the_cheapest_plan_that_fits_the_budget(minilm_config):
+    # the zoo's training step: 32 (anchor, positive, hard negative) at 128 tokens
+    step = {"texts": 96, "length": 128}
+    held = activation_bytes(minilm_config, **step)
+    assert plan_memory(minilm_config, **step, budget=held).mode == "plain"
+    assert plan_memory(minilm_config, **step, budget=held - 1).mode == "recompute"
+    assert plan_memory(minilm_config, **step, budget=held // 10).mode == "bounded"
+    plan = plan_memory(minilm_config, **step, budget=8 * GB)
+    assert (plan.recompute, plan.bounded) == (False, False)
+    assert plan.to_card() == {"mode": "plain", "budget_gb": 8.0, "estimate_gb": 4.19}
+
+
+def test_a_budget_is_a_positive_size(capsys, tmp_path):
+    assert parse_budget("2GB") == parse_budget("2g") == 2 * GB
+    assert parse_budget("1.5 GB") == int(1.5 * GB)
+    for bad in ("0", "-1GB", "lots", "2TB", ""):
+        with pytest.raises(ZooError, match="give a positive size such as 8GB or 512MB"):
+            parse_budget(bad)
+    argv = ["train", "--mode", "adapter", "--data", str(tmp_path), "--forums", "beer",
+            "--name", "x", "--memory-budget", "lots"]  # fmt: skip
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    assert exit_info.value.code == 2
+    assert capsys.readouterr().err.endswith(
+        "adapter-zoo train: error: argument --memory-budget: memory budget 'lots': give a "
+        "positive size such as 8GB or 512MB\n"
+    )
+
+
+def _spy(monkeypatch, module, name, calls):
+    real = getattr(module, name)
+
+    def spy(*args, **kwargs):
+        calls.append(name)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, spy)
+
+
+@pytest.mark.parametrize("budget", [None, 1])
+def test_a_bi_encoder_runs_gradcache_and_recomputation_only_past_its_budget(
+    budget, parsed_shipped, tiny_sentence_bert_path, monkeypatch
+):
+    import adapter_zoo.losses as losses
+    import adapter_zoo.training.models as models
+
+    calls = []
+    _spy(monkeypatch, models, "bound_activation_memory", calls)
+    built = []
+    real_build = losses.build_loss
+    monkeypatch.setattr(losses, "build_loss", lambda n, *a, **k: (built.append(n),
+                        real_build(n, *a, **k))[1])  # fmt: skip
+    config = TrainingConfig(
+        mode="adapter", data=str(parsed_shipped), forums=("beer",), name=f"b{budget}",
+        base_model=str(tiny_sentence_bert_path), batch_size=8, max_length=16, max_steps=2,
+        seed=0, memory_budget=budget,
+    )  # fmt: skip
+    card = json.loads((train(config) / "card.json").read_text())
+    memory = card["training"]["memory"]
+    assert card["training"]["loss"] == "MultipleNegativesRankingLoss"
+    assert "memory_budget" not in card["training"]  # the plan is recorded, not the budget
+    if budget is None:
+        assert (memory["mode"], memory["loss"]) == ("plain", "MultipleNegativesRankingLoss")
+        assert calls == [] and built == ["MultipleNegativesRankingLoss"]
+    else:
+        assert (memory["mode"], memory["loss"]) == ("bounded", "CachedMultipleNegativesRankingLoss")
+        assert calls == ["bound_activation_memory"]
+        assert built == ["CachedMultipleNegativesRankingLoss"]
+
+
+@pytest.mark.parametrize("budget", [None, 1])
+def test_a_cross_encoder_chunks_and_recomputes_only_past_its_budget(
+    budget, parsed_shipped, tiny_bert_path, monkeypatch
+):
+    import adapter_zoo.losses.cross as cross_losses
+    import adapter_zoo.training.models as models
+
+    calls = []
+    _spy(monkeypatch, models, "bound_activation_memory", calls)
+    chunks = []
+    real_backward = cross_losses.backward_in_chunks
+    monkeypatch.setattr(cross_losses, "backward_in_chunks", lambda f, batch, b, size: (
+        chunks.append(size), real_backward(f, batch, b, size))[1])  # fmt: skip
+    config = TrainingConfig(
+        mode="adapter", data=str(parsed_shipped), forums=("beer",), name=f"c{budget}",
+        base_model=str(tiny_bert_path), batch_size=8, max_length=32, max_steps=2, seed=0,
+        memory_budget=budget, loss="listwise", negatives=3, hard_negatives=True,
+    )  # fmt: skip
+    card = json.loads((train(config) / "card.json").read_text())
+    assert card["training"]["memory"]["mode"] == ("plain" if budget is None else "bounded")
+    if budget is None:
+        assert calls == [] and set(chunks) == {None}
+    else:
+        # 8 pairs a chunk: two listwise examples of a positive and 3 negatives
+        assert calls == ["bound_activation_memory"] and set(chunks) == {2}
