@@ -1,0 +1,196 @@
+"""The one precision decision: which dtype a model's weights are in when it scores.
+
+``resolve_precision("auto" | "fp32" | "bf16", device)`` gives a torch dtype. ``auto`` (the
+default of ``adapter_zoo.load`` and of the commands that score) is bfloat16 where the hardware
+multiplies bf16 matrices natively, float32 elsewhere:
+
+- a CPU with AMX-BF16 or AVX512-BF16 (oneDNN, which torch's CPU matmuls in bf16 go through,
+  has native kernels for both; measured here about 5x the fp32 matmul rate with AMX, see
+  ``benchmarks/perf/precision.py``). Without either, oneDNN emulates bf16 with fp32
+  arithmetic plus conversions: slower than fp32 and less exact, so ``auto`` keeps fp32 there.
+- a CUDA device whose compute capability supports bf16 (``torch.cuda.is_bf16_supported``).
+
+An explicit ``bf16`` on hardware without it is refused in one line (``PrecisionError``):
+it would be slower than fp32 on such a CPU, and an explicit request that silently ran slower
+or in another precision would mislead a timing or a quality comparison.
+
+Scoring in bf16 casts the model's weights (the base and its adapters: inference only) once, at
+load; token states leave the transformer as float32, so pooling, heads and cosines run in
+float32 and scores are float32 numpy arrays as before. Training and its dev selection stay
+float32 for now (they build their rankers directly, not through ``load``).
+
+Example:
+    >>> resolve_precision("fp32", "cpu")
+    torch.float32
+    >>> precision_name(resolve_precision("fp32", "cpu"))
+    'fp32'
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import functools
+import logging
+from collections.abc import Mapping
+from pathlib import Path
+
+from adapter_zoo.errors import ZooError
+
+logger = logging.getLogger(__name__)
+
+AUTO, FP32, BF16 = "auto", "fp32", "bf16"
+PRECISIONS = (AUTO, FP32, BF16)
+# the CPU flags (Linux /proc/cpuinfo spelling) of native bf16 matrix multiplication
+CPU_BF16_FLAGS = ("amx_bf16", "avx512_bf16")
+
+
+# the precision a long run (``adapt``) scores its candidates in, for code it calls
+_SCORING = contextvars.ContextVar("adapter_zoo_scoring_precision", default=AUTO)
+
+
+class PrecisionError(ZooError):
+    """A precision that is not one of :data:`PRECISIONS`, or bf16 asked for on hardware
+    without it."""
+
+
+@functools.cache
+def cpu_bf16_flags() -> tuple[str, ...]:
+    """Which of :data:`CPU_BF16_FLAGS` this CPU has.
+
+    Read from ``/proc/cpuinfo``'s ``flags`` (Linux: what the kernel enabled, so also right
+    in a VM that hides AMX). Elsewhere torch's own CPUID probes (``torch._C._cpu``, private
+    but present since torch 2.1) answer; ``torch.backends.cpu.get_cpu_capability()`` is not
+    used: it says AVX512 for Skylake-X too, which has no bf16.
+    """
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.is_file():
+        flags = set()
+        for line in cpuinfo.read_text(errors="replace").splitlines():
+            if line.startswith("flags"):
+                flags.update(line.partition(":")[2].split())
+        return tuple(flag for flag in CPU_BF16_FLAGS if flag in flags)
+    try:
+        import torch
+
+        probes = {"amx_bf16": torch._C._cpu._is_amx_tile_supported,
+                  "avx512_bf16": torch._C._cpu._is_avx512_bf16_supported}  # fmt: skip
+        return tuple(flag for flag, probe in probes.items() if probe())
+    except (AttributeError, RuntimeError):
+        return ()
+
+
+def device_has_bf16(device) -> bool:
+    """Whether ``device`` (a torch.device or its name) multiplies bf16 natively."""
+    import torch
+
+    device = torch.device(device)
+    if device.type == "cpu":
+        return bool(cpu_bf16_flags())
+    if device.type == "cuda":
+        return torch.cuda.is_available() and torch.cuda.is_bf16_supported()
+    return False
+
+
+def check_precision(precision: str) -> str:
+    """``precision`` if it is one of :data:`PRECISIONS`, else a one-line PrecisionError."""
+    if precision not in PRECISIONS:
+        raise PrecisionError(f"precision {precision!r}: must be one of {', '.join(PRECISIONS)}")
+    return precision
+
+
+def resolve_precision(precision: str, device=None):
+    """The torch dtype a model scores in on ``device`` (None: CUDA when available, else CPU).
+
+    ``auto``: bfloat16 where :func:`device_has_bf16`, else float32; ``fp32``: float32;
+    ``bf16``: bfloat16, refused (PrecisionError) where the device lacks it.
+    """
+    import torch
+
+    from adapter_zoo.ranker.ranker import pick_device
+
+    check_precision(precision)
+    if precision == FP32:
+        return torch.float32
+    device = pick_device(device)
+    if device_has_bf16(device):
+        return torch.bfloat16
+    if precision == BF16:
+        what = "CPU has neither AMX-BF16 nor AVX512-BF16" if device.type == "cpu" else (
+            f"device {device} has no native bf16"
+        )  # fmt: skip
+        raise PrecisionError(f"precision bf16: this {what}; use --precision auto or fp32")
+    return torch.float32
+
+
+def precision_name(dtype) -> str:
+    """``"bf16"`` or ``"fp32"`` for a torch dtype."""
+    import torch
+
+    return BF16 if dtype == torch.bfloat16 else FP32
+
+
+def float_output_hook(module, inputs, output):
+    """A forward hook: the module's token states (``last_hidden_state`` of a transformers
+    output, ``token_embeddings`` of a sentence-transformers feature dict) as float32, so what
+    reads them (pooling, heads, cosines) computes in float32."""
+    if isinstance(output, Mapping) and "token_embeddings" in output:  # sentence-transformers
+        output["token_embeddings"] = output["token_embeddings"].float()
+    elif getattr(output, "last_hidden_state", None) is not None:
+        output.last_hidden_state = output.last_hidden_state.float()
+    return output
+
+
+def cast_for_inference(module, dtype, *, keep_float=(), hook_on=None):
+    """``module``'s weights in ``dtype`` for inference (its parameters and buffers cast in
+    place), the sub-modules in ``keep_float`` back in float32, and :func:`float_output_hook`
+    on ``hook_on`` so its output leaves as float32 (the hook is added once).
+
+    Returns ``module``.
+    """
+    import torch
+
+    module.to(dtype)
+    for part in keep_float:
+        part.to(torch.float32)
+    if hook_on is not None and not getattr(hook_on, "_adapter_zoo_float_output", False):
+        hook_on.register_forward_hook(float_output_hook)
+        hook_on._adapter_zoo_float_output = True
+    return module
+
+
+def apply_precision(scorer, dtype) -> str:
+    """``scorer`` set to score in ``dtype`` (its ``set_precision``, which compositions pass
+    on to their members); a scorer without one (BM25, TF-IDF, a cascade, a plug-in kind)
+    stays as it is. Returns the precision name the scorer now runs at (``fp32`` for those)."""
+    setter = getattr(scorer, "set_precision", None)
+    if setter is None:
+        return FP32
+    setter(dtype)
+    return getattr(scorer, "precision", precision_name(dtype))
+
+
+def add_precision_option(parser) -> None:
+    """``--precision {auto,fp32,bf16}`` (default auto), for the commands that score."""
+    parser.add_argument(
+        "--precision", choices=PRECISIONS, default=AUTO,
+        help="the dtype the model's weights score in: auto (default) is bf16 on a CPU with "
+        "AMX-BF16 or AVX512-BF16 or a CUDA GPU with bf16, else fp32; bf16 is refused where "
+        "the hardware lacks it. Scores are float32 either way",
+    )  # fmt: skip
+
+
+@contextlib.contextmanager
+def scoring_precision(precision: str):
+    """Within the block, :func:`current_precision` is ``precision`` (for code a run calls
+    that loads its own scorers, as ``adapt``'s decision lists do)."""
+    token = _SCORING.set(check_precision(precision))
+    try:
+        yield
+    finally:
+        _SCORING.reset(token)
+
+
+def current_precision() -> str:
+    """The precision :func:`scoring_precision` set (``auto`` outside one)."""
+    return _SCORING.get()
