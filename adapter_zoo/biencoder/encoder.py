@@ -89,12 +89,12 @@ class BiEncoder:
         self.precision = "fp32"
 
     def set_precision(self, dtype) -> BiEncoder:
-        """Embed with the model's weights (base, adapters) in ``dtype`` (inference only; see
-        :mod:`adapter_zoo.precision`); token states leave the transformer as float32, so
-        pooling and normalisation run in float32 and embeddings are float32."""
+        """Embed with the model's linear layers (base, adapters) in ``dtype`` (inference
+        only; see :mod:`adapter_zoo.precision`); token states stay float32, so pooling and
+        normalisation run in float32 and embeddings are float32."""
         from adapter_zoo.precision import cast_for_inference, precision_name
 
-        cast_for_inference(self.model, dtype, hook_on=self.model[0])
+        cast_for_inference(self.model, dtype)
         self.precision = precision_name(dtype)
         return self
 

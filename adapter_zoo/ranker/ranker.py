@@ -189,17 +189,13 @@ class Ranker:
         self.precision = "fp32"
 
     def set_precision(self, dtype) -> Ranker:
-        """Score with the model's weights (base, adapters) in ``dtype`` (inference only;
-        see :mod:`adapter_zoo.precision`); the prediction heads stay float32 and read the
-        token states as float32, so the logits are float32."""
+        """Score with the model's linear layers (base, adapters) in ``dtype`` (inference
+        only; see :mod:`adapter_zoo.precision`); the prediction heads stay float32 and read
+        float32 token states, so the logits are float32."""
         from adapter_zoo.precision import cast_for_inference, precision_name
 
         heads = getattr(self.model, "heads", None)
-        base = getattr(self.model, "base_model", None)
-        cast_for_inference(
-            self.model, dtype, keep_float=[heads] if heads is not None else [],
-            hook_on=base if base is not None and base is not self.model else None,
-        )  # fmt: skip
+        cast_for_inference(self.model, dtype, keep_float=[heads] if heads is not None else [])
         self.precision = precision_name(dtype)
         return self
 

@@ -150,8 +150,8 @@ def load_parallel_model(
     Adapters that sit in different layers cannot share one ``Parallel`` setup; then the one
     of the first :func:`parallel_groups` group is active (``sweep`` runs each group).
 
-    ``precision`` (see :mod:`adapter_zoo.precision`): the weights' dtype, heads kept in
-    float32 and reading float32 token states.
+    ``precision`` (see :mod:`adapter_zoo.precision`): the linear layers' dtype, heads kept
+    in float32.
 
     Returns:
         ``(model, tokenizer, names)`` where ``names[i]`` is the name adapter ``i`` got.
@@ -174,7 +174,7 @@ def load_parallel_model(
             raise ZooError(f"sweep: {adapter}: no prediction head was loaded")
         names.append(name)
     activate(model, parallel_groups(model, names)[0])
-    cast_for_inference(model, dtype, keep_float=[model.heads], hook_on=model.base_model)
+    cast_for_inference(model, dtype, keep_float=[model.heads])
     return model.to(pick_device(device)).eval(), tokenizer, names
 
 
