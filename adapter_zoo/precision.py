@@ -1,17 +1,20 @@
 """The one precision decision: which dtype a model's weights are in when it scores.
 
 ``resolve_precision("auto" | "fp32" | "bf16", device)`` gives a torch dtype. ``auto`` (the
-default of ``adapter_zoo.load`` and of the commands that score) is bfloat16 where the hardware
-multiplies bf16 matrices natively, float32 elsewhere:
+default of ``adapter_zoo.load`` and of the commands that score) is bfloat16 where scoring in
+it was measured faster, float32 elsewhere:
 
-- a CPU with AMX-BF16 or AVX512-BF16 (oneDNN, which torch's CPU matmuls in bf16 go through,
-  has native kernels for both; measured here about 5x the fp32 matmul rate with AMX, see
-  ``benchmarks/perf/precision.py``). Without either, oneDNN emulates bf16 with fp32
-  arithmetic plus conversions: slower than fp32 and less exact, so ``auto`` keeps fp32 there.
+- a CPU with AMX-BF16 (tile matrix units: oneDNN's bf16 matmuls run several times the fp32
+  rate there).
 - a CUDA device whose compute capability supports bf16 (``torch.cuda.is_bf16_supported``).
 
-An explicit ``bf16`` on hardware without it is refused in one line (``PrecisionError``):
-it would be slower than fp32 on such a CPU, and an explicit request that silently ran slower
+A CPU with AVX512-BF16 but no AMX multiplies bf16 natively too, but scoring gained little or
+lost there (``benchmarks/perf/precision.py`` on such a 2-core machine: a 4.2x matmul peak,
+yet MiniLM on WikiQA's short texts at 0.88x fp32's pairs/s and beer's long LAS texts at
+1.46x; per-layer casts and small matmuls dominate), so ``auto`` keeps fp32 there and
+``bf16`` is the user's to ask for. Without either flag oneDNN emulates bf16 with fp32
+arithmetic plus conversions, slower than fp32 and less exact: an explicit ``bf16`` there is
+refused in one line (``PrecisionError``), as an explicit request that silently ran slower
 or in another precision would mislead a timing or a quality comparison.
 
 Scoring in bf16 casts the weights of the model's linear layers (the base's and its adapters':
@@ -43,6 +46,8 @@ AUTO, FP32, BF16 = "auto", "fp32", "bf16"
 PRECISIONS = (AUTO, FP32, BF16)
 # the CPU flags (Linux /proc/cpuinfo spelling) of native bf16 matrix multiplication
 CPU_BF16_FLAGS = ("amx_bf16", "avx512_bf16")
+# the one of them with which ``auto`` picks bf16 (see the module docstring)
+CPU_AUTO_BF16_FLAG = "amx_bf16"
 
 
 # the precision a long run (``adapt``) scores its candidates in, for code it calls
@@ -102,8 +107,9 @@ def check_precision(precision: str) -> str:
 def resolve_precision(precision: str, device=None):
     """The torch dtype a model scores in on ``device`` (None: CUDA when available, else CPU).
 
-    ``auto``: bfloat16 where :func:`device_has_bf16`, else float32; ``fp32``: float32;
-    ``bf16``: bfloat16, refused (PrecisionError) where the device lacks it.
+    ``auto``: bfloat16 on a CUDA device with bf16 or a CPU with AMX-BF16, else float32;
+    ``fp32``: float32; ``bf16``: bfloat16, refused (PrecisionError) where the device lacks
+    it (:func:`device_has_bf16`).
     """
     import torch
 
@@ -113,6 +119,9 @@ def resolve_precision(precision: str, device=None):
     if precision == FP32:
         return torch.float32
     device = pick_device(device)
+    if precision == AUTO:
+        fast = CPU_AUTO_BF16_FLAG in cpu_bf16_flags() if device.type == "cpu" else True
+        return torch.bfloat16 if fast and device_has_bf16(device) else torch.float32
     if device_has_bf16(device):
         return torch.bfloat16
     if precision == BF16:
@@ -185,8 +194,8 @@ def add_precision_option(parser) -> None:
     parser.add_argument(
         "--precision", choices=PRECISIONS, default=AUTO,
         help="the dtype the model's weights score in: auto (default) is bf16 on a CPU with "
-        "AMX-BF16 or AVX512-BF16 or a CUDA GPU with bf16, else fp32; bf16 is refused where "
-        "the hardware lacks it. Scores are float32 either way",
+        "AMX-BF16 or a CUDA GPU with bf16, else fp32; bf16 also runs on AVX512-BF16 and is "
+        "refused where the hardware has neither. Scores are float32 either way",
     )  # fmt: skip
 
 

@@ -18,6 +18,15 @@ os.environ["TRANSFORMERS_OFFLINE"] = "1"
 os.environ["HF_DATASETS_OFFLINE"] = "1"
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+# Under pytest-xdist, each worker gets its share of the cores: two workers each running
+# torch's default of one thread per core on 2 cores spin against each other (OpenMP
+# busy-waits), which made a -n 2 run many times slower than the serial one. Set before torch
+# is imported (it reads these once); subprocesses a test starts inherit them.
+_WORKERS = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+if _WORKERS > 1:
+    _THREADS = str(max(1, (os.cpu_count() or 1) // _WORKERS))
+    for _variable in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "RAYON_NUM_THREADS"):
+        os.environ[_variable] = _THREADS
 
 import pytest  # noqa: E402
 
@@ -35,6 +44,12 @@ def require_shared(relative: str) -> Path:
             pytest.fail(message)
         pytest.skip(message)
     return path
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests marked ``slow`` first (otherwise in their order): under pytest-xdist, a test of
+    minutes handed out last would keep one process busy after the others have finished."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 
 @pytest.fixture(scope="session")

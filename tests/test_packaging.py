@@ -16,20 +16,30 @@ import pytest
 from recipes import recipe_dir
 from stackexchange.catalog import shipped_data
 
+# one xdist process runs this module (--dist loadgroup): one wheel build for the module
+pytestmark = pytest.mark.xdist_group("wheel")
+
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("adapter_zoo", "stackexchange", "benchmarks", "recipes")
 
 
-@pytest.fixture(scope="module")
-def wheel(tmp_path_factory) -> Path:
-    """A wheel built offline from a clean copy of the source (no build/ or egg-info reused)."""
-    tmp = tmp_path_factory.mktemp("wheel")
-    src = tmp / "src"
+def clean_source(folder: Path) -> Path:
+    """A clean copy of the source under ``folder`` (no build/ or egg-info reused): building
+    from it writes nothing into the checkout, whose egg-info other test processes read."""
+    src = folder / "src"
     ignore = shutil.ignore_patterns("__pycache__", "*.egg-info", "*.pyc")
     for name in PACKAGES:
         shutil.copytree(ROOT / name, src / name, ignore=ignore)
     for name in ("pyproject.toml", "README.md", "LICENSE"):
         shutil.copy2(ROOT / name, src / name)
+    return src
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    """A wheel built offline from a clean copy of the source."""
+    tmp = tmp_path_factory.mktemp("wheel")
+    src = clean_source(tmp)
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index"]
         + ["--disable-pip-version-check", "-q", "-w", str(tmp / "dist"), str(src)],
@@ -96,10 +106,11 @@ def test_the_readme_cpu_install_resolves_cpu_torch_and_no_cuda_wheels(tmp_path):
     readme = (ROOT / "README.md").read_text()
     assert f'pip install "{cpu_torch}" --index-url https://download.pytorch.org/whl/cpu' in readme
     assert "pip install -c .ci/constraints.txt ." in readme
-    report = tmp_path / "report.json"
+    report, constraints = tmp_path / "report.json", ROOT / ".ci/constraints.txt"
+    project = clean_source(tmp_path)
     subprocess.run(
         [sys.executable, "-m", "pip", "install", "--dry-run", "--ignore-installed", "-q"]
-        + ["--report", str(report), "-c", str(ROOT / ".ci/constraints.txt"), cpu_torch, str(ROOT)],
+        + ["--report", str(report), "-c", str(constraints), cpu_torch, str(project)],
         check=True,
         capture_output=True,
     )

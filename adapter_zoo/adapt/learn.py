@@ -290,10 +290,13 @@ def _train_candidates(target_data, parts, tmp, name, cards, zoo_plans, base_mode
     """Train the candidates into the zoo as hidden-purpose entries ``<name>--<candidate>``;
     return (candidate -> entry name, the card's training record)."""
     from adapter_zoo.adapt.adapt import CANDIDATE_MARK
-    from adapter_zoo.adapt.heldout import write_training_folder
+    from adapter_zoo.adapt.heldout import SELECTION, held_out_lists, write_training_folder
     from adapter_zoo.kinds import kind_for_card
     from adapter_zoo.training import TrainingConfig, train
 
+    if not held_out_lists(target_data, parts, SELECTION).positive_first():
+        skipped = "no selection thread with a ranking list: nothing to select a training run on"
+        return {}, {"skipped": skipped}
     forum = write_training_folder(target_data, parts, tmp)
     import json
 

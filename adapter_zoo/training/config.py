@@ -65,17 +65,18 @@ class TrainingConfig:
         negatives: negatives per positive, resampled every epoch (seed + epoch).
         hard_negatives: draw negatives from the positives of the 20 most BM25-similar
             queries of the same forum and pair kind instead of at random.
-        max_steps: stop after this many optimizer steps (all phases together).
-        warmup: linear warm-up over the first epoch (at most half of all steps; 10% of
-            them when ``max_steps`` cuts training short), then linear decay to 0.
+        max_steps: stop after this many optimizer steps (all phases together). The rate
+            warms up linearly over the first epoch (at most half of all steps; 10% of
+            them when ``max_steps`` cuts training short), then decays linearly to 0.
         patience: early stopping after this many epochs without a better dev MAP
             (None: tanda stops after 2, other modes never stop early).
         eval_steps: bi-encoders: dev evaluation (and checkpoint) every this many steps
             (None: six per run); the entry keeps the best state, the base's included.
-        dev_queries / dev_candidates: dev MAP is measured on up to ``dev_queries`` dev
-            queries per forum, each against its positive and ``dev_candidates - 1``
-            sampled negatives; a folder made from a benchmark is scored on the benchmark's
-            own dev lists instead (``adapter_zoo.training.dev``).
+        dev_queries: dev MAP is measured on up to ``dev_queries`` dev queries per forum,
+            each against its positive and ``dev_candidates - 1`` sampled negatives; a
+            folder made from a benchmark is scored on the benchmark's own dev lists instead
+            (``adapter_zoo.training.dev``).
+        dev_candidates: the candidates of each of those dev queries.
         init_from: ``adapter``/``multitask``: start from this zoo adapter entry (same encoder
             and base) instead of a new adapter, and train it on ``forums``: TANDA's adapt
             step for adapters, the entry's own training being the transfer step. The adapter
@@ -94,7 +95,8 @@ class TrainingConfig:
             A LoRA entry exports merged as a plain sentence-transformers model
             (:func:`adapter_zoo.export.export_merged_lora`). The adapters library has no
             fusion of LoRA modules, so ``fusion`` refuses ``lora``.
-        lora_r / lora_alpha: LoRA's rank and scaling numerator (``method="lora"``).
+        lora_r: LoRA's rank (``method="lora"``).
+        lora_alpha: LoRA's scaling numerator (``method="lora"``).
         keep_start: bi-encoders: dev selection may keep the starting state (the base, or the
             ``init_from`` entry), so the entry is never worse than its start on dev. ``adapt``
             turns it off: its candidates are compared with the base on held-out lists of

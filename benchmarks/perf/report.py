@@ -1,11 +1,14 @@
-"""Fill the README's performance table from ``benchmarks/perf/results/*.json``.
+"""The performance table (docs/performance.md) from ``benchmarks/perf/results/*.json``.
 
-Each perf script saves its own JSON; this only reads them, so the README shows exactly what
-was measured (machine included) and whether each target was met.
+Each perf script saves its own JSON; this only reads them, so the pages show exactly what
+was measured (machine included) and whether each target was met. ``main`` regenerates every
+marked table of README.md and docs/ (``benchmarks/perf/tables.py``: this table and the
+others, all from the recorded JSON).
 
 Usage:
-    .venv/bin/python -m benchmarks.perf.report            # rewrite README.md's table
-    .venv/bin/python -m benchmarks.perf.report --print    # print it only
+    .venv/bin/python -m benchmarks.perf.report            # rewrite the pages' tables
+    .venv/bin/python -m benchmarks.perf.report --check    # exit 1 if a page is stale
+    .venv/bin/python -m benchmarks.perf.report --print    # print the performance table only
 """
 
 from __future__ import annotations
@@ -17,7 +20,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = Path(__file__).resolve().parent / "results"
 NEAR_CHANCE_P1 = 0.1
-START, END = "<!-- perf-table -->", "<!-- /perf-table -->"
 HEADER = (
     "| benchmark | measured | ours | peer | ratio | target | met | machine |",
     "|---|---|---|---|---|---|---|---|",
@@ -407,19 +409,24 @@ def table() -> str:
 
 
 def main(argv=None) -> int:
+    from benchmarks.perf.tables import stale_pages, write_pages
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--print", action="store_true", help="print the table, change nothing")
+    parser.add_argument(
+        "--check", action="store_true", help="change nothing; exit 1 if a page's tables are stale"
+    )
     args = parser.parse_args(argv)
-    text = table()
     if args.print:
-        print(text)
+        print(table())
         return 0
-    readme = ROOT / "README.md"
-    content = readme.read_text(encoding="utf-8")
-    head, rest = content.split(START, 1)
-    _, tail = rest.split(END, 1)
-    readme.write_text(f"{head}{START}\n{text}\n{END}{tail}", encoding="utf-8")
-    print(f"updated {readme}")
+    if args.check:
+        stale = stale_pages()
+        for path in stale:
+            print(f"stale tables: {path.relative_to(ROOT)}")
+        return 1 if stale else 0
+    for path in write_pages():
+        print(f"updated {path.relative_to(ROOT)}")
     return 0
 
 

@@ -26,8 +26,8 @@ def cpu_without_bf16(monkeypatch):
 
 @pytest.fixture
 def cpu_with_bf16(monkeypatch):
-    """A CPU with AVX512-BF16 (bf16 still runs, if slowly, on one without it)."""
-    monkeypatch.setattr(precision, "cpu_bf16_flags", lambda: ("avx512_bf16",))
+    """A CPU with AMX-BF16 (and AVX512-BF16): where ``auto`` scores in bf16."""
+    monkeypatch.setattr(precision, "cpu_bf16_flags", lambda: ("amx_bf16", "avx512_bf16"))
 
 
 def test_auto_is_fp32_on_a_cpu_without_bf16(cpu_without_bf16):
@@ -39,6 +39,13 @@ def test_auto_is_bf16_on_a_cpu_with_it(cpu_with_bf16):
     assert resolve_precision("auto", "cpu") == torch.bfloat16
     assert resolve_precision("bf16", "cpu") == torch.bfloat16
     assert resolve_precision("fp32", "cpu") == torch.float32
+
+
+def test_auto_keeps_fp32_on_avx512_bf16_without_amx_where_bf16_is_asked_for(monkeypatch):
+    # measured there (benchmarks/perf/precision.py): bf16 scoring 0.88x fp32 on short texts
+    monkeypatch.setattr(precision, "cpu_bf16_flags", lambda: ("avx512_bf16",))
+    assert resolve_precision("auto", "cpu") == torch.float32
+    assert resolve_precision("bf16", "cpu") == torch.bfloat16
 
 
 def test_bf16_is_refused_in_one_line_where_the_cpu_lacks_it(cpu_without_bf16):

@@ -21,6 +21,9 @@ from adapter_zoo.metrics import evaluate_rankings
 from adapter_zoo.training import TrainingConfig, train
 from adapter_zoo.training.dev import DEV_LISTS, forum_dev_lists
 
+# one xdist process runs this module (--dist loadgroup): trained entries are module fixtures
+pytestmark = pytest.mark.xdist_group("st_compat")
+
 BEER = "beer.stackexchange.com"
 QUERIES = 12  # dev lists of 20 candidates each
 # Both sides compute the same float32 cosines and logits; the metrics are exact fractions
@@ -186,8 +189,10 @@ def test_ranker_takes_cross_encoder_keywords(cross_entry):
     ranked = ranker.rank("stout?", [c for _, c in pairs], top_k=2, return_documents=True,
                          batch_size=1, show_progress_bar=False)  # fmt: skip
     order = np.argsort(-logits, kind="stable")[:2]
-    assert ranked == [{"corpus_id": int(i), "score": float(logits[i]), "text": pairs[i][1]}
-                      for i in order]  # fmt: skip
+    # batch_size=1 pads nothing, score() pads the three pairs together: the same logits up to
+    # float rounding (which kernel runs depends on the CPU), the same order and texts
+    assert [(r["corpus_id"], r["text"]) for r in ranked] == [(int(i), pairs[i][1]) for i in order]
+    np.testing.assert_allclose([r["score"] for r in ranked], logits[order], rtol=1e-5)
     with pytest.raises(ZooError, match="has no prompts"):
         ranker.predict(pairs, prompt_name="query")
 

@@ -17,6 +17,9 @@ import torch
 
 from adapter_zoo.metrics import evaluate_rankings
 
+# one xdist process runs this module (--dist loadgroup): forum_sets is a module fixture
+pytestmark = pytest.mark.xdist_group("mteb")
+
 FORUMS = ("beer.stackexchange.com", "bicycles.meta.stackexchange.com")
 
 

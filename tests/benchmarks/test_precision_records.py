@@ -16,6 +16,9 @@ def test_the_evaluate_record_names_the_precision(tiny_bert_path, tiny_benchmark,
     assert benchmarks.evaluate(model, bench)["precision"] == "fp32"  # auto, a CPU without bf16
     assert "precision" not in benchmarks.evaluate("bm25", bench)
     monkeypatch.setattr(precision, "cpu_bf16_flags", lambda: ("avx512_bf16",))
+    assert benchmarks.evaluate(model, bench)["precision"] == "fp32"  # auto: AMX only
+    assert benchmarks.evaluate(model, bench, precision="bf16")["precision"] == "bf16"
+    monkeypatch.setattr(precision, "cpu_bf16_flags", lambda: ("amx_bf16", "avx512_bf16"))
     assert benchmarks.evaluate(model, bench)["precision"] == "bf16"
     assert benchmarks.evaluate(model, bench, precision="fp32")["precision"] == "fp32"
     with pytest.raises(ValueError, match="must be one of auto, fp32, bf16"):

@@ -15,6 +15,9 @@ import ray  # the test extra installs it (.ci/install): a missing ray fails, nev
 
 from recipes import RecipeError, load_recipe, run_recipe
 
+# one xdist process runs this module (--dist loadgroup): one Ray instance for the module
+pytestmark = [pytest.mark.xdist_group("ray"), pytest.mark.slow]
+
 FORUMS = ["beer.stackexchange.com", "bicycles.meta.stackexchange.com"]
 RECIPE = """
 name = "ray-smoke"

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from recipes import load_recipe, recipe_dir, run_recipe
 from recipes.runner import _plan
 from recipes.steps import build_jobs
@@ -37,8 +39,10 @@ def test_on_ray_every_evaluation_waits_only_for_its_own_adapter():
     assert after[beer_on_ai] == {"step 2 [ai.stackexchange.com]", "step 3 [beer.stackexchange.com]"}
 
 
+@pytest.mark.slow
 def test_smoke_run_scores_every_model_on_every_set(tmp_path):
     recipe = load_recipe(recipe_dir() / "shipped_zoo.toml")
+    assert recipe.published["source"]
     work = run_recipe(recipe, smoke=True, work=tmp_path / "work", log=lambda _: None)
     records = [
         json.loads(line)
@@ -51,4 +55,6 @@ def test_smoke_run_scores_every_model_on_every_set(tmp_path):
     settings = {(r["model"], r["benchmark"]): r["mode"] for r in records}
     assert settings[("beer", f"local:{work}/bench/beer")] == "in-domain"
     assert settings[("beer", f"local:{work}/bench/augur")] == "zero-shot"
+    assert all(0.0 <= r["metrics"]["map"] <= 1.0 for r in records)
+    assert (work / "leaderboard" / "leaderboard.md").read_text().strip()
     assert (work / "leaderboard" / "leaderboard.html").is_file()

@@ -14,6 +14,9 @@ import pytest
 from recipes import load_recipe, recipe_dir, run_recipe
 
 RECIPES = sorted(recipe_dir().glob("*.toml"))
+# shipped_zoo's smoke run is tests/recipes/test_shipped_zoo.py's (the same checks and more):
+# one run of it per suite
+SMOKED = [path for path in RECIPES if path.stem != "shipped_zoo"]
 
 
 def test_there_is_a_recipe_per_paper_experiment():
@@ -25,7 +28,8 @@ def test_there_is_a_recipe_per_paper_experiment():
     } <= names  # fmt: skip
 
 
-@pytest.mark.parametrize("path", RECIPES, ids=[p.stem for p in RECIPES])
+@pytest.mark.slow
+@pytest.mark.parametrize("path", SMOKED, ids=[p.stem for p in SMOKED])
 def test_recipe_runs_in_smoke_mode(path, tmp_path):
     recipe = load_recipe(path)
     assert recipe.published["source"]
@@ -40,6 +44,7 @@ def test_recipe_runs_in_smoke_mode(path, tmp_path):
     assert records and all(0.0 <= r["metrics"]["map"] <= 1.0 for r in records)
 
 
+@pytest.mark.slow
 def test_quickstart_smoke_writes_every_output_and_trains_in_its_own_zoo(tmp_path, capsys):
     import os
 

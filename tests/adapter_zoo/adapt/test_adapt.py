@@ -33,6 +33,9 @@ from adapter_zoo.errors import ZooError
 from adapter_zoo.training import TrainingConfig, train
 from adapter_zoo.zoo.store import read_card, save_entry, verify_entry
 
+# one xdist process runs this module (--dist loadgroup): trained entries are module fixtures
+pytestmark = pytest.mark.xdist_group("adapt")
+
 BEER = "beer.stackexchange.com"
 BICYCLES = "bicycles.meta.stackexchange.com"
 FAST = {"batch_size": 8, "max_length": 16, "max_steps": 2, "eval_steps": 2, "seed": 0,

@@ -258,3 +258,29 @@ def test_keeping_the_base_saves_an_alias_at_the_decided_length(
     assert [p.name for p in adapter_zoo.zoo_home().iterdir() if not p.name.startswith(".")] == [
         "bikes-kept"
     ]
+
+
+def test_cli_adapt_prints_the_decision_and_every_candidate(
+    tiny_adapt, tiny_sentence_bert_path, parsed_shipped, monkeypatch, capsys
+):
+    import sys
+
+    import adapter_zoo.adapt.learn  # noqa: F401  (the package's adapt function shadows it)
+    from adapter_zoo.cli import main
+
+    learn = sys.modules["adapter_zoo.adapt.learn"]
+    original = learn.learn_and_decide
+    base = str(tiny_sentence_bert_path)
+
+    def on_the_tiny_base(target, **options):
+        return original(target, **{**options, "base_model": base, "max_steps": 2})
+
+    monkeypatch.setattr(learn, "learn_and_decide", on_the_tiny_base)
+    code = main(["adapt", "--target", str(parsed_shipped / BICYCLES), "--name", "cli-adapted"])
+    out = capsys.readouterr().out.splitlines()
+    record = read_card(adapter_zoo.zoo_home() / "cli-adapted")["adapt"]
+    assert code == 0 and out[0].startswith(f"cli-adapted: {record['decision']['chosen']} -> ")
+    assert out[1] == record["reason"]
+    assert out[2].startswith(f"held-out lists: {record['decision']['lists']} ")
+    listed = [line.split()[0] for line in out[3:]]
+    assert sorted(listed) == sorted(record["candidates"]) and len(out) == 3 + len(listed)

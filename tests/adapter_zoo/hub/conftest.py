@@ -134,8 +134,11 @@ def olah(tmp_path_factory):
     root = tmp_path_factory.mktemp("olah")
     mirrors = root / "mirrors"
     (mirrors / "models").mkdir(parents=True)
-    port = _free_port()
-    (root / "config.toml").write_text(f"""
+    # Parallel test processes each start their own olah: a port another process took between
+    # _free_port and olah's bind makes olah exit, and it is started again on a new port.
+    for attempt in range(3):
+        port = _free_port()
+        (root / "config.toml").write_text(f"""
 [basic]
 host = "127.0.0.1"
 port = {port}
@@ -150,24 +153,28 @@ metadata-cache-ttl = 0
 [accessibility]
 offline = true
 """)
-    log = open(root / "olah.log", "wb")  # noqa: SIM115 (closed at teardown)
-    server = subprocess.Popen(
-        [str(OLAH), "-c", "config.toml"], cwd=root, stdout=log, stderr=subprocess.STDOUT
-    )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            urllib.request.urlopen(url + "/api/models/none/none/revision/main", timeout=2)
-        except urllib.error.HTTPError:
-            break  # it answers (404): up
-        except OSError:
-            if server.poll() is not None or time.monotonic() > deadline:
-                log.close()
-                raise RuntimeError(
-                    f"olah did not start:\n{(root / 'olah.log').read_text()}"
-                ) from None
-            time.sleep(0.2)
+        log = open(root / "olah.log", "wb")  # noqa: SIM115 (closed at teardown)
+        server = subprocess.Popen(
+            [str(OLAH), "-c", "config.toml"], cwd=root, stdout=log, stderr=subprocess.STDOUT
+        )
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                urllib.request.urlopen(url + "/api/models/none/none/revision/main", timeout=2)
+            except urllib.error.HTTPError:
+                break  # it answers (404): up
+            except OSError:
+                if server.poll() is not None or time.monotonic() > deadline:
+                    break
+                time.sleep(0.2)
+        if server.poll() is None and time.monotonic() <= deadline:
+            break
+        server.kill()
+        server.wait()
+        log.close()
+        if attempt == 2:
+            raise RuntimeError(f"olah did not start:\n{(root / 'olah.log').read_text()}")
     yield Olah(url=url, mirrors=mirrors, log=root / "olah.log")
     server.terminate()
     try:

@@ -16,6 +16,9 @@ from adapter_zoo.ranker.model import add_ranking_head, build_model
 from adapter_zoo.sweep import independent_scores, resolve_adapter, sweep
 from adapter_zoo.zoo import save_entry, zoo_home
 
+# one xdist process runs this module (--dist loadgroup): tiny_adapters is a module fixture
+pytestmark = pytest.mark.xdist_group("sweep")
+
 PAIRS = [
     ("what is a stout", "a dark beer brewed with roasted malt and barley"),
     ("what is a stout", "a bicycle"),

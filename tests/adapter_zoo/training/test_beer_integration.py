@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 import adapter_zoo
 from adapter_zoo.metrics import evaluate_rankings
 from adapter_zoo.ranker import Ranker
@@ -41,6 +43,7 @@ def map_of(scores, rows) -> float:
     return evaluate_rankings(scores, [r["labels"] for r in rows])["map"]
 
 
+@pytest.mark.slow
 def test_beer_adapter_beats_bm25_on_held_out_questions(parsed_beer, tmp_path):
     bench = build_from_forum(
         parsed_beer / HOST, tmp_path / "beer-las", task="answer_selection", candidates=20, seed=0

@@ -25,6 +25,9 @@ from adapter_zoo.training import TrainingConfig, train
 from adapter_zoo.training.models import setup_model, write_entry_weights
 from adapter_zoo.zoo import save_entry
 
+# one xdist process runs this module (--dist loadgroup): bi_lora is a module fixture
+pytestmark = pytest.mark.xdist_group("lora")
+
 BEER = "beer.stackexchange.com"
 BICYCLES = "bicycles.meta.stackexchange.com"
 # A high rate, so that 4 steps move the tiny random model on dev.

@@ -371,6 +371,7 @@ def test_two_processes_under_torch_distributed_split_the_batches(
         sys.executable,
         "-m",
         "torch.distributed.run",
+        "--standalone",  # its rendezvous on a free port, not 29500 (parallel test runs)
         "--nproc_per_node",
         "2",
         "-m",

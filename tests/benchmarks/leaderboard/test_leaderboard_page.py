@@ -20,6 +20,9 @@ import benchmarks
 from adapter_zoo.cli import main
 from benchmarks import BenchmarkError
 
+# one xdist process runs this module (--dist loadgroup): one browser for the module
+pytestmark = pytest.mark.xdist_group("browser")
+
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "leaderboard" / "results.jsonl"
 CHROMIUM = "/usr/bin/chromium"
 SCREENSHOT = (

@@ -1,0 +1,628 @@
+"""The Markdown tables of README.md and docs/, generated from the recorded results.
+
+Every number the README and the documentation show in a table comes from here: from the
+JSON the perf scripts wrote (``benchmarks/perf/results/*.json``), from the benchmark
+registry's recorded scores (``benchmarks.get(name).published`` and ``.expected``) or from the
+code's own constants. A page marks each generated table::
+
+    <!-- table: NAME -->
+    ...generated lines...
+    <!-- /table: NAME -->
+
+``python -m benchmarks.perf.report`` rewrites every marked table of README.md and docs/;
+``--check`` changes nothing and exits 1 when a page differs from what the results give
+(``tests/test_readme_numbers.py`` checks the same).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+RESULTS = Path(__file__).resolve().parent / "results"
+# the pages whose marked tables are generated
+PAGES = ("README.md", "docs")
+MARKED = re.compile(
+    r"(<!-- table: (?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- /table: (?P=name) -->)", re.S
+)
+SETS = {"beer": "beer", "bicycles": "bicycles.meta", "wikiqa": "WikiQA"}
+
+
+def load(name: str) -> dict:
+    """``results/NAME.json``."""
+    return json.loads((RESULTS / f"{name}.json").read_text(encoding="utf-8"))
+
+
+def _row(*cells) -> str:
+    return "| " + " | ".join(str(c) for c in cells) + " |"
+
+
+def _table(header: Iterable[str], rows: Iterable[Iterable], align: str | None = None) -> str:
+    header = list(header)
+    rule = align or "|" + "---|" * len(header)
+    return "\n".join([_row(*header), rule, *(_row(*r) for r in rows)])
+
+
+def _map(value: float | None, best: float | None = None) -> str:
+    if value is None:
+        return "—"
+    text = f"{value:.3f}"
+    return f"**{text}**" if best is not None and round(value, 3) == round(best, 3) else text
+
+
+def _delta(value: float, digits: int = 3) -> str:
+    return f"{value:+.{digits}f}".replace("-", "−")
+
+
+# ---------------------------------------------------------------- quality (quality.json)
+
+QUALITY_LABELS = {
+    "bm25": "BM25",
+    "sbert:minilm-l6": "zero-shot all-MiniLM-L6-v2 bi-encoder (`sbert:minilm-l6`)",
+    "beer-bi": "beer bi-encoder adapter (`beer-bi`)",
+    "beer-bi-hard": "beer bi-encoder adapter, BM25 hard negatives (`beer-bi-hard`)",
+    "bicycles-bi": "bicycles.meta bi-encoder adapter (`bicycles-bi`)",
+    "multitask-bi": "multi-task bi-encoder adapter, both forums (`multitask-bi`)",
+    "fusion-bi": "AdapterFusion of the two forum adapters (`fusion-bi`)",
+    "beer-bi-full": "beer full bi-encoder fine-tune, the peer (`beer-bi-full`)",
+    "beer-cross": "beer cross-encoder adapter (`beer-cross`)",
+    "bicycles-cross": "bicycles.meta cross-encoder adapter (`bicycles-cross`)",
+}
+
+
+def _member(name: str) -> str:
+    return "zero-shot" if name == "sbert:minilm-l6" else name
+
+
+def _composition_label(name: str, composition: dict) -> str:
+    members = [_member(m) for m in composition["members"]]
+    if composition["how"] == "rerank":
+        return f"`{name}`: {members[0]}'s top 10 reranked by {members[1]}"
+    weights = " / ".join(f"{w:g}" for w in composition["weights"])
+    forum = SETS[composition["forum"]]
+    return f"`{name}`: fusion of {' + '.join(members)} (weights {weights}, chosen on {forum} dev)"
+
+
+def quality_table() -> str:
+    """Every model of the quality run at 256 tokens: test MAP on each held-out set."""
+    data = load("quality")
+    table, compositions = data["table"], data["compositions"]
+    models = [m for m in table if not m.startswith("beer-bi-drop")]
+    best = {s: max(table[m][s]["map"] for m in models if s in table[m]) for s in SETS}
+    rows = []
+    for model in models:
+        label = QUALITY_LABELS.get(model) or _composition_label(model, compositions[model])
+        rows.append([label, *(_map(table[model].get(s, {}).get("map"), best[s]) for s in SETS)])
+    return _table(["model", *(f"{label} test MAP" for label in SETS.values())], rows)
+
+
+def quality_choice_table() -> str:
+    """The best model for each forum, chosen on its dev split, against the zero-shot model."""
+    summary = load("quality")["summary"]["best_for_forum_chosen_on_dev"]
+    rows = [
+        [SETS[forum], f"`{pick['chosen_on_dev']}`", _map(pick["test_map"]),
+         _map(pick["zero_shot_test_map"]), _delta(pick["gain"]), f"+{pick['target']}",
+         "yes" if pick["gain"] >= pick["target"] else "**no**"]
+        for forum, pick in summary.items()
+    ]  # fmt: skip
+    return _table(
+        ["forum", "chosen on dev (256 tokens)", "test MAP", "zero-shot", "gain", "target", "met"],
+        rows,
+    )
+
+
+def length_table() -> str:
+    """Dev and test MAP of the bi-encoders at 256 and 512 tokens."""
+    rows_data = load("quality")["length_table"]["rows"]
+    rows = []
+    for model, forums in rows_data.items():
+        cells = []
+        for forum in ("beer", "bicycles"):
+            for length in ("256", "512"):
+                score = forums[forum][length]
+                cells.append(f"{score['dev']:.3f} / {score['test']:.3f}")
+        rows.append([QUALITY_LABELS[model], *cells])
+    header = ["model (dev / test MAP)"] + [
+        f"{SETS[f]} at {n}" for f in ("beer", "bicycles") for n in ("256", "512")
+    ]
+    return _table(header, rows)
+
+
+def retrained_table() -> str:
+    """The forum adapters as ``train`` makes them now (length chosen on dev)."""
+    data = load("quality")
+    rows = []
+    for name, entry in data["length_table"]["retrained"].items():
+        rows.append(
+            [f"`{name}` ({SETS[entry['forum']]}'s, ranks at {entry['max_length']} tokens)"]
+            + [
+                f"{entry['test_map'][s]:.3f} ({_delta(entry['delta_vs_zero_shot'][s])})"
+                for s in SETS
+            ]
+        )
+    return _table(["adapter", *(f"{v} test MAP (vs zero-shot)" for v in SETS.values())], rows)
+
+
+def lr_table() -> str:
+    """beer's bi-encoder adapter at each learning rate: the dev curve and the test MAP."""
+    rows = []
+    for run in load("quality")["lr_table"]:
+        if not run["lr"]:
+            rows.append(["zero-shot base", "—", "—", _map(run["test_map"])])
+            continue
+        curve = ", ".join(f"{v:.3f}" for v in run["dev_map_by_step"].values())
+        rows.append([f"{run['lr']:g}", curve, run["best_step"], _map(run["test_map"])])
+    steps = ", ".join(next(r for r in load("quality")["lr_table"] if r["lr"])["dev_map_by_step"])
+    return _table(
+        ["learning rate", f"dev MAP at steps {steps}", "best step", "beer test MAP"], rows
+    )
+
+
+def drop_lower_table() -> str:
+    """AdapterDrop: beer's bi-encoder adapter without adapters in the lowest k layers."""
+    rows = [
+        [run["drop_lower"], f"`{run['entry']}`", *(_map(run[s]) for s in SETS)]
+        for run in load("quality")["drop_lower_table"]
+    ]
+    return _table(["k", "entry", *(f"{v} test MAP" for v in SETS.values())], rows)
+
+
+def tanda_table() -> str:
+    """TANDA with adapters on WikiQA: continued forum adapters against a new adapter."""
+    tanda = load("quality")["tanda_table"]
+    rows_data, gains = tanda["rows"], tanda["continued_minus_new"]
+    starts = {"new": "new adapter"}
+    for name in rows_data:
+        if not name.startswith("new "):
+            start = name.rsplit("-", 1)[0]
+            label = "multi-task (both forums)" if start == "multitask" else SETS.get(start, start)
+            starts[start] = f"{label} adapter"
+    rows = []
+    for start, label in starts.items():
+        cells = []
+        for encoder in ("bi", "cross"):
+            name = f"new {encoder} adapter" if start == "new" else f"{start}-{encoder}"
+            if name not in rows_data:
+                cells.append("—")
+                continue
+            text = f"{rows_data[name]['mean_test_map']:.3f}"
+            cells.append(text if start == "new" else f"{text} ({_delta(gains[name])})")
+        rows.append([label, *cells])
+    return _table(["start", "bi-encoder", "cross-encoder"], rows)
+
+
+def lora_table() -> str:
+    """LoRA against the SeqBn bottleneck on beer's bi-encoder adapter, same steps and rate."""
+    lora = load("quality")["lora_table"]
+    zero = lora["zero_shot"]
+    rows = [["zero-shot all-MiniLM-L6-v2 (reference)", 0, f"{zero['beer_test_map']:.4f}",
+             f"{zero['bicycles_test_map']:.4f}", "—", "—"]]  # fmt: skip
+    seqbn = lora["rows"]["beer-bi"]["train_pairs_per_s"]
+    for name, row in lora["rows"].items():
+        speed = f"{row['train_pairs_per_s']}"
+        if row["train_pairs_per_s"] != seqbn:
+            speed += f" ({row['train_pairs_per_s'] / seqbn:.2f}×)"
+        rows.append(
+            [f"{row['method']} (`{name}`, best step {row['best_step']}, {row['max_length']} tokens)",
+             f"{row['trainable_parameters']:,}", f"{row['beer_test_map']:.4f}",
+             f"{row['bicycles_test_map']:.4f}", speed,
+             f"{len(row['train_pairs_per_s_rounds'])} rounds"]
+        )  # fmt: skip
+    return _table(
+        ["beer's bi-encoder adapter", "trainable parameters", "beer test MAP",
+         "bicycles.meta test MAP", f"training pairs/s (batch {lora['batch_size']}, 128 tokens)",
+         "speed measured"],
+        rows,
+    )  # fmt: skip
+
+
+def cross_rerun_table() -> str:
+    """The cross-encoder entries retrained on the current training path (CrossEncoderTrainer)."""
+    rerun = load("quality")["cross_rerun"]
+    rows = []
+    for name, row in rerun["rows"].items():
+        rows.append(
+            [f"`{name}`"]
+            + [
+                f"{row['test_map'][s]['before']:.3f} → {row['test_map'][s]['after']:.3f}"
+                for s in SETS
+            ]
+            + [f"{row['dev_map']['before']:.3f} → {row['dev_map']['after']:.3f}"]
+        )
+    return _table(
+        ["entry (first path → CrossEncoderTrainer)", *(f"{v} test MAP" for v in SETS.values()),
+         "dev MAP"],
+        rows,
+    )  # fmt: skip
+
+
+def readme_quality_table() -> str:
+    """The README's short table: the quickstart's kinds of model as the code makes them now."""
+    data = load("quality")
+    table, retrained = data["table"], data["length_table"]["retrained"]
+    rerun = data["cross_rerun"]["rows"]
+    rows_data = {
+        "BM25": {s: table["bm25"][s]["map"] for s in SETS},
+        "zero-shot MiniLM bi-encoder (`sbert:minilm-l6`), the model a user already has": {
+            s: table["sbert:minilm-l6"][s]["map"] for s in SETS
+        },
+    }
+    for entry in retrained.values():
+        forum = SETS[entry["forum"]]
+        rows_data[
+            f"{forum} bi-encoder adapter (40 steps, ranks at {entry['max_length']} tokens)"
+        ] = entry["test_map"]
+    for name, row in rerun.items():
+        forum = SETS[name.split("-")[0]]
+        rows_data[f"{forum} cross-encoder adapter (60 steps)"] = {
+            s: row["test_map"][s]["after"] for s in SETS
+        }
+    best = {s: max(scores[s] for scores in rows_data.values()) for s in SETS}
+    rows = [
+        [label, *(_map(scores[s], best[s]) for s in SETS)] for label, scores in rows_data.items()
+    ]
+    return _table(["model (test MAP)", "beer", "bicycles.meta", "WikiQA"], rows)
+
+
+# ------------------------------------------------ the shipped zoo and adapt (transfer, adapt)
+
+SHORT = {"bicycles-meta": "bicycles.meta", "music-meta": "music.meta",
+         "raspberrypi-meta": "raspberrypi.meta"}  # fmt: skip
+
+
+def _forum(name: str) -> str:
+    return SHORT.get(name, name)
+
+
+def transfer_matrix_table() -> str:
+    """Each shipped zoo model on each forum's every split: MAP minus the zero-shot model's."""
+    data = load("transfer")
+    matrix, forums = data["matrix_map"], data["forums"]
+    zero = matrix["sbert:minilm-l6"]
+    rows = [["`sbert:minilm-l6` (its MAP)", *(f"{zero[f]:.3f}" for f in forums)]]
+    for model, scores in matrix.items():
+        if model == "sbert:minilm-l6":
+            continue
+        label = "multi-task over all eight" if model == "zoo-multitask" else f"`{model}`"
+        cells = []
+        for forum in forums:
+            text = _delta(scores[forum] - zero[forum])
+            trained = model == forum or model == "zoo-multitask"
+            cells.append(f"{text}†" if trained else text)
+        rows.append([label, *cells])
+    questions = {f: data["study"][f]["questions"] for f in forums}
+    header = ["model", *(f"{_forum(f)} ({questions[f]} q.)" for f in forums)]
+    return _table(header, rows)
+
+
+STRATEGIES = ("nearest", "soup", "fusion", "route", "multitask")
+
+
+def transfer_strategies_table() -> str:
+    """The leave-one-forum-out study: each strategy's MAP minus the zero-shot model's."""
+    data = load("transfer")
+    study, summary = data["study"], data["summary"]
+    members = {s: len(study[data["forums"][0]]["strategies"][s]["members"]) for s in STRATEGIES}
+    rows = []
+    for forum in data["forums"]:
+        entry = study[forum]
+        zero = entry["strategies"]["zero-shot"]["map"]
+        cells = [_delta(entry["strategies"][s]["map"] - zero) for s in STRATEGIES]
+        strategy, minimum = entry["auto"]["rule"]
+        auto = f"{_delta(entry['auto']['delta'])} ({strategy} ≥ {minimum})"
+        rows.append(
+            [_forum(forum), entry["questions"], f"{entry['best_similarity']:.2f}", *cells, auto]
+        )
+    names = (*STRATEGIES, "auto")
+    rows.append(
+        ["**mean**", "", "", *(f"**{_delta(summary[s]['mean_delta'], 4)}**" for s in names)]
+    )
+    rows.append(["≥ zero-shot (of 8)", "", "", *(summary[s]["at_least_zero_shot"] for s in names)])
+    rows.append(["worst", "", "", *(_delta(summary[s]["worst"]) for s in names)])
+    header = ["left-out forum", "questions", "best similarity"]
+    header += [f"{s} (top {members[s]})" if s in ("soup", "fusion", "route") else s
+               for s in STRATEGIES]  # fmt: skip
+    return _table([*header, "auto (rule chosen on the other 7)"], rows)
+
+
+def adapt_study_table() -> str:
+    """``adapt`` on a forum the zoo never saw, against the base, on its test split."""
+    data = load("adapt_study")
+    rows = []
+    for forum, entry in data["forums"].items():
+        scores, vs = entry["map"], entry["vs_base"]["adapt"]
+        low, high = vs["interval"]
+        rows.append(
+            [_forum(forum), entry["questions"], *(f"{scores[k]:.3f}" for k in ("base", "centroid", "own", "adapt")),
+             f"{_delta(vs['delta'])} [{_delta(low)}, {_delta(high)}]", f"`{entry['adapt']['chosen']}`"]
+        )  # fmt: skip
+    summary = data["summary"]
+    pooled = summary["adapt"]["pooled_delta"]
+    low, high = pooled["interval"]
+    rows.append(
+        [f"**pooled ({summary['questions']} questions)**", "", f"{summary['base_pooled_map']:.3f}",
+         *(f"{summary[k]['pooled_map']:.3f}" for k in ("centroid", "own", "adapt")),
+         f"**{_delta(pooled['delta'])} [{_delta(low)}, {_delta(high)}]**", ""]
+    )  # fmt: skip
+    return _table(
+        ["left-out forum", "test questions", "base", "centroid", "own adapter", "adapt",
+         "adapt − base [95%]", "adapt chose"],
+        rows,
+    )  # fmt: skip
+
+
+def readme_adapt_table() -> str:
+    """The README's short adapt table: pooled over the study's forums."""
+    data = load("adapt_study")
+    summary = data["summary"]
+    rows = [["zero-shot base", f"{summary['base_pooled_map']:.3f}", "—", "—"]]
+    labels = {"centroid": "similarity rule (`--strategy centroid`)",
+              "own": "the forum's own adapter (40 steps)",
+              "adapt": "`adapt` (default `auto`: learns from the target's posts)"}  # fmt: skip
+    for key, label in labels.items():
+        entry = summary[key]
+        low, high = entry["pooled_delta"]["interval"]
+        rows.append(
+            [label, f"{entry['pooled_map']:.3f}",
+             f"{_delta(entry['pooled_delta']['delta'])} [{_delta(low)}, {_delta(high)}]",
+             _delta(entry["worst_forum_delta"])]
+        )  # fmt: skip
+    return _table(
+        [f"{summary['forums']} forums left out, {summary['questions']} test questions",
+         "pooled MAP", "vs base [95%]", "worst forum"],
+        rows,
+    )  # fmt: skip
+
+
+# ---------------------------------------------------------------- the other perf scripts
+
+
+def recommend_table() -> str:
+    """The recommender per real target: the sweep's best adapter and the recommendations."""
+    data = load("recommend")
+
+    def short(path: str) -> str:
+        return Path(path).name
+
+    rows = []
+    for target in data["targets"]:
+        best = short(target["best"])
+        spread = max(target["sweep"].values()) - min(target["sweep"].values())
+        rows.append(
+            [target["target"], f"`{best}`", f"{spread:.3f}",
+             ", ".join(f"**{short(p)}**" if short(p) == best else short(p) for p in target["similarity_top3"]),
+             ", ".join(f"**{short(p)}**" if short(p) == best else short(p) for p in target["probe_top3"])]
+        )  # fmt: skip
+    return _table(
+        ["target", "best adapter (full sweep)", "spread of the 5 adapters' MAP",
+         "top 3 by similarity", "top 3 by the probe"],
+        rows,
+    )  # fmt: skip
+
+
+def cascade_table() -> str:
+    """The Cascade Transformer run: compute saved and P@1 lost at each α, per set."""
+    data = load("cascade")
+    rows = []
+    for set_name, result in data["sets"].items():
+        monolithic = result["rows"]["monolithic"]
+        rows.append([set_name, result["queries"], "monolithic", f"{monolithic['p@1']:.3f}",
+                     f"{monolithic['map']:.3f}", "—", "—", "1.00×"])  # fmt: skip
+        for label, row in result["rows"].items():
+            if not label.startswith("alpha=") or label == "alpha=0.0":
+                continue
+            rows.append(
+                [set_name, result["queries"], label.replace("alpha", "α"), f"{row['p@1']:.3f}",
+                 f"{row['map']:.3f}", f"{row['compute_saved']:.1%}",
+                 f"{row['p@1_lost_points']:.1f}", f"{row['speedup_pairs_per_s']:.2f}×"]
+            )  # fmt: skip
+    return _table(
+        ["set", "questions", "cascade", "P@1", "MAP", "compute saved", "P@1 lost (points)",
+         "pairs/s vs monolithic"],
+        rows,
+    )  # fmt: skip
+
+
+def train_memory_table() -> str:
+    """Real ``adapter-zoo train`` runs: peak memory, wall time and dev selection's share."""
+    data = load("train_memory")
+    cases = data["setup"]["cases"]
+    notes = {
+        "checkpointed": "activations recomputed in backward, the whole batch at once",
+        "chunked": "8 pairs (cross) / 8 texts (bi, GradCache) at a time; the cross-encoder "
+        "rows ran the hand-written loop that CrossEncoderTrainer replaced",
+        "cross-encoder-trainer": "the current cross-encoder path: CrossEncoderTrainer, "
+        "backward 8 pairs at a time",
+    }
+    rows = []
+    for label, runs in data["runs"].items():
+        for case, run in runs.items():
+            rows.append(
+                [f"`{case}`", f"`{cases[case]}`", label, f"{run['peak_rss_gb']:.2f} GB",
+                 f"{run['wall_s']:.0f} s", f"{run['dev_selection_share']:.0%}"]
+            )  # fmt: skip
+    legend = "\n".join(
+        f"- `{label}`: {text}." for label, text in notes.items() if label in data["runs"]
+    )
+    table = _table(
+        ["case", "`adapter-zoo train` options", "code", "peak RSS", "wall time",
+         "dev selection's share"],
+        rows,
+    )  # fmt: skip
+    return f"{table}\n\n{legend}"
+
+
+def html_to_text_table() -> str:
+    """HTML → text libraries against ``stackexchange.html_to_text`` on the shipped forums."""
+    data = load("html_to_text_candidates")
+    forums = list(next(iter(data["candidates"].values()))["forums"])
+    rows = []
+    for name, candidate in data["candidates"].items():
+        runs = candidate["forums"]
+        rows.append(
+            [name, candidate["version"]]
+            + [f"{runs[f]['us_per_body']:.1f}" for f in forums]
+            + [f"{runs[f]['identical']}/{runs[f]['bodies']}" for f in forums]
+        )
+    short = [f.removesuffix(".stackexchange.com") for f in forums]
+    return _table(
+        ["candidate", "version", *(f"µs/body {f}" for f in short),
+         *(f"identical {f}" for f in short)],
+        rows,
+    )  # fmt: skip
+
+
+def semeval_table() -> str:
+    """SemEval task 3 subtask B test MAP (points): the registry's recorded and published scores."""
+    import benchmarks
+
+    columns = ("semeval2016", "semeval2017")
+    cells: dict[str, dict[str, str]] = {}
+
+    def put(row: str, column: str, value: str) -> None:
+        cells.setdefault(row, {})[column] = value
+
+    for column in columns:
+        bench = benchmarks.get(column)
+        for ref in bench.published:
+            if ref.split != "test":
+                continue
+            label = {"ir-baseline": "IR baseline (the task's search engine order)"}.get(
+                ref.model, ref.model
+            )
+            value = f"{100 * ref.metrics['map']:.2f}"
+            system = re.fullmatch(r"(best system of the challenge) \((.+)\)", label)
+            if system:  # one row for the challenge's best, whichever system it was
+                label, value = system[1], f"{value} ({system[2]})"
+            put(label, column, value)
+        for (model, split), metrics in bench.expected.items():
+            if split == "test":
+                put(f"`{model}` (ours)", column, f"{100 * metrics['map']:.2f}")
+    rows = [[label, *(values.get(c, "–") for c in columns)] for label, values in cells.items()]
+    return _table(
+        ["model", "SemEval 2016 test", "SemEval 2017 test (ours: bodies only)"],
+        rows,
+        "|---|---:|---:|",
+    )
+
+
+def learning_rates_table() -> str:
+    """``adapter_zoo.training.rates.LEARNING_RATES``: the default rate by encoder and mode."""
+    from adapter_zoo.training.rates import LEARNING_RATES
+
+    modes = list(LEARNING_RATES["cross"])
+    rows = [
+        [f"`{encoder}`", *(f"{rates[m]:g}" for m in modes)]
+        for encoder, rates in LEARNING_RATES.items()
+    ]
+    return _table(["encoder", *(f"`{m}`" for m in modes)], rows)
+
+
+def perf_table() -> str:
+    from benchmarks.perf.report import table
+
+    return table()
+
+
+# the README's rows of the performance table: (row, what it measures, in a few words)
+README_PERF_ROWS = (
+    ("`train_infer` training (drop lower 0)", "adapter training, pairs/s vs full fine-tuning"),
+    ("`train_infer` training (drop lower 3)", "the same, AdapterDrop k = 3"),
+    ("`train_infer` inference", "Ranker.score vs CrossEncoder.predict, pairs/s"),
+    ("`sweep` (drop lower 3)", "8 adapters in one shared pass vs 8 passes"),
+    ("`cascade` wikiqa α=0.4", "Cascade Transformer: compute saved; P@1 lost"),
+    ("`parse_throughput` (chunk workers = cores)", "parse, MB/s (peak RSS) vs bare lxml"),
+    ("`train_memory` bi-default (chunked)", "default bi-encoder `train`: peak RSS, time"),
+    ("`train_memory` cross-default (cross-encoder-trainer)", "default cross-encoder `train`"),
+    ("`hub_pull` pull (cold)", "`pull` MB/s vs snapshot_download"),
+)
+
+
+def readme_perf_table() -> str:
+    """The README's short performance table: a few rows of the full one (docs/performance.md)
+    with the measurement said in a few words."""
+    rows = {}
+    for line in perf_table().splitlines()[2:]:
+        cells = [c.strip() for c in line.strip("|").split(" | ")]
+        rows.setdefault(cells[0], cells)  # the first train_infer inference row: drop lower 0
+    picked = []
+    for label, what in README_PERF_ROWS:
+        cells = rows[label]
+        picked.append([cells[0], what, cells[2], cells[4], cells[5], cells[6], cells[7]])
+    return _table(["benchmark", "measured", "ours", "ratio", "target", "met", "machine"], picked)
+
+
+TABLES: dict[str, Callable[[], str]] = {
+    "perf": perf_table,
+    "readme-perf": readme_perf_table,
+    "readme-quality": readme_quality_table,
+    "readme-adapt": readme_adapt_table,
+    "quality": quality_table,
+    "quality-choice": quality_choice_table,
+    "quality-length": length_table,
+    "quality-retrained": retrained_table,
+    "quality-lr": lr_table,
+    "quality-drop-lower": drop_lower_table,
+    "quality-tanda": tanda_table,
+    "quality-lora": lora_table,
+    "quality-cross-rerun": cross_rerun_table,
+    "transfer-matrix": transfer_matrix_table,
+    "transfer-strategies": transfer_strategies_table,
+    "adapt-study": adapt_study_table,
+    "recommend": recommend_table,
+    "cascade": cascade_table,
+    "train-memory": train_memory_table,
+    "html-to-text": html_to_text_table,
+    "semeval": semeval_table,
+    "learning-rates": learning_rates_table,
+}
+
+
+def pages(root: Path = ROOT) -> list[Path]:
+    """README.md and every Markdown page of docs/."""
+    found = []
+    for name in PAGES:
+        path = root / name
+        found += sorted(path.rglob("*.md")) if path.is_dir() else [path]
+    return found
+
+
+def fill(text: str, where: str = "") -> str:
+    """``text`` with every marked table generated afresh (an unknown name is an error)."""
+
+    def generate(match: re.Match) -> str:
+        name = match["name"]
+        if name not in TABLES:
+            raise KeyError(f"{where}: unknown table {name!r}; known: {', '.join(TABLES)}")
+        return f"{match[1]}{TABLES[name]()}\n{match[4]}"
+
+    return MARKED.sub(generate, text)
+
+
+def marked_tables(text: str) -> dict[str, str]:
+    """Name -> the lines a page holds between a table's markers."""
+    return {m["name"]: m["body"] for m in MARKED.finditer(text)}
+
+
+def stale_pages(root: Path = ROOT) -> list[Path]:
+    """The pages whose marked tables differ from what the results give now."""
+    return [
+        p
+        for p in pages(root)
+        if fill(p.read_text(encoding="utf-8"), str(p)) != p.read_text(encoding="utf-8")
+    ]
+
+
+def write_pages(root: Path = ROOT) -> list[Path]:
+    """Regenerate every marked table in place; return the pages that changed."""
+    changed = []
+    for path in pages(root):
+        text = path.read_text(encoding="utf-8")
+        new = fill(text, str(path))
+        if new != text:
+            path.write_text(new, encoding="utf-8")
+            changed.append(path)
+    return changed
