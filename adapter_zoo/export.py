@@ -140,7 +140,7 @@ def export_cross_encoder(
     out = _writable_output(path, out, overwrite, "a CrossEncoder export")
     from adapter_zoo.loading import load
 
-    ranker = load(str(path), device="cpu")
+    ranker = load(str(path), device="cpu", precision="fp32")
     head = ranker.model.active_head
     reason = model_refusal(ranker.model, head)
     if reason:
@@ -325,7 +325,7 @@ def export_merged_lora(
     from adapter_zoo.kinds import kind_for_card
     from adapter_zoo.loading import load
 
-    model = load(str(path), device="cpu")
+    model = load(str(path), device="cpu", precision="fp32")
     bi = kind_for_card(card).encoder == "bi"
     reference = model.score(PROBE_PAIRS)  # the entry as it runs, before merging
     with atomic_directory(out, overwrite=True) as tmp:

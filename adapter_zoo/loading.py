@@ -12,11 +12,14 @@ asked to (``load``'s default), and the entry is cached under the forum's short n
 from __future__ import annotations
 
 import difflib
+import logging
 from pathlib import Path
 
 from adapter_zoo.errors import ZooError
 from adapter_zoo.names import parse_model_name
 from adapter_zoo.zoo.store import CARD_FILE, local_cards, local_entry, verify_entry, zoo_home
+
+logger = logging.getLogger(__name__)
 
 
 def resolve_entry(
@@ -89,6 +92,7 @@ def load(
     build: bool = True,
     build_steps: int | None = None,
     max_length: int | None = None,
+    precision: str = "auto",
 ):
     """Load any model the zoo knows as a ranker, a zoo entry after checking its files.
 
@@ -125,6 +129,11 @@ def load(
         build_steps: training steps of a built entry (default 40, the zoo's recipe).
         max_length: score at this token limit instead of the entry's own (the one it was
             trained and selected at); kinds without one (bm25, compositions) refuse it.
+        precision: ``auto`` (bf16 where the device multiplies it natively, else fp32),
+            ``fp32`` or ``bf16`` (refused where the device lacks it): the dtype the model's
+            weights score in (:mod:`adapter_zoo.precision`; compositions pass it to their
+            members; BM25, TF-IDF and cascades stay fp32). The model's ``precision`` says
+            which it runs at; scores are float32 either way.
 
     Example:
         >>> ranker = load("beer")  # doctest: +SKIP
@@ -133,15 +142,17 @@ def load(
         >>> ranker.rank("Which glass for a stout?", ["A nonic pint.", "Any bicycle."])  # doctest: +SKIP
     """
     from adapter_zoo.kinds import kind_for_card, kind_for_name
+    from adapter_zoo.precision import resolve_precision
 
     name = parse_model_name(name_or_path)
     local_entry(name_or_path)  # refuses "." and ".." before anything is read
+    dtype = resolve_precision(precision, device)  # a refused bf16 before any loading
     named = kind_for_name(name)
     if named is not None:
         if (revision is not None or base_model is not None) and not named.takes_base_model:
             raise ZooError(f"{name_or_path}: a {named.summary} takes no revision or base_model")
         model = named.load_name(name, device=device, base_model=base_model)
-        return _at_length(model, named, max_length, name.text)
+        return _at_precision(_at_length(model, named, max_length, name.text), dtype, name.text)
     path = resolve_entry(
         name_or_path,
         revision=revision,
@@ -156,7 +167,18 @@ def load(
             f"{card['base_model']!r}, not {base_model!r}"
         )
     kind = kind_for_card(card, path / CARD_FILE)
-    return _at_length(kind.load_entry(path, card, device=device), kind, max_length, str(path))
+    model = _at_length(kind.load_entry(path, card, device=device), kind, max_length, str(path))
+    return _at_precision(model, dtype, str(path))
+
+
+def _at_precision(model, dtype, name: str):
+    import torch
+
+    from adapter_zoo.precision import apply_precision
+
+    if dtype != torch.float32:
+        logger.debug("%s: %s", name, apply_precision(model, dtype))
+    return model
 
 
 def _at_length(model, kind, max_length: int | None, name: str):

@@ -67,6 +67,9 @@ def register(subparsers) -> None:
         help="refuse a forum name that is neither in the zoo nor on the Hub instead of "
         "building its entry from the forum's dump",
     )  # fmt: skip
+    from adapter_zoo.precision import add_precision_option
+
+    add_precision_option(evaluate)
     evaluate.set_defaults(func=run_evaluate)
 
     board = subparsers.add_parser("leaderboard", help="tables and plots from a results folder")
@@ -107,6 +110,7 @@ def run_evaluate(args) -> int:
         encoder=args.encoder,
         overwrite=args.overwrite,
         build=args.build,
+        precision=args.precision,
     )
     if len(args.adapter) > 1:
         records = evaluate_each(args.model, args.benchmark, args.adapter, **options)

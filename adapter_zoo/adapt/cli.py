@@ -10,6 +10,7 @@ def register(subparsers) -> None:
         AUTO_STRATEGY,
         STRATEGIES,
     )
+    from adapter_zoo.precision import add_precision_option
     from stackexchange.numbers import positive_int
 
     p = subparsers.add_parser(
@@ -47,6 +48,7 @@ def register(subparsers) -> None:
         help="auto: steps of each training run (default: from the target's size)",
     )  # fmt: skip
     p.add_argument("--overwrite", action="store_true", help="replace an existing zoo entry")
+    add_precision_option(p)
     p.set_defaults(func=run_adapt)
 
 
@@ -57,6 +59,7 @@ def run_adapt(args) -> int:
     path = adapt(
         args.target, name=args.name, zoo=args.zoo, strategy=args.strategy,
         top_k=args.top_k, overwrite=args.overwrite, max_steps=args.max_steps,
+        precision=args.precision,
     )  # fmt: skip
     record = read_card(path)["adapt"]
     if record["strategy"] == "learned":

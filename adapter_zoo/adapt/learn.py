@@ -186,12 +186,13 @@ class _DecisionScorer:
 
     def add(self, candidate: str, model: str, *, max_length: int | None = None) -> None:
         from adapter_zoo.loading import load
+        from adapter_zoo.precision import current_precision
 
         if model in self.models.values() and max_length is None:
             known = next(c for c, m in self.models.items() if m == model)
             self._record(candidate, self.scores[known], model)
             return
-        ranker = load(model, max_length=max_length)
+        ranker = load(model, max_length=max_length, precision=current_precision())
         scores = ranker.score(self.pairs, progress=True)
         label = model if max_length is None else f"{model}@{max_length}"
         self._record(candidate, scores, label)

@@ -86,6 +86,17 @@ class BiEncoder:
         self.base_model = base_model
         self.card = card
         self.max_length = max_length
+        self.precision = "fp32"
+
+    def set_precision(self, dtype) -> BiEncoder:
+        """Embed with the model's linear layers (base, adapters) in ``dtype`` (inference
+        only; see :mod:`adapter_zoo.precision`); token states stay float32, so pooling and
+        normalisation run in float32 and embeddings are float32."""
+        from adapter_zoo.precision import cast_for_inference, precision_name
+
+        cast_for_inference(self.model, dtype)
+        self.precision = precision_name(dtype)
+        return self
 
     @classmethod
     def from_base(
@@ -284,4 +295,5 @@ class BiEncoder:
 
     def __repr__(self) -> str:
         name = self.card.get("name") if self.card else None
-        return f"BiEncoder(base_model={self.base_model!r}, name={name!r}, device={self.device})"
+        at = "" if self.precision == "fp32" else f", precision={self.precision!r}"
+        return f"BiEncoder(base_model={self.base_model!r}, name={name!r}, device={self.device}{at})"

@@ -96,7 +96,9 @@ class RoutedRanker(Composite):
         if isinstance(self.members[index], str):
             from adapter_zoo.compose.spec import load_member
 
-            self.members[index] = load_member(self.members[index], device=self.device)
+            self.members[index] = self._at_precision(
+                load_member(self.members[index], device=self.device)
+            )
         return self.members[index]
 
     def routes(self, queries: Sequence[str]) -> np.ndarray:
@@ -104,8 +106,16 @@ class RoutedRanker(Composite):
         if self.embedder is None:
             from adapter_zoo.compose.spec import load_member
 
-            self.embedder = load_member(ROUTE_EMBEDDER, device=self.device)
+            self.embedder = self._at_precision(load_member(ROUTE_EMBEDDER, device=self.device))
         return route(self.embedder.encode(list(queries)), self.centroids)
+
+    def _at_precision(self, member):
+        """A member loaded after :meth:`set_precision` put at that precision too."""
+        if self.precision_dtype is not None:
+            from adapter_zoo.precision import apply_precision
+
+            apply_precision(member, self.precision_dtype)
+        return member
 
     def score(self, pairs, *, batch_size: int = 64, progress: bool = False) -> np.ndarray:
         """Scores of ``pairs`` in input order, each query's from its routed member."""

@@ -61,6 +61,34 @@ class Composite:
     """
 
     card: dict | None = None
+    precision_dtype = None  # set by set_precision; members loaded later get it too
+
+    def parts(self) -> list:
+        """The loaded member scorers (members, retriever and reranker, a routing embedder)."""
+        found = [*getattr(self, "members", []), *(getattr(self, k, None) for k in
+                 ("retriever", "reranker", "embedder"))]  # fmt: skip
+        return [part for part in found if part is not None and not isinstance(part, str)]
+
+    def set_precision(self, dtype):
+        """Every member that runs a model scores in ``dtype`` (see
+        :mod:`adapter_zoo.precision`); members loaded later (a route's) get it when loaded."""
+        from adapter_zoo.precision import apply_precision
+
+        self.precision_dtype = dtype
+        for part in self.parts():
+            apply_precision(part, dtype)
+        return self
+
+    @property
+    def precision(self) -> str:
+        """``bf16`` when a loaded member runs in bf16 (or, none loaded yet, when it was set
+        to bf16), else ``fp32``."""
+        from adapter_zoo.precision import BF16, FP32, precision_name
+
+        if self.precision_dtype is None:
+            return FP32
+        ran = {getattr(part, "precision", FP32) for part in self.parts()}
+        return BF16 if BF16 in ran else precision_name(self.precision_dtype) if not ran else FP32
 
     @property
     def name(self) -> str | None:

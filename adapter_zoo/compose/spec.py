@@ -125,10 +125,12 @@ def parse_spec(text: str) -> Spec:
 
 
 def load_member(name: str, *, device=None):
-    """A member by name, as ``adapter_zoo.load`` opens it (``bm25`` is :class:`BM25Scorer`)."""
+    """A member by name, as ``adapter_zoo.load`` opens it (``bm25`` is :class:`BM25Scorer`),
+    in float32: the composition's precision is set on the whole (``set_precision``), so a
+    member's weights are cast once, from float32."""
     from adapter_zoo.loading import load
 
-    return load(name, device=device)
+    return load(name, device=device, precision="fp32")
 
 
 def build(spec: Spec, *, device=None, card: dict | None = None):
@@ -179,7 +181,8 @@ def load_composite(path, card: dict, *, device=None):
         if card.get("max_length") is not None:
             from adapter_zoo.loading import load
 
-            model = load(members[0], device=device, max_length=int(card["max_length"]))
+            length = int(card["max_length"])
+            model = load(members[0], device=device, max_length=length, precision="fp32")
         else:
             model = load_member(members[0], device=device)
         model.card = card

@@ -186,6 +186,18 @@ class Ranker:
         self.base_model = base_model
         self.card = card
         self.max_length = max_length
+        self.precision = "fp32"
+
+    def set_precision(self, dtype) -> Ranker:
+        """Score with the model's linear layers (base, adapters) in ``dtype`` (inference
+        only; see :mod:`adapter_zoo.precision`); the prediction heads stay float32 and read
+        float32 token states, so the logits are float32."""
+        from adapter_zoo.precision import cast_for_inference, precision_name
+
+        heads = getattr(self.model, "heads", None)
+        cast_for_inference(self.model, dtype, keep_float=[heads] if heads is not None else [])
+        self.precision = precision_name(dtype)
+        return self
 
     @property
     def max_length(self) -> int:
@@ -359,4 +371,5 @@ class Ranker:
 
     def __repr__(self) -> str:
         name = self.card.get("name") if self.card else None
-        return f"Ranker(base_model={self.base_model!r}, name={name!r}, device={self.device})"
+        at = "" if self.precision == "fp32" else f", precision={self.precision!r}"
+        return f"Ranker(base_model={self.base_model!r}, name={name!r}, device={self.device}{at})"

@@ -142,17 +142,25 @@ def activate(model, group: Sequence[str]) -> None:
         model.active_head = Parallel(*group)
 
 
-def load_parallel_model(base_model: str, adapters: Sequence, *, device=None):
+def load_parallel_model(
+    base_model: str, adapters: Sequence, *, device=None, precision: str = "fp32"
+):
     """An adapters model with every adapter and head loaded and a ``Parallel`` setup active.
 
     Adapters that sit in different layers cannot share one ``Parallel`` setup; then the one
     of the first :func:`parallel_groups` group is active (``sweep`` runs each group).
 
+    ``precision`` (see :mod:`adapter_zoo.precision`): the linear layers' dtype, heads kept
+    in float32.
+
     Returns:
         ``(model, tokenizer, names)`` where ``names[i]`` is the name adapter ``i`` got.
     """
+    from adapter_zoo.precision import cast_for_inference, resolve_precision
     from adapter_zoo.ranker.model import build_model
     from adapter_zoo.ranker.ranker import pick_device
+
+    dtype = resolve_precision(precision, device)
 
     if not adapters:
         raise ZooError("sweep: no adapters given")
@@ -166,6 +174,7 @@ def load_parallel_model(base_model: str, adapters: Sequence, *, device=None):
             raise ZooError(f"sweep: {adapter}: no prediction head was loaded")
         names.append(name)
     activate(model, parallel_groups(model, names)[0])
+    cast_for_inference(model, dtype, keep_float=[model.heads])
     return model.to(pick_device(device)).eval(), tokenizer, names
 
 
@@ -178,6 +187,7 @@ def sweep(
     max_length: int = CROSS_MAX_LENGTH,
     device=None,
     progress: bool = False,
+    precision: str = "auto",
 ) -> dict:
     """Score ``pairs`` with every adapter in one shared pass over ``base_model``.
 
@@ -192,6 +202,8 @@ def sweep(
         max_length: token limit per pair, as ``Ranker``.
         device: torch device; CUDA when available by default.
         progress: show a tqdm bar.
+        precision: ``auto``, ``fp32`` or ``bf16``: the dtype of the base's and adapters'
+            weights (:mod:`adapter_zoo.precision`, as ``adapter_zoo.load``); logits float32.
 
     Returns:
         ``{adapter: float32 logits in input order}``, keyed by the given names or paths.
@@ -203,7 +215,9 @@ def sweep(
 
     check_number("sweep: batch_size", batch_size, integer=True, low=1, error=ZooError)
     pairs = text_pairs(pairs, caller="sweep")
-    model, tokenizer, names = load_parallel_model(base_model, adapter_names_or_paths, device=device)
+    model, tokenizer, names = load_parallel_model(
+        base_model, adapter_names_or_paths, device=device, precision=precision
+    )
     check_max_length(max_length, model.config, name="sweep: max_length", model=str(base_model))
     groups = parallel_groups(model, names)
     scores = np.zeros((len(names), len(pairs)), dtype=np.float32)

@@ -354,6 +354,32 @@ def _train_memory_rows(data: dict) -> list[str]:
     return rows
 
 
+def _precision_rows(data: dict) -> list[str]:
+    peak, scoring, targets = data["matmul"]["gflops"], data["scoring"], data["targets"]
+    quality = data["quality_map"]
+    maps = "; ".join(
+        f"{name} MAP {row['fp32']:.4f} → {row['bf16']:.4f}" for name, row in quality.items()
+    )
+    met = data["meets_targets"]
+    date = data["machine"].get("date", "")[:10]
+    flags = "+".join(data.get("cpu_bf16_flags") or []) or "no bf16"
+    return [
+        _row(
+            "`precision` bf16 scoring (`sbert:minilm-l6`)",
+            f"WikiQA test pairs/s (GFLOP/s, share of bf16 matmul peak {peak['bf16']:.0f}; "
+            f"fp32 peak {peak['fp32']:.0f}); {maps}",
+            f"bf16 {scoring['bf16']['pairs_per_s']:.0f} "
+            f"({scoring['bf16']['gflops']:.0f}, {scoring['bf16']['share_of_bf16_peak']:.0%})",
+            f"fp32 {scoring['fp32']['pairs_per_s']:.0f} ({scoring['fp32']['gflops']:.0f})",
+            f"{data['speedup_bf16_over_fp32']:.2f}× speed",
+            f"≥ {targets['speedup']}×, MAP ± {targets['map_tolerance']}, "
+            f"≥ {targets['share_of_bf16_peak']:.0%} of peak",
+            " / ".join(_met(met[k]) for k in ("speedup", "quality", "share_of_bf16_peak")),
+            f"{_machine(data)}, {flags}, {date}",
+        )
+    ]
+
+
 def table() -> str:
     lines = list(HEADER)
     for path in sorted(RESULTS.glob("*.json")):
@@ -377,6 +403,8 @@ def table() -> str:
             lines += _quality_rows(data)
         elif path.stem == "train_memory":
             lines += _train_memory_rows(data)
+        elif name == "precision":
+            lines += _precision_rows(data)
     return "\n".join(lines)
 
 

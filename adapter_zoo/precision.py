@@ -1,0 +1,215 @@
+"""The one precision decision: which dtype a model's weights are in when it scores.
+
+``resolve_precision("auto" | "fp32" | "bf16", device)`` gives a torch dtype. ``auto`` (the
+default of ``adapter_zoo.load`` and of the commands that score) is bfloat16 where scoring in
+it was measured faster, float32 elsewhere:
+
+- a CPU with AMX-BF16 (tile matrix units: oneDNN's bf16 matmuls run several times the fp32
+  rate there).
+- a CUDA device whose compute capability supports bf16 (``torch.cuda.is_bf16_supported``).
+
+A CPU with AVX512-BF16 but no AMX multiplies bf16 natively too, but scoring gained little or
+lost there (``benchmarks/perf/precision.py`` on such a 2-core machine: a 4.2x matmul peak,
+yet MiniLM on WikiQA's short texts at 0.88x fp32's pairs/s and beer's long LAS texts at
+1.46x; per-layer casts and small matmuls dominate), so ``auto`` keeps fp32 there and
+``bf16`` is the user's to ask for. Without either flag oneDNN emulates bf16 with fp32
+arithmetic plus conversions, slower than fp32 and less exact: an explicit ``bf16`` there is
+refused in one line (``PrecisionError``), as an explicit request that silently ran slower
+or in another precision would mislead a timing or a quality comparison.
+
+Scoring in bf16 casts the weights of the model's linear layers (the base's and its adapters':
+inference only) once, at load (:func:`cast_for_inference`); they multiply in bf16 and hand
+float32 on, so the residual stream, LayerNorms, softmax, pooling, heads and cosines run in
+float32 and scores are float32 numpy arrays as before. Training and its dev selection stay
+float32 for now (they build their rankers directly, not through ``load``).
+
+Example:
+    >>> resolve_precision("fp32", "cpu")
+    torch.float32
+    >>> precision_name(resolve_precision("fp32", "cpu"))
+    'fp32'
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import functools
+import logging
+from pathlib import Path
+
+from adapter_zoo.errors import ZooError
+
+logger = logging.getLogger(__name__)
+
+AUTO, FP32, BF16 = "auto", "fp32", "bf16"
+PRECISIONS = (AUTO, FP32, BF16)
+# the CPU flags (Linux /proc/cpuinfo spelling) of native bf16 matrix multiplication
+CPU_BF16_FLAGS = ("amx_bf16", "avx512_bf16")
+# the one of them with which ``auto`` picks bf16 (see the module docstring)
+CPU_AUTO_BF16_FLAG = "amx_bf16"
+
+
+# the precision a long run (``adapt``) scores its candidates in, for code it calls
+_SCORING = contextvars.ContextVar("adapter_zoo_scoring_precision", default=AUTO)
+
+
+class PrecisionError(ZooError):
+    """A precision that is not one of :data:`PRECISIONS`, or bf16 asked for on hardware
+    without it."""
+
+
+@functools.cache
+def cpu_bf16_flags() -> tuple[str, ...]:
+    """Which of :data:`CPU_BF16_FLAGS` this CPU has.
+
+    Read from ``/proc/cpuinfo``'s ``flags`` (Linux: what the kernel enabled, so also right
+    in a VM that hides AMX). Elsewhere torch's own CPUID probes (``torch._C._cpu``, private
+    but present since torch 2.1) answer; ``torch.backends.cpu.get_cpu_capability()`` is not
+    used: it says AVX512 for Skylake-X too, which has no bf16.
+    """
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.is_file():
+        flags = set()
+        for line in cpuinfo.read_text(errors="replace").splitlines():
+            if line.startswith("flags"):
+                flags.update(line.partition(":")[2].split())
+        return tuple(flag for flag in CPU_BF16_FLAGS if flag in flags)
+    try:
+        import torch
+
+        probes = {"amx_bf16": torch._C._cpu._is_amx_tile_supported,
+                  "avx512_bf16": torch._C._cpu._is_avx512_bf16_supported}  # fmt: skip
+        return tuple(flag for flag, probe in probes.items() if probe())
+    except (AttributeError, RuntimeError):
+        return ()
+
+
+def device_has_bf16(device) -> bool:
+    """Whether ``device`` (a torch.device or its name) multiplies bf16 natively."""
+    import torch
+
+    device = torch.device(device)
+    if device.type == "cpu":
+        return bool(cpu_bf16_flags())
+    if device.type == "cuda":
+        return torch.cuda.is_available() and torch.cuda.is_bf16_supported()
+    return False
+
+
+def check_precision(precision: str) -> str:
+    """``precision`` if it is one of :data:`PRECISIONS`, else a one-line PrecisionError."""
+    if precision not in PRECISIONS:
+        raise PrecisionError(f"precision {precision!r}: must be one of {', '.join(PRECISIONS)}")
+    return precision
+
+
+def resolve_precision(precision: str, device=None):
+    """The torch dtype a model scores in on ``device`` (None: CUDA when available, else CPU).
+
+    ``auto``: bfloat16 on a CUDA device with bf16 or a CPU with AMX-BF16, else float32;
+    ``fp32``: float32; ``bf16``: bfloat16, refused (PrecisionError) where the device lacks
+    it (:func:`device_has_bf16`).
+    """
+    import torch
+
+    from adapter_zoo.ranker.ranker import pick_device
+
+    check_precision(precision)
+    if precision == FP32:
+        return torch.float32
+    device = pick_device(device)
+    if precision == AUTO:
+        fast = CPU_AUTO_BF16_FLAG in cpu_bf16_flags() if device.type == "cpu" else True
+        return torch.bfloat16 if fast and device_has_bf16(device) else torch.float32
+    if device_has_bf16(device):
+        return torch.bfloat16
+    if precision == BF16:
+        what = "CPU has neither AMX-BF16 nor AVX512-BF16" if device.type == "cpu" else (
+            f"device {device} has no native bf16"
+        )  # fmt: skip
+        raise PrecisionError(f"precision bf16: this {what}; use --precision auto or fp32")
+    return torch.float32
+
+
+def precision_name(dtype) -> str:
+    """``"bf16"`` or ``"fp32"`` for a torch dtype."""
+    import torch
+
+    return BF16 if dtype == torch.bfloat16 else FP32
+
+
+def _to_dtype_input(module, inputs):
+    dtype = module.weight.dtype
+    return tuple(
+        x.to(dtype) if getattr(x, "is_floating_point", lambda: False)() else x for x in inputs
+    )
+
+
+def _float_output(module, inputs, output):
+    return output.float()
+
+
+def cast_for_inference(module, dtype, *, keep_float=()):
+    """``module``'s linear layers (``torch.nn.Linear``: the attention projections, the
+    feed-forward, the adapters' bottlenecks; all but a few percent of an encoder's FLOPs) in
+    ``dtype`` for inference: weights cast once, in place; each call casts its input to
+    ``dtype`` and its output back to float32. Embeddings, LayerNorms, the residual stream,
+    attention softmax, pooling and the modules in ``keep_float`` (prediction heads) stay
+    float32.
+
+    Casting the whole model instead (every activation in bf16) was 2.0x fp32's speed on the
+    beer forum's LAS set but lost 0.011 MAP (near-tied candidates swapped by the bf16
+    residual stream); linear layers alone lose 0.003 at 1.5x (``benchmarks/perf/precision.py``).
+    Returns ``module``.
+    """
+    import torch
+
+    kept = {id(sub) for part in keep_float for sub in part.modules()}
+    for sub in module.modules():
+        if not isinstance(sub, torch.nn.Linear) or id(sub) in kept:
+            continue
+        if sub.weight.dtype == torch.float32 and dtype != torch.float32:
+            sub.to(dtype)
+            if not getattr(sub, "_adapter_zoo_cast", False):
+                sub.register_forward_pre_hook(_to_dtype_input)
+                sub.register_forward_hook(_float_output)
+                sub._adapter_zoo_cast = True
+    return module
+
+
+def apply_precision(scorer, dtype) -> str:
+    """``scorer`` set to score in ``dtype`` (its ``set_precision``, which compositions pass
+    on to their members); a scorer without one (BM25, TF-IDF, a cascade, a plug-in kind)
+    stays as it is. Returns the precision name the scorer now runs at (``fp32`` for those)."""
+    setter = getattr(scorer, "set_precision", None)
+    if setter is None:
+        return FP32
+    setter(dtype)
+    return getattr(scorer, "precision", precision_name(dtype))
+
+
+def add_precision_option(parser) -> None:
+    """``--precision {auto,fp32,bf16}`` (default auto), for the commands that score."""
+    parser.add_argument(
+        "--precision", choices=PRECISIONS, default=AUTO,
+        help="the dtype the model's weights score in: auto (default) is bf16 on a CPU with "
+        "AMX-BF16 or a CUDA GPU with bf16, else fp32; bf16 also runs on AVX512-BF16 and is "
+        "refused where the hardware has neither. Scores are float32 either way",
+    )  # fmt: skip
+
+
+@contextlib.contextmanager
+def scoring_precision(precision: str):
+    """Within the block, :func:`current_precision` is ``precision`` (for code a run calls
+    that loads its own scorers, as ``adapt``'s decision lists do)."""
+    token = _SCORING.set(check_precision(precision))
+    try:
+        yield
+    finally:
+        _SCORING.reset(token)
+
+
+def current_precision() -> str:
+    """The precision :func:`scoring_precision` set (``auto`` outside one)."""
+    return _SCORING.get()
