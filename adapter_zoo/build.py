@@ -144,6 +144,7 @@ def build_entry(
     final = entry_path(name)
     if final.exists() and not overwrite:
         raise ZooError(f"zoo entry {name!r} already exists at {final}; pass overwrite=True")
+    _check_before_work(name, dump, base_model)
     logger.info(_plan(forum, name, base_model, steps, dump))
     home = zoo_home()
     home.mkdir(parents=True, exist_ok=True)
@@ -163,6 +164,43 @@ def build_entry(
     if dump is None:
         archive.unlink(missing_ok=True)  # the entry is what is kept; the dump can be large
     return path
+
+
+def _check_before_work(name: str, dump, base_model: str) -> None:
+    """What can fail after the download, the parse or the training is checked before them:
+    the zoo home and its checkpoints can be written, the dump given exists, the base's
+    config.json can be read (not its weights).
+
+    Raises:
+        ZooError: one line naming the folder, file or base and what to do.
+    """
+    from adapter_zoo.training.checkpoint import checkpoint_dir
+    from adapter_zoo.zoo.store import check_zoo_writable
+    from stackexchange.paths import check_path_text
+
+    check_zoo_writable(checkpoint_dir(name).parent)
+    if dump is not None:
+        path = check_path_text(dump, ZooError).expanduser()
+        if not os.path.exists(path):
+            raise ZooError(f"{path}: no such archive, folder or file; give the forum's .7z dump")
+    _check_base(base_model)
+
+
+def _check_base(base_model: str) -> None:
+    """Refuse a base whose config.json cannot be read (a missing folder, a name neither
+    cached nor reachable), before anything is downloaded or parsed."""
+    from transformers import AutoConfig
+
+    from adapter_zoo.ranker.model import resolve_base_model
+
+    try:
+        AutoConfig.from_pretrained(resolve_base_model(base_model), trust_remote_code=False)
+    except (OSError, ValueError) as error:
+        reason = str(error).splitlines()[0] if str(error) else type(error).__name__
+        raise ZooError(
+            f"base model {base_model!r}: cannot read its config.json ({reason}); give a model "
+            "folder or a Hugging Face name that is cached or reachable"
+        ) from None
 
 
 def _remove_dead_builds(home: Path, name: str) -> None:

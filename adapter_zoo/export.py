@@ -133,7 +133,7 @@ def export_cross_encoder(
         >>> from sentence_transformers import CrossEncoder
         >>> CrossEncoder("beer-ce").predict([("a question", "an answer")])  # doctest: +SKIP
     """
-    from stackexchange.io import atomic_directory, atomic_write_json
+    from stackexchange.io import atomic_directory, atomic_write_json, output_lock
 
     name = str(name_or_path)
     card, path = _exportable_entry(name)
@@ -145,7 +145,7 @@ def export_cross_encoder(
     reason = model_refusal(ranker.model, head)
     if reason:
         raise ZooError(f"cannot export {name!r} as a CrossEncoder: {reason}")
-    with atomic_directory(out, overwrite=True) as tmp:
+    with output_lock(out, error=ZooError), atomic_directory(out, overwrite=True) as tmp:
         write_cross_encoder(ranker.model, ranker.tokenizer, head, tmp, max_length=ranker.max_length)
         _check_reproduces(ranker.score(PROBE_PAIRS), tmp, f"{name!r} as a CrossEncoder")
         (tmp / "README.md").write_text(_readme(card, name), encoding="utf-8")
@@ -154,15 +154,16 @@ def export_cross_encoder(
 
 
 def _writable_output(entry: Path, out, overwrite: bool, what: str) -> Path:
-    """``out`` as a Path, refused when it holds the entry or what an export did not write."""
-    from stackexchange.io import check_replaceable, refuse_input_inside_output
+    """``out`` as a Path, checked before the entry loads (``check_output_folder``: its name,
+    the entry inside it, what an export did not write, its parent's writability) and refused
+    inside the entry, which writing would change."""
+    from stackexchange.paths import check_output_folder, refuse_output_inside_input
 
-    out = Path(out)
-    refuse_input_inside_output([entry], out, ZooError)
-    check_replaceable(
-        out, ours=lambda f: (f / EXPORT_FILE).is_file(), overwrite=overwrite, error=ZooError,
-        what=what,
+    out = check_output_folder(
+        out, what=what, ours=lambda f: (f / EXPORT_FILE).is_file(), overwrite=overwrite,
+        inputs=[entry], error=ZooError,
     )  # fmt: skip
+    refuse_output_inside_input([entry], out, ZooError)
     return out
 
 
@@ -313,7 +314,7 @@ def export_merged_lora(
     """
     from adapter_zoo.loading import resolve_entry
     from adapter_zoo.zoo.store import verify_entry
-    from stackexchange.io import atomic_directory, atomic_write_json
+    from stackexchange.io import atomic_directory, atomic_write_json, output_lock
 
     name = str(name_or_path)
     path = resolve_entry(name)
@@ -328,7 +329,7 @@ def export_merged_lora(
     model = load(str(path), device="cpu", precision="fp32")
     bi = kind_for_card(card).encoder == "bi"
     reference = model.score(PROBE_PAIRS)  # the entry as it runs, before merging
-    with atomic_directory(out, overwrite=True) as tmp:
+    with output_lock(out, error=ZooError), atomic_directory(out, overwrite=True) as tmp:
         if bi:
             _write_merged_sentence_transformer(model, card, tmp)
         else:

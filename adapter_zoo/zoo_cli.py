@@ -9,6 +9,7 @@ from __future__ import annotations
 
 def register(subparsers) -> None:
     from adapter_zoo.adapt.cli import register as register_adapt
+    from stackexchange.paths import path_option
 
     register_adapt(subparsers)
     parser = subparsers.add_parser("list", help="list the zoo's entries")
@@ -26,7 +27,9 @@ def register(subparsers) -> None:
         "written as a plain SentenceTransformer (bi-encoder) or CrossEncoder (CLS head) folder.",
     )
     export.add_argument("name", metavar="NAME", help="zoo name, entry folder or Hub name")
-    export.add_argument("--out", required=True, metavar="DIR", help="the folder to write")
+    export.add_argument(
+        "--out", required=True, type=path_option, metavar="DIR", help="the folder to write"
+    )
     export.add_argument("--overwrite", action="store_true", help="replace DIR whatever it holds")
     export.set_defaults(func=run_export)
 
@@ -40,8 +43,9 @@ def register(subparsers) -> None:
     )
     build.add_argument("forum", metavar="FORUM", help="a catalog forum: travel, bicycles.meta, ...")
     build.add_argument(
-        "--dump", default=None, metavar="PATH", help="the forum's .7z archive you already have"
-    )
+        "--dump", default=None, type=path_option, metavar="PATH",
+        help="the forum's .7z archive you already have",
+    )  # fmt: skip
     build.add_argument(
         "--name", default=None, help="the entry's name (default: FORUM's short name)"
     )

@@ -7,6 +7,7 @@ import json
 
 def register(subparsers) -> None:
     from stackexchange.numbers import max_length_int, number_option, positive_int, seed_int
+    from stackexchange.paths import path_option
 
     # a list needs a positive and at least one other candidate
     candidates_int = number_option(integer=True, low=2)
@@ -73,8 +74,12 @@ def register(subparsers) -> None:
     evaluate.set_defaults(func=run_evaluate)
 
     board = subparsers.add_parser("leaderboard", help="tables and plots from a results folder")
-    board.add_argument("results", help="results folder (or results.jsonl)")
-    board.add_argument("--out", required=True, help="output folder")
+    board.add_argument("results", type=path_option, help="results folder (or results.jsonl)")
+    board.add_argument(
+        "--out", required=True, type=path_option,
+        help="output folder: new, empty, or a leaderboard written by this command",
+    )  # fmt: skip
+    board.add_argument("--overwrite", action="store_true", help="replace --out whatever it holds")
     board.set_defaults(func=run_leaderboard)
 
     build = subparsers.add_parser(
@@ -131,7 +136,7 @@ def run_evaluate(args) -> int:
 def run_leaderboard(args) -> int:
     from benchmarks.leaderboard import write_leaderboard
 
-    written = write_leaderboard(args.results, args.out)
+    written = write_leaderboard(args.results, args.out, overwrite=args.overwrite)
     for path in written:
         print(path)
     return 0

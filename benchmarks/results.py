@@ -129,22 +129,39 @@ def read_results(folder: str | os.PathLike) -> list[dict]:
     checked by :func:`check_record`.
 
     Raises:
-        BenchmarkError: no results file; a line that is not JSON; a record that is not an
-            object, lacks a field, has one of the wrong type, or a NaN/infinite number
-            (``FILE:LINE: FIELD: what was wrong``).
+        BenchmarkError: no results file, or one without records; a line that is not UTF-8
+            or not JSON (nested too deeply, a lone surrogate escape included); a record
+            that is not an object, lacks a field, has one of the wrong type, or a
+            NaN/infinite number (``FILE:LINE: FIELD: what was wrong``).
     """
+    from stackexchange.jsontext import JSONTextError, loads_text
+
     path = Path(folder)
     path = path if path.suffix == ".jsonl" else path / RESULTS_FILE
     if not path.exists():
         raise BenchmarkError(f"{path}: no results file (run adapter-zoo evaluate --results ...)")
+    if not path.is_file():
+        raise BenchmarkError(f"{path}: not a file; give a results folder or its results.jsonl")
     records = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    data = path.read_bytes()
+    # an editor's byte-order mark is no part of the first record
+    lines = data.removeprefix(b"\xef\xbb\xbf").split(b"\n")
+    for number, raw in enumerate(lines, start=1):
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise BenchmarkError(
+                f"{path}:{number}: not UTF-8 text ({error.reason} at byte {error.start} of the "
+                "line)"
+            ) from None
         if line.strip():
             try:
-                record = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise BenchmarkError(f"{path}:{number}: not a JSON record ({error.msg})") from None
+                record = loads_text(line)
+            except JSONTextError as error:
+                raise BenchmarkError(f"{path}:{number}: not a JSON record ({error})") from None
             records.append(check_record(record, f"{path}:{number}"))
+    if not records:
+        raise BenchmarkError(f"{path}: no records (run adapter-zoo evaluate --results ...)")
     return records
 
 
@@ -155,8 +172,31 @@ def _is_number(value) -> bool:
 def _number(value, field: str, where: str) -> None:
     if not _is_number(value):
         raise BenchmarkError(f"{where}: {field}: expected a number, got {_shown(value)}")
+    if isinstance(value, int) and not -1e308 < value < 1e308:  # beyond any float: no score
+        raise BenchmarkError(f"{where}: {field}: expected a finite number, got an integer of "
+                             f"{len(str(abs(value)))} digits")  # fmt: skip
     if not math.isfinite(value):
         raise BenchmarkError(f"{where}: {field}: expected a finite number, got {value}")
+
+
+# A name's longest spelling (a model's path included); a longer one is no name, and would
+# make the figures wider than an image may be.
+MAX_NAME_CHARS = 1024
+
+
+def _name(value: str, field: str, where: str) -> None:
+    if not value.strip():
+        raise BenchmarkError(f"{where}: {field}: expected a name, got an empty string")
+    if len(value) > MAX_NAME_CHARS:
+        raise BenchmarkError(
+            f"{where}: {field}: expected a name of at most {MAX_NAME_CHARS} characters, got "
+            f"{len(value)}"
+        )
+    if any(ord(c) < 32 or ord(c) == 127 for c in value):
+        raise BenchmarkError(
+            f"{where}: {field}: expected a name without control characters, got "
+            f"{json.dumps(value[:40])}"
+        )
 
 
 def _shown(value) -> str:
@@ -220,8 +260,8 @@ def check_record(record, where: str) -> dict:
         elif not isinstance(value, kind):
             wanted = {str: "a string", dict: "an object", list: "a list"}[kind]
             raise BenchmarkError(f"{where}: {field}: expected {wanted}, got {_shown(value)}")
-        elif kind is str and not value.strip():
-            raise BenchmarkError(f"{where}: {field}: expected a name, got an empty string")
+        elif kind is str:
+            _name(value, field, where)
     if not record["metrics"]:
         raise BenchmarkError(f"{where}: metrics: empty (a record holds at least its main metric)")
     for name, value in record["metrics"].items():

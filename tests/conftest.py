@@ -351,3 +351,52 @@ def dump_mirror(monkeypatch):
         server.shutdown()
         server.server_close()
         thread.join(timeout=10)
+
+
+# Hostile-input tests (issue 34): what a refused command left on disk, and a second run.
+
+
+def disk_state(*roots: Path) -> dict[str, bytes | None]:
+    """Every path under ``roots`` (links not followed) with a file's bytes (None for a
+    folder, the target for a link): equal before and after a refused command when it wrote
+    nothing."""
+    state: dict[str, bytes | None] = {}
+    for root in roots:
+        for path in sorted(Path(root).rglob("*")) if Path(root).is_dir() else []:
+            if path.is_symlink():
+                state[str(path)] = os.readlink(path).encode()
+            else:
+                state[str(path)] = path.read_bytes() if path.is_file() else None
+    return state
+
+
+@pytest.fixture
+def snapshot():
+    """``disk_state`` for tests (conftest modules are not importable here)."""
+    return disk_state
+
+
+@pytest.fixture
+def held_output_lock():
+    """``held_output_lock(folder)``: another process holds ``folder``'s output lock (as a
+    second run would meet the first) until the test ends."""
+    import subprocess
+    import sys
+
+    holders = []
+
+    def hold(folder: Path) -> None:
+        holder = subprocess.Popen(
+            [sys.executable, "-c",
+             "import time; from stackexchange.io import output_lock\n"
+             f"with output_lock({str(folder)!r}):\n"
+             "    print('held', flush=True); time.sleep(60)"],
+            stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)},
+        )  # fmt: skip
+        holders.append(holder)
+        assert holder.stdout.readline().strip() == "held"
+
+    yield hold
+    for holder in holders:
+        holder.kill()
+        holder.wait()

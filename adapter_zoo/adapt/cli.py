@@ -12,6 +12,7 @@ def register(subparsers) -> None:
     )
     from adapter_zoo.precision import add_precision_option
     from stackexchange.numbers import positive_int
+    from stackexchange.paths import path_option
 
     p = subparsers.add_parser(
         "adapt",
@@ -29,6 +30,7 @@ def register(subparsers) -> None:
     p.add_argument(
         "--target",
         required=True,
+        type=path_option,
         metavar="PATH",
         help="a parsed forum or parse output folder, a dump (.7z or folder with Posts.xml), "
         "a JSONL (question/title/body/answer) or TSV (question<TAB>answer) file of pairs, a "

@@ -23,7 +23,6 @@ Example:
 from __future__ import annotations
 
 import csv
-import json
 import re
 import tempfile
 from dataclasses import dataclass, field
@@ -188,14 +187,16 @@ def _pair_thread(number: int, question: str, answer: str | None) -> Thread:
 
 
 def _jsonl(path: Path) -> Target:
+    from stackexchange.jsontext import JSONTextError, loads_text
+
     threads = []
     for number, line in enumerate(_lines(path), start=1):
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise ZooError(f"{path}, line {number}: not valid JSON ({error.msg})") from None
+            record = loads_text(line)  # deep nesting and lone surrogates too, not only syntax
+        except JSONTextError as error:
+            raise ZooError(f"{path}, line {number}: not valid JSON ({error})") from None
         if not isinstance(record, dict):
             raise ZooError(f"{path}, line {number}: expected an object, got {record!r:.40}")
         fields = {k: record.get(k) for k in ("question", "title", "body", "answer")}

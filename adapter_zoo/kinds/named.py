@@ -128,7 +128,10 @@ class MultiCQAFile(ModelKind):
         local = Path(name.text).expanduser()
         if is_entry_name(name.text) and (zoo_home() / name.text).is_dir():
             return False  # a zoo name, even if a folder of that name is here
-        return not (local / CARD_FILE).exists() and bool(multicqa.find_legacy_weights(local))
+        try:
+            return not (local / CARD_FILE).exists() and bool(multicqa.find_legacy_weights(local))
+        except (OSError, ValueError):  # a name no file can have (too long, a NUL byte)
+            return False
 
     def load_name(self, name: ModelName, *, device=None, base_model=None):
         from adapter_zoo.zoo import multicqa

@@ -153,10 +153,20 @@ def local_entry(name_or_path: str | os.PathLike) -> Path | None:
             f"invalid zoo entry name {name!r}: a name is a plain folder name in the zoo "
             f"({zoo_home()}); give an entry folder by its path (./NAME or an absolute path)"
         )
-    if is_entry_name(name) and (zoo_home() / name / CARD_FILE).is_file():
+    if is_entry_name(name) and _has_card(zoo_home() / name):
         return zoo_home() / name
     path = Path(name).expanduser()
-    return path if (path / CARD_FILE).is_file() else None
+    return path if _has_card(path) else None
+
+
+def _has_card(folder: Path) -> bool:
+    """Whether ``folder`` holds a card file. A name the operating system cannot look up (too
+    long a file name, a NUL byte) names no entry: the caller says it is unknown instead of
+    showing the system's error."""
+    try:
+        return (folder / CARD_FILE).is_file()
+    except (OSError, ValueError):
+        return False
 
 
 def _hash_files(folder: Path) -> dict[str, str]:

@@ -26,6 +26,7 @@ Example:
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from benchmarks.leaderboard.page import Figure, to_html
@@ -50,12 +51,14 @@ from benchmarks.leaderboard.transfer import (
     transfer_matrix,
 )
 from benchmarks.results import read_results
-from stackexchange.io import atomic_write_bytes, atomic_write_text
+from stackexchange.io import atomic_write_bytes, atomic_write_json, atomic_write_text
 
 __all__ = [
     "Table",
     "Transfer",
     "build_table",
+    "figure_file",
+    "is_leaderboard",
     "markdown_text",
     "model_kind",
     "row_label",
@@ -74,8 +77,54 @@ def _card(model: str) -> dict | None:
     return find_card(model)
 
 
+# Marks a folder as a leaderboard this command wrote (so a later run may replace it): which
+# results it shows and its files.
+MARKER = "leaderboard.json"
+_TITLE = "<title>adapter-zoo leaderboard</title>"
+_FIGURE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,79}")
+
+
+def is_leaderboard(folder: Path) -> bool:
+    """Whether ``folder`` is a leaderboard this command wrote: it holds the marker, or (one
+    written before the marker) only the files a leaderboard writes, its page among them."""
+    if (folder / MARKER).is_file():
+        return True
+    page = folder / "leaderboard.html"
+    names = [p.name for p in folder.iterdir()]
+    ours = {"leaderboard.md", "leaderboard.html", "models.png", "zero_shot.png",
+            "transfer.png", "transfer.svg"}  # fmt: skip
+    return (
+        page.is_file()
+        and all(n in ours or (n.startswith("fusion_") and n.endswith(".png")) for n in names)
+        and _TITLE in page.read_text(encoding="utf-8", errors="replace")
+    )
+
+
+def figure_file(model: str, taken: set[str]) -> str:
+    """The file name of ``model``'s fusion figure: ``fusion_<name>.png`` for a plain name;
+    for any other (a path, a long or odd name, one another model already has) the plain part
+    of it and a hash of the whole, so no name leaves the folder, is too long or is shared.
+
+    Example:
+        >>> figure_file("fused", set())
+        'fusion_fused.png'
+        >>> figure_file("runs/fused", {"fusion_fused.png"})  # another model has the name
+        'fusion_fused-e8fdd1d360.png'
+        >>> len(figure_file("../../" + "x" * 300, set()))
+        62
+    """
+    import hashlib
+
+    name = Path(model).name
+    if _FIGURE_NAME.fullmatch(name) and f"fusion_{name}.png" not in taken:
+        return f"fusion_{name}.png"
+    plain = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip(".-")[:40]
+    digest = hashlib.sha256(model.encode("utf-8", "surrogatepass")).hexdigest()[:10]
+    return f"fusion_{plain + '-' if plain else ''}{digest}.png"
+
+
 def _fusion_cards(records: list[dict]) -> list[dict]:
-    cards = []
+    cards, taken = [], set()
     for model in sorted({r["model"] for r in records}):
         carried = next(
             (r for r in records if r["model"] == model and r.get("fusion_weights")), None
@@ -86,19 +135,50 @@ def _fusion_cards(records: list[dict]) -> list[dict]:
             else _card(model)
         )
         if card and card.get("fusion_weights"):
-            cards.append({**card, "file": f"fusion_{Path(model).name}.png"})
+            file = figure_file(model, taken)
+            taken.add(file)
+            cards.append({**card, "file": file})
     return cards
 
 
-def write_leaderboard(results: str | os.PathLike, out: str | os.PathLike) -> list[Path]:
+def write_leaderboard(
+    results: str | os.PathLike, out: str | os.PathLike, *, overwrite: bool = False
+) -> list[Path]:
     """Write leaderboard.md, leaderboard.html and the figures to ``out``; return the paths.
 
+    ``out`` is checked before the results are read (its name, the results inside it, a
+    folder the command did not write, its parent's writability), and appears complete or not
+    at all (``atomic_directory``), marked by ``leaderboard.json``; a rerun replaces it, stale
+    figures included.
+
+    Args:
+        results: a results folder or its results.jsonl.
+        out: the folder to write: new, empty, or a leaderboard this command wrote.
+        overwrite: replace ``out`` whatever it holds.
+
     Raises:
-        BenchmarkError: a results record is malformed (named by file, line and field).
+        BenchmarkError: ``out`` cannot be written (one line saying what to do); a results
+            record is malformed (named by file, line and field).
     """
+    from benchmarks.errors import BenchmarkError
+    from stackexchange.io import atomic_directory, output_lock
+    from stackexchange.paths import check_output_folder
+
+    out = check_output_folder(
+        out, what="a leaderboard", ours=is_leaderboard, overwrite=overwrite, inputs=[results],
+        error=BenchmarkError,
+    )  # fmt: skip
     records = read_results(results)
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    with output_lock(out, error=BenchmarkError), atomic_directory(out, overwrite=True) as tmp:
+        names = _write_files(records, tmp)
+        atomic_write_json(tmp / MARKER, {"results": str(Path(results).resolve()),
+                                         "files": names})  # fmt: skip
+    return [out / name for name in names]
+
+
+def _write_files(records: list[dict], out: Path) -> list[str]:
+    """Write the leaderboard of ``records`` into ``out``; return the file names, the page's
+    and the table's first."""
     written, figures = [], []
     plots = [
         ("models.png", "Every model's main metric on each set, best on top", models_figure(records)),
@@ -112,7 +192,7 @@ def write_leaderboard(results: str | os.PathLike, out: str | os.PathLike) -> lis
         if figure is not None:
             png = figure_bytes(figure, "png")
             atomic_write_bytes(out / name, png)
-            written.append(out / name)
+            written.append(name)
             figures.append(Figure(name, caption, png=png))
     matrix = transfer_matrix(records)
     transfer: Figure | str = matrix if isinstance(matrix, str) else ""
@@ -123,10 +203,10 @@ def write_leaderboard(results: str | os.PathLike, out: str | os.PathLike) -> lis
         svg = figure_bytes(transfer_figure(matrix), "svg").decode("utf-8")
         atomic_write_bytes(out / "transfer.png", png)
         atomic_write_text(out / "transfer.svg", svg)
-        written += [out / "transfer.png", out / "transfer.svg"]
+        written += ["transfer.png", "transfer.svg"]
         transfer = Figure("transfer.svg", caption, svg=svg)
     table = build_table(records)
     markdown = "# Leaderboard\n\n" + to_markdown(table) + transfer_markdown(matrix)
     atomic_write_text(out / "leaderboard.md", markdown)
     atomic_write_text(out / "leaderboard.html", to_html(table, figures, transfer))
-    return [out / "leaderboard.md", out / "leaderboard.html", *written]
+    return ["leaderboard.md", "leaderboard.html", *written]

@@ -1,0 +1,57 @@
+"""JSON text from files a user gives (results.jsonl, a target's JSONL): every way a hostile
+line breaks ``json.loads`` becomes one short reason, so the reader can name its file and line.
+
+``json.loads`` alone raises a JSONDecodeError for bad syntax, but a RecursionError for deep
+nesting (``[[[[...``), a plain ValueError for an integer of more than 4,300 digits, and it
+accepts ``"\\udcff"`` escapes that give strings no UTF-8 writer (a figure, a tokenizer, an
+HTML page) can take.
+
+Example:
+    >>> loads_text('{"model": "bm25"}')
+    {'model': 'bm25'}
+    >>> loads_text('[' * 100_000)
+    Traceback (most recent call last):
+    ...
+    stackexchange.jsontext.JSONTextError: nested too deeply
+"""
+
+from __future__ import annotations
+
+import json
+
+from stackexchange.errors import AdapterZooError
+
+
+class JSONTextError(AdapterZooError):
+    """Text that is not usable JSON; the message is the reason alone (no file, no line)."""
+
+
+def loads_text(text: str):
+    """``json.loads(text)``, or a :class:`JSONTextError` whose message is the short reason.
+
+    Raises:
+        JSONTextError: bad syntax (the decoder's message), nesting too deep, a number too
+            long to read, or a string holding a lone surrogate escape (not text).
+    """
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise JSONTextError(error.msg) from None
+    except RecursionError:
+        raise JSONTextError("nested too deeply") from None
+    except ValueError as error:  # an integer beyond Python's digit limit
+        raise JSONTextError(str(error).split(";")[0]) from None
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError as error:
+        bad = error.object[error.start : error.end]
+        raise JSONTextError(
+            f"holds {bad.encode('unicode_escape').decode('ascii')}, a lone surrogate escape "
+            "that is no text"
+        ) from None
+    except (RecursionError, ValueError):
+        raise JSONTextError("nested too deeply") from None
+    return value
+
+
+__all__ = ["JSONTextError", "loads_text"]
