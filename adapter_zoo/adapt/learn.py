@@ -22,6 +22,7 @@ pseudo-pairs where its texts are long enough; the card says what was possible.
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 import shutil
@@ -118,7 +119,6 @@ def learn_and_decide(
     scorer.add(BASE, zero_shot)
     scorer.add(BASE_LONG, zero_shot, max_length=LONG_LENGTH)
     zoo_plans = _zoo_candidates(target_data, centroids, cards, top_k, zero_shot, scorer)
-    trained, training = {}, {}
     with tempfile.TemporaryDirectory(prefix="adapter-zoo-adapt-") as tmp:
         trained, training = _train_candidates(
             target_data, parts, Path(tmp), name, cards, zoo_plans, base_model, seed, max_steps
@@ -298,8 +298,6 @@ def _train_candidates(target_data, parts, tmp, name, cards, zoo_plans, base_mode
         skipped = "no selection thread with a ranking list: nothing to select a training run on"
         return {}, {"skipped": skipped}
     forum = write_training_folder(target_data, parts, tmp)
-    import json
-
     counts = json.loads((forum / "stats.json").read_text())["pairs"]
     train_pairs = {kind: counts[kind]["train"] for kind in counts}
     kinds = [k for k, folder in (("question_answer", "title_answer"), ("title_body", "title_body"),

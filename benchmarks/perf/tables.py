@@ -434,22 +434,35 @@ def train_memory_table() -> str:
         "checkpointed": "activations recomputed in backward, the whole batch at once",
         "chunked": "8 pairs (cross) / 8 texts (bi, GradCache) at a time; the cross-encoder "
         "rows ran the hand-written loop that CrossEncoderTrainer replaced",
-        "cross-encoder-trainer": "the current cross-encoder path: CrossEncoderTrainer, "
-        "backward 8 pairs at a time",
+        "cross-encoder-trainer": "the cross-encoder path before memory budgets: "
+        "CrossEncoderTrainer, backward 8 pairs at a time",
+        "budget": "today's code: the memory plan (in brackets) is the cheapest that fits "
+        "the budget (default half the memory available; `--memory-budget 2GB` in the -2gb "
+        "cases): plain, recomputed activations, or bounded (GradCache / chunks of 8 pairs "
+        "and recomputation)",
     }
     rows = []
     for label, runs in data["runs"].items():
         for case, run in runs.items():
+            plan = run.get("memory")
+            code = f"{label} ({plan['mode']})" if plan else label
+            # wall time outside dev scoring (model loading included) per optimizer step
+            per_step = (
+                (run["wall_s"] - run["dev_selection_s"]) / run["steps"]
+                if run.get("dev_selection_s") is not None and run.get("steps")
+                else None
+            )
             rows.append(
-                [f"`{case}`", f"`{cases[case]}`", label, f"{run['peak_rss_gb']:.2f} GB",
-                 f"{run['wall_s']:.0f} s", f"{run['dev_selection_share']:.0%}"]
+                [f"`{case}`", f"`{cases[case]}`", code, f"{run['peak_rss_gb']:.2f} GB",
+                 f"{run['wall_s']:.0f} s", f"{run['dev_selection_share']:.0%}",
+                 "—" if per_step is None else f"{per_step:.1f} s"]
             )  # fmt: skip
     legend = "\n".join(
         f"- `{label}`: {text}." for label, text in notes.items() if label in data["runs"]
     )
     table = _table(
         ["case", "`adapter-zoo train` options", "code", "peak RSS", "wall time",
-         "dev selection's share"],
+         "dev selection's share", "s per step outside dev"],
         rows,
     )  # fmt: skip
     return f"{table}\n\n{legend}"

@@ -187,10 +187,6 @@ def run_case(case: str, code: Path, parsed: Path, work: Path, interval: float) -
             "best_step": card.get("training", {}).get("best_step"),
             "best_epoch": card.get("training", {}).get("best_epoch"),
             "scores": card.get("scores"),
-            # wall time outside dev scoring (model loading included) per optimizer step
-            "train_s_per_step": None
-            if seconds is None or not card.get("training", {}).get("steps")
-            else round((result["wall_s"] - seconds) / card["training"]["steps"], 2),
             # the memory plan the run chose (None: code from before the plan existed)
             "memory": card.get("training", {}).get("memory"),
             "load_average_1m": {
