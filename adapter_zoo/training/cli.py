@@ -123,7 +123,8 @@ def register(subparsers) -> None:
         type=memory_size,
         default=None,
         help="memory a training step's activations may take, e.g. 8GB (default: half of what "
-        "is available); GradCache, chunked backward and recomputed activations only past it",
+        "is available, times the process's share of the cores); GradCache, chunked backward "
+        "and recomputed activations only past it",
     )
     p.add_argument("--overwrite", action="store_true", help="replace an existing zoo entry")
     p.add_argument(

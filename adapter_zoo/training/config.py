@@ -102,9 +102,10 @@ class TrainingConfig:
             turns it off: its candidates are compared with the base on held-out lists of
             their own, and a candidate left at its start would be the base again.
         memory_budget: bytes a training step's activations may take (None: half the memory
-            available at the start); GradCache, chunked backward and recomputed activations
-            are used only when a step would not fit (:mod:`adapter_zoo.training.memory`).
-            Not part of the recorded config (the card records the plan).
+            available at the start, times the process's share of the cores); GradCache,
+            chunked backward and recomputed activations are used only when a step would not
+            fit (:mod:`adapter_zoo.training.memory`). Not part of the recorded config (the
+            card records the plan).
         overwrite: replace an existing zoo entry ``name``.
         restart: discard the run's checkpoint (``.checkpoints/<name>``) and start at step 0
             instead of resuming; like ``overwrite``, not part of the recorded config.

@@ -45,8 +45,9 @@ GB = 10**9
 HIDDEN_FLOATS = 21
 ATTENTION_FLOATS = 4
 FLOAT_BYTES = 4
-# The share of the memory available at the start that a run takes when not told: the rest is
-# left to the process itself (model, optimizer, data) and to whatever else runs beside it.
+# The share of the memory available at the start that a run using every core takes when not
+# told: the rest is left to the process itself (model, optimizer, data) and to whatever else
+# runs beside it.
 DEFAULT_SHARE = 0.5
 MODES = ("plain", "recompute", "bounded")
 _UNITS = {"": 1, "b": 1, "k": 10**3, "kb": 10**3, "m": 10**6, "mb": 10**6, "g": GB, "gb": GB}
@@ -103,10 +104,24 @@ def parse_budget(text: str) -> int:
 
 
 def default_budget() -> int:
-    """:data:`DEFAULT_SHARE` of the memory available now (psutil)."""
+    """:data:`DEFAULT_SHARE` of the memory available now (the GPU's free memory when training
+    runs on CUDA, else psutil's), times this process's share of the cores.
+
+    Jobs that split a machine's cores split its memory the same way: a Ray task gets
+    ``OMP_NUM_THREADS`` from its ``num_cpus`` and a pytest-xdist worker from
+    tests/conftest.py, so torch's thread count says how many such jobs may run beside this
+    one, and together they stay within the share.
+    """
+    import os
+
+    import torch
+
+    if torch.cuda.is_available():
+        return int(torch.cuda.mem_get_info()[0] * DEFAULT_SHARE)
     import psutil
 
-    return int(psutil.virtual_memory().available * DEFAULT_SHARE)
+    cores = min(1.0, torch.get_num_threads() / (os.cpu_count() or 1))
+    return int(psutil.virtual_memory().available * DEFAULT_SHARE * cores)
 
 
 def activation_bytes(model_config, *, texts: int, length: int, layers: int | None = None) -> int:

@@ -380,6 +380,48 @@ def _precision_rows(data: dict) -> list[str]:
     ]
 
 
+def _memory_plan_rows(data: dict) -> list[str]:
+    rows = []
+    for encoder, runs in data["runs"].items():
+        plain, bounded = runs["plain"], runs["bounded"]
+        rows.append(
+            _row(
+                f"`memory_plan` {encoder}-encoder",
+                f"`adapter-zoo train` on {data['forum']}, {data['steps']} steps at 128 tokens "
+                f"({data['precision']}): seconds per step outside dev (peak RSS), dev MAP; "
+                "plain plan vs bounded (GradCache / chunks, recomputed activations)",
+                f"plain {plain['s_per_step']:.1f} s ({plain['peak_rss_gb']:.2f} GB), "
+                f"MAP {plain['dev_map']:.4f}",
+                f"bounded {bounded['s_per_step']:.1f} s ({bounded['peak_rss_gb']:.2f} GB), "
+                f"MAP {bounded['dev_map']:.4f}",
+                f"{data['speedup_plain_over_bounded'][encoder]:.2f}×",
+                f"≥ {data['target_ratio']}×" if encoder == "bi" else "—",
+                _met(data["speedup_plain_over_bounded"][encoder] >= data["target_ratio"])
+                if encoder == "bi"
+                else "—",
+                f"{_machine(data)}, {data['machine'].get('date', '')[:10]}",
+            )
+        )
+    return rows
+
+
+def _quickstart_rows(data: dict) -> list[str]:
+    plans = ", ".join(f"{n} {m}" for n, m in sorted(data["memory_plans"].items()))
+    date = data["machine"].get("date", "")[:10]
+    return [
+        _row(
+            "`quickstart_time` quickstart",
+            f"`{data['command']}`: wall time (peak RSS of the process tree); memory plans: {plans}",
+            f"{data['wall_s']:.0f} s ({data['peak_rss_gb']:.2f} GB)",
+            "—",
+            "—",
+            f"≤ {data['target_s']} s",
+            _met(data["meets_target"]),
+            f"{_machine(data)}, {date}",
+        )
+    ]
+
+
 def table() -> str:
     lines = list(HEADER)
     for path in sorted(RESULTS.glob("*.json")):
@@ -405,6 +447,10 @@ def table() -> str:
             lines += _train_memory_rows(data)
         elif name == "precision":
             lines += _precision_rows(data)
+        elif name == "memory_plan":
+            lines += _memory_plan_rows(data)
+        elif name == "quickstart_time":
+            lines += _quickstart_rows(data)
     return "\n".join(lines)
 
 

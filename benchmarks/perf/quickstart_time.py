@@ -1,0 +1,72 @@
+"""The quickstart timed as a new user runs it: ``adapter-zoo quickstart`` in a fresh zoo.
+
+The README's set-up command runs the quickstart on real shipped data (MiniLM, two forums,
+three zoo models, the leaderboard). This runs exactly that command in a subprocess (its own
+empty ``ADAPTER_ZOO_HOME`` and output folder, so nothing is cached from an earlier run) and
+records its wall time and the peak resident memory of its process tree beside the machine,
+the load average before and after, and the precision and memory plans the run chose (from
+the trained entries' cards). Target (issue 32): 5 minutes on 2 CPU cores.
+
+Run: ``python benchmarks/perf/quickstart_time.py`` (writes results/quickstart_time.json).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+from benchmarks.perf.machine import machine_info  # noqa: E402
+from benchmarks.perf.train_memory import measure  # noqa: E402
+
+RESULTS = Path(__file__).resolve().parent / "results"
+TARGET_S = 300
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=RESULTS / "quickstart_time.json")
+    args = parser.parse_args()
+
+    from stackexchange.io import atomic_write_json
+
+    work = Path(tempfile.mkdtemp(prefix="quickstart-time-"))
+    env = {**os.environ, "ADAPTER_ZOO_HOME": str(work / "zoo"), "HF_HUB_OFFLINE": "1"}
+    command = [sys.executable, "-m", "adapter_zoo", "quickstart", "--out", str(work / "out")]
+    load_before = os.getloadavg()[0]
+    result = measure(command, env, 0.1, work / "quickstart.log")
+    if result["exit_code"]:
+        print((work / "quickstart.log").read_text(errors="replace")[-3000:], file=sys.stderr)
+        return 1
+    cards = {
+        entry.name: json.loads((entry / "card.json").read_text())
+        for entry in sorted((work / "zoo").iterdir())
+        if (entry / "card.json").is_file()
+    }
+    record = {
+        "benchmark": "quickstart_time",
+        "command": "adapter-zoo quickstart (fresh zoo and output folder)",
+        **result,
+        "target_s": TARGET_S,
+        "meets_target": result["wall_s"] <= TARGET_S,
+        "memory_plans": {
+            name: card["training"]["memory"]["mode"]
+            for name, card in cards.items()
+            if "memory" in card.get("training", {})
+        },
+        "load_average_1m": {"before": round(load_before, 2), "after": round(os.getloadavg()[0], 2)},
+        "machine": machine_info(),
+    }
+    atomic_write_json(args.out, record)
+    print(f"quickstart: {result['wall_s']:.0f} s, peak {result['peak_rss_gb']:.2f} GB; "
+          f"wrote {args.out}")  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
