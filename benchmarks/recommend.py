@@ -1,6 +1,6 @@
 """Rank zoo adapters for a target: domain similarity, optionally a scored probe on a dev sample.
 
-* Domain similarity, as MultiCQA measured it (:mod:`adapter_zoo.adapt.domain`, the one
+* Domain similarity, as MultiCQA measured it (:mod:`adapter_zoo.zoo.domain`, the one
   copy ``adapter_zoo.adapt`` uses too): the cosine between the centroid (normalised mean of
   normalised all-MiniLM-L6-v2 embeddings) of the target's questions and each adapter's
   stored centroid of its training questions (``domain.safetensors``); an older entry without
@@ -24,14 +24,10 @@ from pathlib import Path
 
 import numpy as np
 
-from adapter_zoo.adapt.domain import (
-    domain_centroid,
-    entry_centroid,
-    forum_questions,
-    load_embedder,
-)
+from adapter_zoo.adapt.domain import entry_centroid
 from adapter_zoo.errors import ZooError
 from adapter_zoo.metrics import evaluate_rankings
+from adapter_zoo.zoo.domain import domain_centroid, forum_questions, load_embedder
 from benchmarks.registry import get
 from benchmarks.sweep import score_models, sweep_benchmark
 from stackexchange.numbers import check_number

@@ -235,8 +235,8 @@ def _zoo_candidates(target_data, centroids, cards, top_k, zero_shot, scorer) -> 
     """Score the zoo's centroid strategies; return what they chose (for the card, and the
     entries the training candidates continue)."""
     from adapter_zoo.adapt.adapt import MULTITASK_KINDS
-    from adapter_zoo.adapt.domain import domain_centroid
     from adapter_zoo.kinds import kind_for_card
+    from adapter_zoo.zoo.domain import domain_centroid
 
     if not centroids:
         return {"entries": 0}

@@ -1,7 +1,7 @@
 """Which zoo model to serve a target domain with, from domain similarity alone.
 
 :func:`plan_adaptation` turns the cosine similarities between the target's centroid and each
-entry's centroid (:mod:`adapter_zoo.adapt.domain`) into an :class:`AdaptationPlan`: the
+entry's centroid (:mod:`adapter_zoo.zoo.domain`) into an :class:`AdaptationPlan`: the
 strategy, its members and their weights, and a sentence saying why.
 
 Example:

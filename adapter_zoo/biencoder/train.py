@@ -402,7 +402,7 @@ def train_bi_encoder(config, hosts: list[str]) -> Path:
         lines = "".join(json.dumps(r) + "\n" for r in selection.log)
         (target / "training_log.jsonl").write_text(lines, encoding="utf-8")
 
-    from adapter_zoo.adapt.domain import with_domain
+    from adapter_zoo.zoo.domain import with_domain
 
     writer = with_domain(writer, card, config.data, hosts)
     path = save_entry(writer, config.name, card, overwrite=config.overwrite)

@@ -17,7 +17,7 @@ from adapter_zoo.compose.scoring import Composite, query_groups, score_with
 from adapter_zoo.errors import ZooError
 
 # Queries are embedded by the zero-shot all-MiniLM-L6-v2 bi-encoder: the embedder the domain
-# centroids were made with (adapter_zoo.adapt.domain).
+# centroids were made with (adapter_zoo.zoo.domain).
 ROUTE_EMBEDDER = "sbert:minilm-l6"
 
 

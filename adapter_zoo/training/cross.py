@@ -371,8 +371,8 @@ def _write_entry(config, hosts, train_tables, dev_tables, setup, model, tokenize
     import contextlib
     import shutil
 
-    from adapter_zoo.adapt.domain import with_domain
     from adapter_zoo.training.models import adapter_card, fusion_weights, write_entry_weights
+    from adapter_zoo.zoo.domain import with_domain
     from adapter_zoo.zoo.layouts import base_config
     from adapter_zoo.zoo.store import entry_path, save_entry
 

@@ -306,8 +306,9 @@ def main(argv=None) -> int:
     )
     args = parser.parse_args(argv)
     forums = tuple(args.forums)
-    from adapter_zoo.adapt.domain import domain_centroid, entry_centroid, load_embedder
+    from adapter_zoo.adapt.domain import entry_centroid
     from adapter_zoo.adapt.targets import target_texts
+    from adapter_zoo.zoo.domain import domain_centroid, load_embedder
 
     started = time.perf_counter()
     work = Path(args.work).resolve()

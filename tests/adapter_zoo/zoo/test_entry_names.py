@@ -48,11 +48,10 @@ def _writers(tmp_path: Path, monkeypatch) -> dict:
     monkeypatch.setattr(bench_cascade, "pairs_from_benchmark", _forbidden)
     monkeypatch.setattr(sys.modules["adapter_zoo.adapt.adapt"], "zoo_centroids", _forbidden)
     monkeypatch.setattr("adapter_zoo.cascade.model.CascadeRanker.from_base", _forbidden)
-    import adapter_zoo.adapt.domain  # noqa: F401  (modules the package's names shadow)
-    import adapter_zoo.adapt.targets  # noqa: F401
+    import adapter_zoo.adapt.targets  # noqa: F401  (modules the package's names shadow)
     import adapter_zoo.adapt.threads  # noqa: F401
 
-    monkeypatch.setattr(sys.modules["adapter_zoo.adapt.domain"], "domain_centroid", _forbidden)
+    monkeypatch.setattr(sys.modules["adapter_zoo.zoo.domain"], "domain_centroid", _forbidden)
     monkeypatch.setattr(sys.modules["adapter_zoo.adapt.targets"], "read_target", _forbidden)
     monkeypatch.setattr(sys.modules["adapter_zoo.adapt.threads"], "read_threads", _forbidden)
     data = tmp_path / "parsed"
