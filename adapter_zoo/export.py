@@ -34,7 +34,7 @@ def card_refusal(card: dict, path: Path | None = None) -> str | None:
     """Why the entry of ``card`` (at ``path``) cannot be a CrossEncoder, as its kind says
     (:mod:`adapter_zoo.kinds`); None if it may. A bi-encoder's reason says how to open it in
     sentence-transformers."""
-    from adapter_zoo.kinds import kind_for_card
+    from adapter_zoo.registry import kind_for_card
 
     return kind_for_card(card).export_refusal(card, path)
 
@@ -169,8 +169,8 @@ def _writable_output(entry: Path, out, overwrite: bool, what: str) -> Path:
 
 def _exportable_entry(name: str) -> tuple[dict, Path]:
     """The verified card and folder of ``name``, refused before anything is written."""
-    from adapter_zoo.kinds import kind_for_name
     from adapter_zoo.loading import resolve_entry
+    from adapter_zoo.registry import kind_for_name
     from adapter_zoo.zoo.store import verify_entry
 
     named = kind_for_name(name)
@@ -257,12 +257,11 @@ MERGED_TOLERANCE = PROBE_TOLERANCE
 
 def merged_refusal(card: dict, path: Path) -> str | None:
     """Why the entry of ``card`` at ``path`` cannot be exported merged; None if it can."""
-    from adapter_zoo.kinds import kind_for_card
-    from adapter_zoo.kinds.entry import EntryKind
+    from adapter_zoo.registry import kind_for_card
     from adapter_zoo.zoo.layouts import adapter_method
 
     kind = kind_for_card(card)
-    if not isinstance(kind, EntryKind) or kind.layout != "adapter":
+    if kind.layout != "adapter":
         return f"it is a {card.get('kind')} entry; only LoRA adapter entries merge into their base"
     if adapter_method(path) != "lora":
         return (
@@ -274,8 +273,8 @@ def merged_refusal(card: dict, path: Path) -> str | None:
 
 def lora_entry(name: str) -> str | None:
     """``bi`` or ``cross`` when ``name`` is a LoRA adapter entry (exported merged), else None."""
-    from adapter_zoo.kinds import kind_for_card, kind_for_name
     from adapter_zoo.loading import resolve_entry
+    from adapter_zoo.registry import kind_for_card, kind_for_name
     from adapter_zoo.zoo.store import verify_entry
 
     if kind_for_name(name) is not None:
@@ -323,8 +322,8 @@ def export_merged_lora(
     if reason:
         raise ZooError(f"cannot export {name!r} merged: {reason}")
     out = _writable_output(path, out, overwrite, "an adapter-zoo export")
-    from adapter_zoo.kinds import kind_for_card
     from adapter_zoo.loading import load
+    from adapter_zoo.registry import kind_for_card
 
     model = load(str(path), device="cpu", precision="fp32")
     bi = kind_for_card(card).encoder == "bi"

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from adapter_zoo.adapt import plan as planning
 from adapter_zoo.errors import ZooError
-from adapter_zoo.kinds import kind_for_card
+from adapter_zoo.registry import kind_for_card
 
 logger = logging.getLogger(__name__)
 

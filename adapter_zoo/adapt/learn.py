@@ -235,7 +235,7 @@ def _zoo_candidates(target_data, centroids, cards, top_k, zero_shot, scorer) -> 
     """Score the zoo's centroid strategies; return what they chose (for the card, and the
     entries the training candidates continue)."""
     from adapter_zoo.adapt.adapt import MULTITASK_KINDS
-    from adapter_zoo.kinds import kind_for_card
+    from adapter_zoo.registry import kind_for_card
     from adapter_zoo.zoo.domain import domain_centroid
 
     if not centroids:
@@ -291,7 +291,7 @@ def _train_candidates(target_data, parts, tmp, name, cards, zoo_plans, base_mode
     return (candidate -> entry name, the card's training record)."""
     from adapter_zoo.adapt.adapt import CANDIDATE_MARK
     from adapter_zoo.adapt.heldout import SELECTION, held_out_lists, write_training_folder
-    from adapter_zoo.kinds import kind_for_card
+    from adapter_zoo.registry import kind_for_card
     from adapter_zoo.training import TrainingConfig, train
 
     if not held_out_lists(target_data, parts, SELECTION).positive_first():

@@ -25,8 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from adapter_zoo.errors import ZooError
-from adapter_zoo.kinds import kind_for_card
-from adapter_zoo.lengths import card_max_length
+from adapter_zoo.registry import card_max_length, kind_for_card
 
 SOUP = "soup"
 # Kinds whose entry is one bottleneck adapter in a sentence encoder.

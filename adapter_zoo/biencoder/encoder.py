@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from adapter_zoo.devices import pick_device
 from adapter_zoo.lengths import BI_MAX_LENGTH
 from adapter_zoo.ranker.inputs import (
     check_max_length,
@@ -20,7 +21,6 @@ from adapter_zoo.ranker.inputs import (
     text_pairs,
 )
 from adapter_zoo.ranker.model import resolve_base_model
-from adapter_zoo.ranker.ranker import pick_device
 
 # all-MiniLM-L6-v2 was trained on pairs of up to 128 tokens and reads up to 256.
 

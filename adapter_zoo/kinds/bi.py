@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from adapter_zoo.kinds.entry import ADAPTER_MODES, FULL_MODES, EntryKind
-from adapter_zoo.kinds.registry import register_kind
+from adapter_zoo.registry import register_kind
 
 # Bottleneck adapters (a ReLU between two projections) do not fold into the weights: the
 # adapters library's merge_adapter merges LoRA only, so no plain folder reproduces them.

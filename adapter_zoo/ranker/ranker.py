@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from adapter_zoo.devices import pick_device
 from adapter_zoo.lengths import CROSS_MAX_LENGTH
 from adapter_zoo.ranker.inputs import check_max_length, check_ranking, text_pairs
 from adapter_zoo.ranker.model import add_ranking_head, build_model
@@ -142,15 +143,6 @@ def rank_candidates(
         for row in ranked:
             row["text"] = candidates[row["corpus_id"]]
     return ranked
-
-
-def pick_device(device=None):
-    """``device`` as a torch.device; by default CUDA when available, else the CPU."""
-    import torch
-
-    if device is not None:
-        return torch.device(device)
-    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
 
 class Ranker:

@@ -45,7 +45,7 @@ def resolve_adapter(name_or_path) -> Path:
     if not (path / "head_config.json").is_file():
         raise ZooError(f"sweep: {path} has no head_config.json; an adapter needs its head")
     if (path / CARD_FILE).is_file():  # a zoo entry: check its files before trusting them
-        from adapter_zoo.kinds import kind_for_card
+        from adapter_zoo.registry import kind_for_card
 
         kind = kind_for_card(verify_entry(path))
         if kind.encoder != "cross":
@@ -156,9 +156,9 @@ def load_parallel_model(
     Returns:
         ``(model, tokenizer, names)`` where ``names[i]`` is the name adapter ``i`` got.
     """
+    from adapter_zoo.devices import pick_device
     from adapter_zoo.precision import cast_for_inference, resolve_precision
     from adapter_zoo.ranker.model import build_model
-    from adapter_zoo.ranker.ranker import pick_device
 
     dtype = resolve_precision(precision, device)
 

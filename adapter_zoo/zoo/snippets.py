@@ -65,7 +65,7 @@ def library_lines(card: dict, folder: tuple[str, list[str]], head_type: str | No
         >>> "name = model[0].auto_model.load_adapter(folder, use_safetensors=True)" in lines
         True
     """
-    from adapter_zoo.kinds import kind_for_card
+    from adapter_zoo.registry import kind_for_card
 
     return kind_for_card(card).library_lines(card, folder, head_type)
 

@@ -278,8 +278,8 @@ def training_speeds(work: Path, methods) -> dict:
     import torch
     from sentence_transformers import losses
 
-    from adapter_zoo.biencoder.train import _setup  # the very model a training run builds
     from adapter_zoo.training import TrainingConfig
+    from adapter_zoo.training.bi import _setup  # the very model a training run builds
     from adapter_zoo.training.data import load_pairs
 
     runs = {}

@@ -99,7 +99,7 @@ def _setup(config, hosts):
         return model, {"adapter": name}
     from adapters.composition import Fuse
 
-    from adapter_zoo.kinds import kind_for_card
+    from adapter_zoo.registry import kind_for_card
 
     names = []
     for module, path, card in fusion_adapters(config):
