@@ -162,6 +162,8 @@ def registered_kinds() -> dict[str, ModelKind]:
     """Every registered kind by name, the built-in ones included."""
     global _builtins_loaded
     if not _builtins_loaded:
+        # Up the package, by name, on purpose (CONTRIBUTING, "Inside adapter_zoo"): the
+        # built-in kinds' loaders reach the whole package, this registry sits below the zoo.
         for module in BUILTIN_KIND_MODULES:
             importlib.import_module(module)
         _builtins_loaded = True
