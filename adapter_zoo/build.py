@@ -26,12 +26,13 @@ import uuid
 from pathlib import Path
 
 from adapter_zoo.errors import ZooError
+from adapter_zoo.names import DEFAULT_BASE
 from stackexchange.catalog import Forum, find_forum
 from stackexchange.errors import DumpError
 
 logger = logging.getLogger(__name__)
 
-BUILD_BASE = "minilm-l6"
+BUILD_BASE = DEFAULT_BASE
 # recipes/quickstart.py's BI_STEPS and benchmarks/perf/quality.py's ZOO_STEPS: dev MAP stops
 # rising by step 30-40 at every learning rate of the quality benchmark's lr table.
 BUILD_STEPS = 40

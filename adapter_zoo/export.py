@@ -18,6 +18,8 @@ import tempfile
 from pathlib import Path
 
 from adapter_zoo.errors import ZooError
+from adapter_zoo.zoo.layouts import ADAPTER_CONFIG_FILE
+from adapter_zoo.zoo.store import README_FILE
 
 EXPORT_FILE = "adapter_zoo_export.json"  # what was exported; marks the folder as ours
 EXPORTABLE_TYPES = ("bert",)
@@ -148,7 +150,7 @@ def export_cross_encoder(
     with output_lock(out, error=ZooError), atomic_directory(out, overwrite=True) as tmp:
         write_cross_encoder(ranker.model, ranker.tokenizer, head, tmp, max_length=ranker.max_length)
         _check_reproduces(ranker.score(PROBE_PAIRS), tmp, f"{name!r} as a CrossEncoder")
-        (tmp / "README.md").write_text(_readme(card, name), encoding="utf-8")
+        (tmp / README_FILE).write_text(_readme(card, name), encoding="utf-8")
         atomic_write_json(tmp / EXPORT_FILE, {"entry": card["name"], "source": str(path)})
     return out
 
@@ -281,7 +283,7 @@ def lora_entry(name: str) -> str | None:
         return None
     path = resolve_entry(name)
     card = verify_entry(path)
-    if not (path / "adapter_config.json").is_file():
+    if not (path / ADAPTER_CONFIG_FILE).is_file():
         return None  # no adapter to merge: export_cross_encoder says what it is instead
     if merged_refusal(card, path):
         return None
@@ -334,7 +336,7 @@ def export_merged_lora(
         else:
             _write_merged_cross_encoder(model, card, tmp, name)
         _check_reproduces(reference, tmp, f"{name!r} merged", bi=bi)
-        (tmp / "README.md").write_text(_readme(card, name, lora=True, bi=bi), encoding="utf-8")
+        (tmp / README_FILE).write_text(_readme(card, name, lora=True, bi=bi), encoding="utf-8")
         atomic_write_json(tmp / EXPORT_FILE, {"entry": card["name"], "source": str(path),
                                               "merged": "lora"})  # fmt: skip
     return out

@@ -31,6 +31,13 @@ LEXICAL = "lexical"
 ENTRY = "entry"
 
 ZERO_SHOT_PREFIX = ZERO_SHOT + ":"
+# The default base model (the offline all-MiniLM-L6-v2 weights): training's, build's, the
+# cascade's and the scorers' default, and the domain centroids' embedder.
+DEFAULT_BASE = "minilm-l6"
+# The zero-shot all-MiniLM-L6-v2 bi-encoder: the model a user already has, which adapt falls
+# back to, the recommender and the leaderboard measure the zoo against, and routes embed
+# queries with.
+ZERO_SHOT_MODEL = ZERO_SHOT_PREFIX + DEFAULT_BASE
 BASE_PREFIX = BASE + ":"
 FUSION = "fusion"
 RERANK = "rerank"

@@ -27,13 +27,11 @@ import numpy as np
 from adapter_zoo.adapt.domain import entry_centroid
 from adapter_zoo.errors import ZooError
 from adapter_zoo.metrics import evaluate_rankings
+from adapter_zoo.names import ZERO_SHOT_MODEL
 from adapter_zoo.zoo.domain import domain_centroid, forum_questions, load_embedder
 from benchmarks.registry import get
 from benchmarks.sweep import score_models, sweep_benchmark
 from stackexchange.numbers import check_number
-
-# The model a user already has: the recommender measures the zoo against it.
-ZERO_SHOT_BASE = "sbert:minilm-l6"
 
 
 def target_questions(target, *, split: str = "test", data_dir=None) -> list[str]:
@@ -134,7 +132,7 @@ def recommend(
     max_length: int | None = None,
     seed: int = 0,
     embedder=None,
-    zero_shot: str | None = ZERO_SHOT_BASE,
+    zero_shot: str | None = ZERO_SHOT_MODEL,
 ) -> list[dict]:
     """Adapters ranked best first for ``target``: ``{adapter, similarity, probe, rank}``.
 

@@ -34,6 +34,7 @@ import numpy as np
 
 from adapter_zoo.adapt import plan as planning
 from adapter_zoo.errors import ZooError
+from adapter_zoo.names import DEFAULT_BASE
 
 logger = logging.getLogger(__name__)
 
@@ -67,7 +68,7 @@ def learn_and_decide(
     zoo=None,
     top_k: int = 3,
     overwrite: bool = False,
-    base_model: str = "minilm-l6",
+    base_model: str = DEFAULT_BASE,
     seed: int = 0,
     max_steps: int | None = None,
 ) -> Path:

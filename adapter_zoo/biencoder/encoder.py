@@ -13,6 +13,7 @@ import numpy as np
 
 from adapter_zoo.devices import pick_device
 from adapter_zoo.lengths import BI_MAX_LENGTH
+from adapter_zoo.names import DEFAULT_BASE
 from adapter_zoo.ranker.inputs import (
     check_max_length,
     check_ranking,
@@ -100,7 +101,7 @@ class BiEncoder:
 
     @classmethod
     def from_base(
-        cls, base: str = "minilm-l6", *, max_length: int | None = None, device=None
+        cls, base: str = DEFAULT_BASE, *, max_length: int | None = None, device=None
     ) -> BiEncoder:
         """The zero-shot bi-encoder of ``base`` (no adapter); ``max_length`` defaults to the
         model's own (256 for all-MiniLM-L6-v2)."""

@@ -9,6 +9,7 @@ import numpy as np
 
 from adapter_zoo.devices import pick_device
 from adapter_zoo.lengths import CROSS_MAX_LENGTH
+from adapter_zoo.names import DEFAULT_BASE
 from adapter_zoo.ranker.inputs import check_max_length, check_ranking, text_pairs
 from adapter_zoo.ranker.model import add_ranking_head, build_model
 
@@ -203,7 +204,7 @@ class Ranker:
 
     @classmethod
     def from_base(
-        cls, base: str = "minilm-l6", *, max_length: int = CROSS_MAX_LENGTH, device=None
+        cls, base: str = DEFAULT_BASE, *, max_length: int = CROSS_MAX_LENGTH, device=None
     ) -> Ranker:
         """An untrained ranker: ``base`` with a fresh head seeded with 0 (reproducible)."""
         import torch

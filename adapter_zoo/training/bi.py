@@ -33,6 +33,7 @@ from adapter_zoo.errors import ZooError
 from adapter_zoo.training.dev import forum_dev_lists
 from adapter_zoo.training.objective import dev_metrics
 from adapter_zoo.training.trainer import (
+    TRAINING_LOG_FILE,
     load_tensors,
     resume_point,
     save_tensors,
@@ -400,7 +401,7 @@ def train_bi_encoder(config, hosts: list[str]) -> Path:
         else:
             write_bi_fusion(model, setup["adapters"], target)
         lines = "".join(json.dumps(r) + "\n" for r in selection.log)
-        (target / "training_log.jsonl").write_text(lines, encoding="utf-8")
+        (target / TRAINING_LOG_FILE).write_text(lines, encoding="utf-8")
 
     from adapter_zoo.zoo.domain import with_domain
 

@@ -31,6 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from adapter_zoo.errors import ZooError
+from adapter_zoo.names import DEFAULT_BASE
 
 logger = logging.getLogger(__name__)
 
@@ -54,7 +55,7 @@ def load_embedder(device=None):
     from adapter_zoo.ranker import resolve_base_model
 
     return SentenceTransformer(
-        resolve_base_model("minilm-l6"), device=device or "cpu", trust_remote_code=False
+        resolve_base_model(DEFAULT_BASE), device=device or "cpu", trust_remote_code=False
     )
 
 

@@ -48,6 +48,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
+from adapter_zoo.names import ZERO_SHOT_MODEL  # noqa: E402
 from benchmarks.perf.machine import machine_info  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -61,7 +62,7 @@ FORUMS = (
     "music.meta.stackexchange.com",
     "raspberrypi.meta.stackexchange.com",
 )
-ZERO_SHOT = "sbert:minilm-l6"
+ZERO_SHOT = ZERO_SHOT_MODEL
 MULTITASK = "zoo-multitask"
 LOO_MULTITASK = "loo-mt-"  # + the left-out forum's short name
 SPLITS = ("train", "dev", "test")
