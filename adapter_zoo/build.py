@@ -26,12 +26,13 @@ import uuid
 from pathlib import Path
 
 from adapter_zoo.errors import ZooError
+from adapter_zoo.names import DEFAULT_BASE
 from stackexchange.catalog import Forum, find_forum
 from stackexchange.errors import DumpError
 
 logger = logging.getLogger(__name__)
 
-BUILD_BASE = "minilm-l6"
+BUILD_BASE = DEFAULT_BASE
 # recipes/quickstart.py's BI_STEPS and benchmarks/perf/quality.py's ZOO_STEPS: dev MAP stops
 # rising by step 30-40 at every learning rate of the quality benchmark's lr table.
 BUILD_STEPS = 40
@@ -50,29 +51,11 @@ DEV_LISTS_MAX = 200  # TrainingConfig.dev_queries
 PARSE_QUESTIONS_PER_SECOND = 2_000
 
 
-def catalog_forum(name: str) -> Forum | None:
-    """The catalog forum a plain name means (``travel``, ``travel.stackexchange.com``,
-    ``bicycles.meta``), else None.
-
-    Example:
-        >>> catalog_forum("travel").host
-        'travel.stackexchange.com'
-        >>> catalog_forum("my-adapter") is None
-        True
-    """
-    if not name or "/" in name or "\\" in name or ":" in name:
-        return None
-    try:
-        return find_forum(name)
-    except DumpError:
-        return None
-
-
 def estimate_seconds(forum: Forum, steps: int = BUILD_STEPS) -> float:
     """Rough seconds to parse ``forum`` and train its adapter on 2 CPU cores (no download).
 
     Example:
-        >>> round(estimate_seconds(catalog_forum("beer")))
+        >>> round(estimate_seconds(find_forum("beer")))
         190
     """
     # dev lists: the dev split is a tenth of the questions; about half have an accepted answer
@@ -88,14 +71,6 @@ def _duration(seconds: float) -> str:
     if seconds < 90 * 60:
         return f"{round(seconds / 60):.0f} min"
     return f"{seconds / 3600:.1f} h"
-
-
-def how_to_build(forum: Forum) -> str:
-    """The ways to build ``forum``'s entry, for messages."""
-    return (
-        f"adapter_zoo.load({forum.short_name!r}) builds it (without build=False), as does "
-        f"`adapter-zoo build {forum.short_name}` (--dump PATH for a dump you have)"
-    )
 
 
 def build_entry(

@@ -18,6 +18,8 @@ import tempfile
 from pathlib import Path
 
 from adapter_zoo.errors import ZooError
+from adapter_zoo.zoo.layouts import ADAPTER_CONFIG_FILE
+from adapter_zoo.zoo.store import README_FILE
 
 EXPORT_FILE = "adapter_zoo_export.json"  # what was exported; marks the folder as ours
 EXPORTABLE_TYPES = ("bert",)
@@ -34,7 +36,7 @@ def card_refusal(card: dict, path: Path | None = None) -> str | None:
     """Why the entry of ``card`` (at ``path``) cannot be a CrossEncoder, as its kind says
     (:mod:`adapter_zoo.kinds`); None if it may. A bi-encoder's reason says how to open it in
     sentence-transformers."""
-    from adapter_zoo.kinds import kind_for_card
+    from adapter_zoo.registry import kind_for_card
 
     return kind_for_card(card).export_refusal(card, path)
 
@@ -148,7 +150,7 @@ def export_cross_encoder(
     with output_lock(out, error=ZooError), atomic_directory(out, overwrite=True) as tmp:
         write_cross_encoder(ranker.model, ranker.tokenizer, head, tmp, max_length=ranker.max_length)
         _check_reproduces(ranker.score(PROBE_PAIRS), tmp, f"{name!r} as a CrossEncoder")
-        (tmp / "README.md").write_text(_readme(card, name), encoding="utf-8")
+        (tmp / README_FILE).write_text(_readme(card, name), encoding="utf-8")
         atomic_write_json(tmp / EXPORT_FILE, {"entry": card["name"], "source": str(path)})
     return out
 
@@ -169,8 +171,8 @@ def _writable_output(entry: Path, out, overwrite: bool, what: str) -> Path:
 
 def _exportable_entry(name: str) -> tuple[dict, Path]:
     """The verified card and folder of ``name``, refused before anything is written."""
-    from adapter_zoo.kinds import kind_for_name
     from adapter_zoo.loading import resolve_entry
+    from adapter_zoo.registry import kind_for_name
     from adapter_zoo.zoo.store import verify_entry
 
     named = kind_for_name(name)
@@ -257,12 +259,11 @@ MERGED_TOLERANCE = PROBE_TOLERANCE
 
 def merged_refusal(card: dict, path: Path) -> str | None:
     """Why the entry of ``card`` at ``path`` cannot be exported merged; None if it can."""
-    from adapter_zoo.kinds import kind_for_card
-    from adapter_zoo.kinds.entry import EntryKind
+    from adapter_zoo.registry import kind_for_card
     from adapter_zoo.zoo.layouts import adapter_method
 
     kind = kind_for_card(card)
-    if not isinstance(kind, EntryKind) or kind.layout != "adapter":
+    if kind.layout != "adapter":
         return f"it is a {card.get('kind')} entry; only LoRA adapter entries merge into their base"
     if adapter_method(path) != "lora":
         return (
@@ -274,15 +275,15 @@ def merged_refusal(card: dict, path: Path) -> str | None:
 
 def lora_entry(name: str) -> str | None:
     """``bi`` or ``cross`` when ``name`` is a LoRA adapter entry (exported merged), else None."""
-    from adapter_zoo.kinds import kind_for_card, kind_for_name
     from adapter_zoo.loading import resolve_entry
+    from adapter_zoo.registry import kind_for_card, kind_for_name
     from adapter_zoo.zoo.store import verify_entry
 
     if kind_for_name(name) is not None:
         return None
     path = resolve_entry(name)
     card = verify_entry(path)
-    if not (path / "adapter_config.json").is_file():
+    if not (path / ADAPTER_CONFIG_FILE).is_file():
         return None  # no adapter to merge: export_cross_encoder says what it is instead
     if merged_refusal(card, path):
         return None
@@ -323,8 +324,8 @@ def export_merged_lora(
     if reason:
         raise ZooError(f"cannot export {name!r} merged: {reason}")
     out = _writable_output(path, out, overwrite, "an adapter-zoo export")
-    from adapter_zoo.kinds import kind_for_card
     from adapter_zoo.loading import load
+    from adapter_zoo.registry import kind_for_card
 
     model = load(str(path), device="cpu", precision="fp32")
     bi = kind_for_card(card).encoder == "bi"
@@ -335,7 +336,7 @@ def export_merged_lora(
         else:
             _write_merged_cross_encoder(model, card, tmp, name)
         _check_reproduces(reference, tmp, f"{name!r} merged", bi=bi)
-        (tmp / "README.md").write_text(_readme(card, name, lora=True, bi=bi), encoding="utf-8")
+        (tmp / README_FILE).write_text(_readme(card, name, lora=True, bi=bi), encoding="utf-8")
         atomic_write_json(tmp / EXPORT_FILE, {"entry": card["name"], "source": str(path),
                                               "merged": "lora"})  # fmt: skip
     return out

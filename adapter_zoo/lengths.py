@@ -4,17 +4,13 @@ A cross-encoder reads a query and a candidate as one sequence, so its limit is f
 a bi-encoder reads each text alone, at all-MiniLM-L6-v2's own ``max_seq_length``. A card
 records the length its entry was trained and selected at; cards written before that field
 existed were trained at these defaults. Every default ``max_length`` of a function, config or
-command-line option, and every reader of a card's length, takes its number from here.
+command-line option, and every reader of a card's length
+(:func:`adapter_zoo.registry.card_max_length`, through the entry's kind), takes its number
+from here.
 
 Example:
     >>> default_max_length("bi"), default_max_length("cross")
     (256, 300)
-    >>> card_max_length({"kind": "adapter", "encoder": "bi"})
-    256
-    >>> card_max_length({"kind": "full", "layout": "full"})
-    300
-    >>> card_max_length({"kind": "adapter", "encoder": "bi", "max_length": 128})
-    128
 """
 
 from __future__ import annotations
@@ -28,13 +24,3 @@ def default_max_length(encoder: str | None) -> int:
     cross-encoder: cards without ``encoder`` are cross-encoders, composites score through
     their members)."""
     return BI_MAX_LENGTH if encoder == "bi" else CROSS_MAX_LENGTH
-
-
-def card_max_length(card: dict) -> int:
-    """The token limit of an entry: what it was trained with, and what every scorer of it
-    uses (``load``, the sweep, the recommender's probe, the card's code snippets); a card
-    without ``max_length`` has its kind's default (:mod:`adapter_zoo.kinds`: its encoder's,
-    :func:`default_max_length`)."""
-    from adapter_zoo.kinds import kind_for_card
-
-    return kind_for_card(card).max_length(card)

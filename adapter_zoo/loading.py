@@ -1,23 +1,22 @@
 """``adapter_zoo.load``: a name or folder to a ready Ranker, verified first.
 
-The one name -> entry resolver (:func:`resolve_entry`): a plain name is an entry of the local
-zoo, else of the Hub (never a folder of the working directory); anything with a separator is
-a folder. It sits above both the local zoo (:mod:`adapter_zoo.zoo`) and the Hub
-(:mod:`adapter_zoo.hub`, which builds on the zoo), so neither imports the other's way back.
-A name that is neither but is a forum of the site catalog (``travel``,
+Names are resolved by :func:`adapter_zoo.resolve.resolve_entry` (a plain name is an entry of
+the local zoo, else of the Hub; anything with a separator is a folder); :func:`resolve_entry`
+here adds building: a name that is neither but is a forum of the site catalog (``travel``,
 ``travel.stackexchange.com``) is built from the forum's dump (:mod:`adapter_zoo.build`) when
 asked to (``load``'s default), and the entry is cached under the forum's short name.
 """
 
 from __future__ import annotations
 
-import difflib
 import logging
 from pathlib import Path
 
+from adapter_zoo.build import build_entry
 from adapter_zoo.errors import ZooError
 from adapter_zoo.names import parse_model_name
-from adapter_zoo.zoo.store import CARD_FILE, local_cards, local_entry, verify_entry, zoo_home
+from adapter_zoo.resolve import resolve_entry as find_entry
+from adapter_zoo.zoo.store import CARD_FILE, local_cards, local_entry, verify_entry
 
 logger = logging.getLogger(__name__)
 
@@ -46,41 +45,13 @@ def resolve_entry(
         >>> resolve_entry("travel", build=True)  # doctest: +SKIP
         PosixPath('.../adapter-zoo/travel')
     """
-    from adapter_zoo.build import build_entry, catalog_forum, how_to_build
-
-    name = str(name_or_path)
-    home = zoo_home()
-    local = local_entry(name)
-    if local is not None:
-        return local
-    forum = catalog_forum(name) if revision is None else None
-    # a forum's entry is cached (and indexed) under its short name, whatever spelling was used
-    key = forum.short_name if forum is not None else name
-    if key != name and local_entry(key) is not None:
-        return local_entry(key)
-    from adapter_zoo.hub import fetch  # the Hub client, only for a name the zoo lacks
-    from adapter_zoo.zoo.untrusted import UnsafeEntryError
-
-    try:
-        return Path(fetch(key, revision=revision))
-    except UnsafeEntryError:
-        raise  # found, and refused: no "unknown adapter"
-    except (ValueError, OSError) as error:
-        hub_error = str(error).splitlines()[0] if str(error) else type(error).__name__
-    if forum is not None and build:
-        options = {"base_model": base_model, "steps": build_steps}
-        return build_entry(forum, **{k: v for k, v in options.items() if v is not None})
-    if forum is not None:
-        raise ZooError(
-            f"{name!r} is not in the local zoo ({home}) nor on the Hub ({hub_error}); it is "
-            f"the forum {forum.host}, whose entry can be built from its dump: "
-            f"{how_to_build(forum)}"
-        )
-    known = [card["name"] for card in local_cards() if "broken" not in card]
-    close = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
-    hint = f"did you mean {', '.join(close)}?" if close else "no similar local name"
-    message = f"unknown adapter {name!r}; {hint}; local zoo at {home}"
-    raise ZooError(f"{message}; hub: {hub_error}")
+    if not build:
+        return find_entry(name_or_path, revision=revision)
+    options = {"base_model": base_model, "steps": build_steps}
+    options = {k: v for k, v in options.items() if v is not None}
+    return find_entry(
+        name_or_path, revision=revision, build=lambda forum: build_entry(forum, **options)
+    )
 
 
 def load(
@@ -141,8 +112,8 @@ def load(
         ... # doctest: +SKIP
         >>> ranker.rank("Which glass for a stout?", ["A nonic pint.", "Any bicycle."])  # doctest: +SKIP
     """
-    from adapter_zoo.kinds import kind_for_card, kind_for_name
     from adapter_zoo.precision import resolve_precision
+    from adapter_zoo.registry import kind_for_card, kind_for_name
 
     name = parse_model_name(name_or_path)
     local_entry(name_or_path)  # refuses "." and ".." before anything is read

@@ -12,8 +12,8 @@ the leaderboard and the recipes accept.
 Example:
     >>> parse_model_name("sbert:minilm-l6")
     ModelName(text='sbert:minilm-l6', kind='sbert', base='minilm-l6')
-    >>> parse_model_name("bm25").is_baseline, parse_model_name("beer").kind
-    (True, 'entry')
+    >>> parse_model_name("bm25").kind, parse_model_name("beer").kind
+    ('lexical', 'entry')
 """
 
 from __future__ import annotations
@@ -31,6 +31,13 @@ LEXICAL = "lexical"
 ENTRY = "entry"
 
 ZERO_SHOT_PREFIX = ZERO_SHOT + ":"
+# The default base model (the offline all-MiniLM-L6-v2 weights): training's, build's, the
+# cascade's and the scorers' default, and the domain centroids' embedder.
+DEFAULT_BASE = "minilm-l6"
+# The zero-shot all-MiniLM-L6-v2 bi-encoder: the model a user already has, which adapt falls
+# back to, the recommender and the leaderboard measure the zoo against, and routes embed
+# queries with.
+ZERO_SHOT_MODEL = ZERO_SHOT_PREFIX + DEFAULT_BASE
 BASE_PREFIX = BASE + ":"
 FUSION = "fusion"
 RERANK = "rerank"
@@ -55,16 +62,6 @@ class ModelName:
     text: str
     kind: str
     base: str | None = None
-
-    @property
-    def is_baseline(self) -> bool:
-        """Whether it is a scorer nothing was trained for (``bm25``, ``tfidf``, ``sbert:``):
-        no adapter goes on it, nothing fine-tunes it, it reads no zoo entry. Its kind says
-        (:mod:`adapter_zoo.kinds`, the one place the baselines are listed)."""
-        from adapter_zoo.kinds.registry import kind_for_name
-
-        kind = kind_for_name(self)
-        return kind is not None and kind.baseline
 
     @property
     def is_entry(self) -> bool:

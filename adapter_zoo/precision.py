@@ -113,7 +113,7 @@ def resolve_precision(precision: str, device=None):
     """
     import torch
 
-    from adapter_zoo.ranker.ranker import pick_device
+    from adapter_zoo.devices import pick_device
 
     check_precision(precision)
     if precision == FP32:

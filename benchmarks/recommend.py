@@ -1,6 +1,6 @@
 """Rank zoo adapters for a target: domain similarity, optionally a scored probe on a dev sample.
 
-* Domain similarity, as MultiCQA measured it (:mod:`adapter_zoo.adapt.domain`, the one
+* Domain similarity, as MultiCQA measured it (:mod:`adapter_zoo.zoo.domain`, the one
   copy ``adapter_zoo.adapt`` uses too): the cosine between the centroid (normalised mean of
   normalised all-MiniLM-L6-v2 embeddings) of the target's questions and each adapter's
   stored centroid of its training questions (``domain.safetensors``); an older entry without
@@ -24,20 +24,14 @@ from pathlib import Path
 
 import numpy as np
 
-from adapter_zoo.adapt.domain import (
-    domain_centroid,
-    entry_centroid,
-    forum_questions,
-    load_embedder,
-)
+from adapter_zoo.adapt.domain import entry_centroid
 from adapter_zoo.errors import ZooError
 from adapter_zoo.metrics import evaluate_rankings
+from adapter_zoo.names import ZERO_SHOT_MODEL
+from adapter_zoo.zoo.domain import domain_centroid, forum_questions, load_embedder
 from benchmarks.registry import get
 from benchmarks.sweep import score_models, sweep_benchmark
 from stackexchange.numbers import check_number
-
-# The model a user already has: the recommender measures the zoo against it.
-ZERO_SHOT_BASE = "sbert:minilm-l6"
 
 
 def target_questions(target, *, split: str = "test", data_dir=None) -> list[str]:
@@ -138,7 +132,7 @@ def recommend(
     max_length: int | None = None,
     seed: int = 0,
     embedder=None,
-    zero_shot: str | None = ZERO_SHOT_BASE,
+    zero_shot: str | None = ZERO_SHOT_MODEL,
 ) -> list[dict]:
     """Adapters ranked best first for ``target``: ``{adapter, similarity, probe, rank}``.
 

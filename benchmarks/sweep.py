@@ -93,8 +93,9 @@ def score_models(
         ``({model: scores}, {model: the token limit it was scored at, or None})``.
     """
     import adapter_zoo
-    from adapter_zoo.lengths import CROSS_MAX_LENGTH, card_max_length
+    from adapter_zoo.lengths import CROSS_MAX_LENGTH
     from adapter_zoo.precision import precision_name, resolve_precision
+    from adapter_zoo.registry import card_max_length
     from adapter_zoo.sweep.sweep import resolve_adapter, sweep
     from adapter_zoo.zoo.store import CARD_FILE, read_card
 

@@ -1,7 +1,7 @@
 """Serving a domain nobody labelled from the zoo (issue 23).
 
-* :mod:`~adapter_zoo.adapt.domain`: domain centroids (MultiCQA's similarity), stored in every
-  trained entry.
+* :mod:`~adapter_zoo.adapt.domain`: a zoo entry's domain centroid by name (the centroids,
+  MultiCQA's similarity, stored in every trained entry, are :mod:`adapter_zoo.zoo.domain`).
 * :mod:`~adapter_zoo.adapt.targets`: a target's unlabelled texts.
 * :mod:`~adapter_zoo.adapt.plan`: which strategy, members and weights, and why.
 * :mod:`~adapter_zoo.adapt.soup`, :mod:`~adapter_zoo.adapt.route`: AdapterSoup and
@@ -19,12 +19,7 @@ Example:
 """
 
 from adapter_zoo.adapt.adapt import adapt, alias_entry, zoo_centroids
-from adapter_zoo.adapt.domain import (
-    domain_centroid,
-    entry_centroid,
-    load_embedder,
-    mean_embedding,
-)
+from adapter_zoo.adapt.domain import entry_centroid
 from adapter_zoo.adapt.plan import (
     AUTO_MIN_SIMILARITY,
     AUTO_STRATEGY,
@@ -36,6 +31,7 @@ from adapter_zoo.adapt.plan import (
 from adapter_zoo.adapt.route import RoutedRanker, route, route_entry
 from adapter_zoo.adapt.soup import soup_entry
 from adapter_zoo.adapt.targets import read_target, target_texts
+from adapter_zoo.zoo.domain import domain_centroid, load_embedder, mean_embedding
 
 __all__ = [
     "AUTO_MIN_SIMILARITY",

@@ -3,7 +3,7 @@
 By default (``auto``) it learns from the target's own posts and decides on the target's own
 held-out lists (:mod:`adapter_zoo.adapt.learn`). A named strategy instead works from the
 target's unlabelled texts alone: (:func:`~adapter_zoo.adapt.targets.read_target`),
-its domain centroid is compared with each zoo entry's (:mod:`adapter_zoo.adapt.domain`), a
+its domain centroid is compared with each zoo entry's (:mod:`adapter_zoo.zoo.domain`), a
 plan is made (:func:`~adapter_zoo.adapt.plan.plan_adaptation`) and its model saved:
 
 * ``zero-shot``, ``nearest``, ``multitask``: an alias entry naming that one model;
@@ -28,7 +28,7 @@ from pathlib import Path
 
 from adapter_zoo.adapt import plan as planning
 from adapter_zoo.errors import ZooError
-from adapter_zoo.kinds import kind_for_card
+from adapter_zoo.registry import kind_for_card
 
 logger = logging.getLogger(__name__)
 
@@ -120,8 +120,8 @@ def adapt(
     Raises:
         ZooError: an empty or unreadable target, an unknown strategy, no usable entry.
     """
-    from adapter_zoo.adapt.domain import domain_centroid
     from adapter_zoo.adapt.targets import read_target
+    from adapter_zoo.zoo.domain import domain_centroid
     from adapter_zoo.zoo.store import entry_folder
 
     if strategy not in (*planning.STRATEGIES, planning.AUTO):

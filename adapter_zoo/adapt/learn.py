@@ -34,6 +34,7 @@ import numpy as np
 
 from adapter_zoo.adapt import plan as planning
 from adapter_zoo.errors import ZooError
+from adapter_zoo.names import DEFAULT_BASE
 
 logger = logging.getLogger(__name__)
 
@@ -67,7 +68,7 @@ def learn_and_decide(
     zoo=None,
     top_k: int = 3,
     overwrite: bool = False,
-    base_model: str = "minilm-l6",
+    base_model: str = DEFAULT_BASE,
     seed: int = 0,
     max_steps: int | None = None,
 ) -> Path:
@@ -235,8 +236,8 @@ def _zoo_candidates(target_data, centroids, cards, top_k, zero_shot, scorer) -> 
     """Score the zoo's centroid strategies; return what they chose (for the card, and the
     entries the training candidates continue)."""
     from adapter_zoo.adapt.adapt import MULTITASK_KINDS
-    from adapter_zoo.adapt.domain import domain_centroid
-    from adapter_zoo.kinds import kind_for_card
+    from adapter_zoo.registry import kind_for_card
+    from adapter_zoo.zoo.domain import domain_centroid
 
     if not centroids:
         return {"entries": 0}
@@ -291,7 +292,7 @@ def _train_candidates(target_data, parts, tmp, name, cards, zoo_plans, base_mode
     return (candidate -> entry name, the card's training record)."""
     from adapter_zoo.adapt.adapt import CANDIDATE_MARK
     from adapter_zoo.adapt.heldout import SELECTION, held_out_lists, write_training_folder
-    from adapter_zoo.kinds import kind_for_card
+    from adapter_zoo.registry import kind_for_card
     from adapter_zoo.training import TrainingConfig, train
 
     if not held_out_lists(target_data, parts, SELECTION).positive_first():

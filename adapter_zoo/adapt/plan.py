@@ -1,7 +1,7 @@
 """Which zoo model to serve a target domain with, from domain similarity alone.
 
 :func:`plan_adaptation` turns the cosine similarities between the target's centroid and each
-entry's centroid (:mod:`adapter_zoo.adapt.domain`) into an :class:`AdaptationPlan`: the
+entry's centroid (:mod:`adapter_zoo.zoo.domain`) into an :class:`AdaptationPlan`: the
 strategy, its members and their weights, and a sentence saying why.
 
 Example:
@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from adapter_zoo.errors import ZooError
+from adapter_zoo.names import ZERO_SHOT_MODEL
 
 ZERO_SHOT = "zero-shot"
 NEAREST = "nearest"
@@ -35,8 +36,6 @@ STRATEGIES = (ZERO_SHOT, NEAREST, SOUP, FUSION, ROUTE, MULTITASK, CENTROID)
 # lists; not a plan from similarity, so plan_adaptation does not take it.
 AUTO = "auto"
 
-# The zero-shot bi-encoder: the model a user already has.
-ZERO_SHOT_BASE = "sbert:minilm-l6"
 # Soup and fusion weights: softmax(similarity / T). The eight shipped forums' centroid cosines
 # to one another lie between about 0.0 and 0.85, so T = 0.05 makes a 0.05 lead worth a factor
 # e: the nearest forum dominates without silencing the others.
@@ -100,7 +99,7 @@ def plan_adaptation(
     *,
     top_k: int | None = 3,
     multitask: str | None = None,
-    base: str = ZERO_SHOT_BASE,
+    base: str = ZERO_SHOT_MODEL,
 ) -> AdaptationPlan:
     """Plan how to serve the target whose centroid is ``target_centroid`` from ``entries``.
 

@@ -25,8 +25,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from adapter_zoo.errors import ZooError
-from adapter_zoo.kinds import kind_for_card
-from adapter_zoo.lengths import card_max_length
+from adapter_zoo.registry import card_max_length, kind_for_card
+from adapter_zoo.zoo.layouts import ADAPTER_CONFIG_FILE
 
 SOUP = "soup"
 # Kinds whose entry is one bottleneck adapter in a sentence encoder.
@@ -37,7 +37,7 @@ _IGNORED_CONFIG_KEYS = ("dropout", "init_weights")
 
 
 def _adapter_config(path: Path) -> dict:
-    file = path / "adapter_config.json"
+    file = path / ADAPTER_CONFIG_FILE
     try:
         config = json.loads(file.read_text(encoding="utf-8")).get("config") or {}
     except (OSError, json.JSONDecodeError) as error:

@@ -11,7 +11,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from adapter_zoo.devices import pick_device
 from adapter_zoo.lengths import BI_MAX_LENGTH
+from adapter_zoo.names import DEFAULT_BASE
 from adapter_zoo.ranker.inputs import (
     check_max_length,
     check_ranking,
@@ -20,7 +22,6 @@ from adapter_zoo.ranker.inputs import (
     text_pairs,
 )
 from adapter_zoo.ranker.model import resolve_base_model
-from adapter_zoo.ranker.ranker import pick_device
 
 # all-MiniLM-L6-v2 was trained on pairs of up to 128 tokens and reads up to 256.
 
@@ -100,7 +101,7 @@ class BiEncoder:
 
     @classmethod
     def from_base(
-        cls, base: str = "minilm-l6", *, max_length: int | None = None, device=None
+        cls, base: str = DEFAULT_BASE, *, max_length: int | None = None, device=None
     ) -> BiEncoder:
         """The zero-shot bi-encoder of ``base`` (no adapter); ``max_length`` defaults to the
         model's own (256 for all-MiniLM-L6-v2)."""

@@ -17,6 +17,7 @@ from torch import nn
 from adapter_zoo.cascade.config import CascadeConfig
 from adapter_zoo.cascade.schedule import head_flops, layer_flops
 from adapter_zoo.errors import ZooError
+from adapter_zoo.names import DEFAULT_BASE
 from adapter_zoo.ranker.heads import SEGMENTS_KEY, pair_cosine_logits
 from adapter_zoo.ranker.inputs import check_max_length, check_ranking, text_pairs
 from adapter_zoo.ranker.ranker import encode_pairs
@@ -103,7 +104,7 @@ class CascadeRanker(nn.Module):
     @classmethod
     def from_base(
         cls,
-        base: str = "minilm-l6",
+        base: str = DEFAULT_BASE,
         config: CascadeConfig | None = None,
         *,
         device=None,

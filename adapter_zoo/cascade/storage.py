@@ -72,7 +72,7 @@ def save_cascade(
 
 def verify_cascade(folder: Path) -> dict:
     """The card of a cascade entry after checking every listed file (``verify_entry``)."""
-    from adapter_zoo.kinds import kind_for_card
+    from adapter_zoo.registry import kind_for_card
     from adapter_zoo.zoo.store import CARD_FILE
 
     card = verify_entry(folder)

@@ -9,6 +9,7 @@ from pathlib import Path
 from adapter_zoo.cascade.schedule import sample_exits
 from adapter_zoo.errors import ZooError
 from adapter_zoo.lengths import CROSS_MAX_LENGTH
+from adapter_zoo.names import DEFAULT_BASE
 from adapter_zoo.training.rates import default_lr
 from stackexchange.numbers import check_number
 
@@ -158,7 +159,7 @@ def planned_config(
 def train_entry(
     name,
     *,
-    base: str = "minilm-l6",
+    base: str = DEFAULT_BASE,
     data=None,
     pairs=None,
     source: dict | None = None,

@@ -198,7 +198,7 @@ def refuse_cycle(name, spec: Spec) -> None:
     Raises:
         ZooError: names the chain, e.g. ``composite 'a' would contain itself: a -> b -> a``.
     """
-    from adapter_zoo.kinds import kind_for_card
+    from adapter_zoo.registry import kind_for_card
     from adapter_zoo.zoo.store import entry_folder, local_entry, read_card
 
     target = entry_folder(name).resolve()

@@ -15,10 +15,10 @@ import numpy as np
 
 from adapter_zoo.compose.scoring import Composite, query_groups, score_with
 from adapter_zoo.errors import ZooError
+from adapter_zoo.names import ZERO_SHOT_MODEL
 
-# Queries are embedded by the zero-shot all-MiniLM-L6-v2 bi-encoder: the embedder the domain
-# centroids were made with (adapter_zoo.adapt.domain).
-ROUTE_EMBEDDER = "sbert:minilm-l6"
+# Queries are embedded by the zero-shot all-MiniLM-L6-v2 bi-encoder (ZERO_SHOT_MODEL): the
+# embedder the domain centroids were made with (adapter_zoo.zoo.domain).
 
 
 def route(query_vectors: np.ndarray, centroids: np.ndarray) -> np.ndarray:
@@ -106,7 +106,7 @@ class RoutedRanker(Composite):
         if self.embedder is None:
             from adapter_zoo.compose.spec import load_member
 
-            self.embedder = self._at_precision(load_member(ROUTE_EMBEDDER, device=self.device))
+            self.embedder = self._at_precision(load_member(ZERO_SHOT_MODEL, device=self.device))
         return route(self.embedder.encode(list(queries)), self.centroids)
 
     def _at_precision(self, member):

@@ -128,6 +128,8 @@ def load_member(name: str, *, device=None):
     """A member by name, as ``adapter_zoo.load`` opens it (``bm25`` is :class:`BM25Scorer`),
     in float32: the composition's precision is set on the whole (``set_precision``), so a
     member's weights are cast once, from float32."""
+    # Up a floor, on purpose (CONTRIBUTING, "Inside adapter_zoo"): a member is any model name,
+    # loaded as load loads it, so composing is recursive through load.
     from adapter_zoo.loading import load
 
     return load(name, device=device, precision="fp32")
@@ -179,7 +181,7 @@ def load_composite(path, card: dict, *, device=None):
         if len(members) != 1:
             raise ZooError(f"{path}: alias entry {card['name']!r} must name exactly one member")
         if card.get("max_length") is not None:
-            from adapter_zoo.loading import load
+            from adapter_zoo.loading import load  # up a floor: see load_member
 
             length = int(card["max_length"])
             model = load(members[0], device=device, max_length=length, precision="fp32")

@@ -1,5 +1,6 @@
 """Model kinds: one registered class per kind of model, asked by everything that opens,
-scores, exports or describes a model (see :mod:`adapter_zoo.kinds.registry`).
+scores, exports or describes a model, registered in :mod:`adapter_zoo.registry`
+(re-exported here).
 
 Example:
     >>> from adapter_zoo.kinds import kind_for_card, kind_for_name
@@ -9,8 +10,9 @@ Example:
     (True, True)
 """
 
-from adapter_zoo.kinds.registry import (
+from adapter_zoo.registry import (
     ModelKind,
+    card_max_length,
     get_kind,
     is_baseline,
     kind_for_card,
@@ -21,6 +23,7 @@ from adapter_zoo.kinds.registry import (
 
 __all__ = [
     "ModelKind",
+    "card_max_length",
     "get_kind",
     "is_baseline",
     "kind_for_card",

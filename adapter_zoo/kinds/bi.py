@@ -7,7 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from adapter_zoo.kinds.entry import ADAPTER_MODES, FULL_MODES, EntryKind
-from adapter_zoo.kinds.registry import register_kind
+from adapter_zoo.registry import register_kind
+from adapter_zoo.zoo.store import README_FILE
 
 # Bottleneck adapters (a ReLU between two projections) do not fold into the weights: the
 # adapters library's merge_adapter merges LoRA only, so no plain folder reproduces them.
@@ -37,7 +38,7 @@ class BiEncoderKind(EntryKind):
 
     def export_refusal(self, card, path=None):
         where = Path("the entry" if path is None else str(path))
-        return _NOT_MERGEABLE.format(readme=where / "README.md")
+        return _NOT_MERGEABLE.format(readme=where / README_FILE)
 
 
 @register_kind

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from adapter_zoo.kinds.registry import ModelKind, register_kind
+from adapter_zoo.registry import ModelKind, register_kind
 
 
 @register_kind

@@ -7,8 +7,8 @@ import contextvars
 from pathlib import Path
 
 from adapter_zoo.errors import ZooError
-from adapter_zoo.kinds.registry import ModelKind, register_kind
 from adapter_zoo.names import ZERO_SHOT, parse_model_name
+from adapter_zoo.registry import ModelKind, register_kind
 from adapter_zoo.zoo.store import CARD_FILE
 
 # The composite entries being loaded, outermost first (their folders and names): a composite

@@ -7,7 +7,7 @@ with its head, the whole model, or an AdapterFusion of adapters with its head.
 from __future__ import annotations
 
 from adapter_zoo.kinds.entry import ADAPTER_MODES, FULL_MODES, EntryKind
-from adapter_zoo.kinds.registry import register_kind
+from adapter_zoo.registry import register_kind
 
 
 class CrossEncoderKind(EntryKind):

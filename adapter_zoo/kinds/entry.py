@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from adapter_zoo.kinds.registry import ModelKind
+from adapter_zoo.registry import ModelKind
 
 # Training modes whose entries store the same layout: TANDA's second step writes what its
 # first step's layout is (an adapter, or the full model).

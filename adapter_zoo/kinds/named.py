@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from adapter_zoo.errors import ZooError
-from adapter_zoo.kinds.registry import ModelKind, register_kind
 from adapter_zoo.names import BASE, BM25, COMPOSITION, ENTRY, TFIDF, ZERO_SHOT, ModelName
+from adapter_zoo.registry import ModelKind, register_kind
 
 
 @register_kind

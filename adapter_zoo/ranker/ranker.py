@@ -7,7 +7,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from adapter_zoo.devices import pick_device
 from adapter_zoo.lengths import CROSS_MAX_LENGTH
+from adapter_zoo.names import DEFAULT_BASE
 from adapter_zoo.ranker.inputs import check_max_length, check_ranking, text_pairs
 from adapter_zoo.ranker.model import add_ranking_head, build_model
 
@@ -144,15 +146,6 @@ def rank_candidates(
     return ranked
 
 
-def pick_device(device=None):
-    """``device`` as a torch.device; by default CUDA when available, else the CPU."""
-    import torch
-
-    if device is not None:
-        return torch.device(device)
-    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-
-
 class Ranker:
     """Scores (query, candidate) pairs: query and candidate joined as a text pair.
 
@@ -211,7 +204,7 @@ class Ranker:
 
     @classmethod
     def from_base(
-        cls, base: str = "minilm-l6", *, max_length: int = CROSS_MAX_LENGTH, device=None
+        cls, base: str = DEFAULT_BASE, *, max_length: int = CROSS_MAX_LENGTH, device=None
     ) -> Ranker:
         """An untrained ranker: ``base`` with a fresh head seeded with 0 (reproducible)."""
         import torch

@@ -25,6 +25,7 @@ import numpy as np
 from adapter_zoo.errors import ZooError
 from adapter_zoo.lengths import CROSS_MAX_LENGTH
 from adapter_zoo.ranker.inputs import check_max_length, text_pairs
+from adapter_zoo.zoo.layouts import ADAPTER_CONFIG_FILE, ADAPTER_WEIGHTS_FILE, HEAD_CONFIG_FILE
 from stackexchange.numbers import check_number
 
 
@@ -40,12 +41,12 @@ def resolve_adapter(name_or_path) -> Path:
     path = resolve_entry(name) if is_entry_name(name) else Path(name).expanduser()
     if not path.is_dir():
         raise ZooError(f"sweep: no adapter entry {name!r} (looked for {path})")
-    if not (path / "adapter_config.json").is_file():
+    if not (path / ADAPTER_CONFIG_FILE).is_file():
         raise ZooError(f"sweep: {path} has no adapter_config.json; only adapter entries sweep")
-    if not (path / "head_config.json").is_file():
+    if not (path / HEAD_CONFIG_FILE).is_file():
         raise ZooError(f"sweep: {path} has no head_config.json; an adapter needs its head")
     if (path / CARD_FILE).is_file():  # a zoo entry: check its files before trusting them
-        from adapter_zoo.kinds import kind_for_card
+        from adapter_zoo.registry import kind_for_card
 
         kind = kind_for_card(verify_entry(path))
         if kind.encoder != "cross":
@@ -104,7 +105,7 @@ def load_adapter_folder(
 
     card = read_card(path) if (Path(path) / CARD_FILE).is_file() else None
     check_base(model, Path(path), card, str(base_model or model.config.name_or_path))
-    safetensors = (Path(path) / "adapter.safetensors").is_file()
+    safetensors = (Path(path) / ADAPTER_WEIGHTS_FILE).is_file()
     return model.load_adapter(
         str(path), load_as=load_as, with_head=True, use_safetensors=safetensors
     )
@@ -156,9 +157,9 @@ def load_parallel_model(
     Returns:
         ``(model, tokenizer, names)`` where ``names[i]`` is the name adapter ``i`` got.
     """
+    from adapter_zoo.devices import pick_device
     from adapter_zoo.precision import cast_for_inference, resolve_precision
     from adapter_zoo.ranker.model import build_model
-    from adapter_zoo.ranker.ranker import pick_device
 
     dtype = resolve_precision(precision, device)
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 
+from adapter_zoo.names import DEFAULT_BASE
+
 
 def register(subparsers) -> None:
     from adapter_zoo.lengths import BI_MAX_LENGTH, CROSS_MAX_LENGTH
@@ -41,7 +43,7 @@ def register(subparsers) -> None:
         "balanced, largest, or all (every forum parsed in --data)",
     )
     p.add_argument("--name", required=True, help="name of the zoo entry to write")
-    p.add_argument("--base", default="minilm-l6", help="base model (default: minilm-l6)")
+    p.add_argument("--base", default=DEFAULT_BASE, help=f"base model (default: {DEFAULT_BASE})")
     p.add_argument("--epochs", type=positive_int, default=3)
     p.add_argument("--max-steps", type=positive_int, default=None)
     p.add_argument("--batch-size", type=positive_int, default=32)

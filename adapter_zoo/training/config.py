@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from adapter_zoo.errors import ZooError
 from adapter_zoo.lengths import default_max_length
 from adapter_zoo.losses import default_loss, get_loss
+from adapter_zoo.names import DEFAULT_BASE
 from adapter_zoo.training.rates import default_lr
 from stackexchange.numbers import MAX_TOKENS, check_number
 
@@ -120,7 +121,7 @@ class TrainingConfig:
     data: str
     forums: tuple[str, ...]
     name: str
-    base_model: str = "minilm-l6"
+    base_model: str = DEFAULT_BASE
     encoder: str | None = None
     pair_kinds: tuple[str, ...] | None = None
     extended: bool = False

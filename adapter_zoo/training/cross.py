@@ -29,6 +29,7 @@ from adapter_zoo.training.data import (
     with_neighbours,
 )
 from adapter_zoo.training.dev import DEV_LISTS, forum_dev_lists
+from adapter_zoo.training.trainer import TRAINING_LOG_FILE
 
 log = logging.getLogger(__name__)
 
@@ -371,8 +372,8 @@ def _write_entry(config, hosts, train_tables, dev_tables, setup, model, tokenize
     import contextlib
     import shutil
 
-    from adapter_zoo.adapt.domain import with_domain
     from adapter_zoo.training.models import adapter_card, fusion_weights, write_entry_weights
+    from adapter_zoo.zoo.domain import with_domain
     from adapter_zoo.zoo.layouts import base_config
     from adapter_zoo.zoo.store import entry_path, save_entry
 
@@ -395,7 +396,7 @@ def _write_entry(config, hosts, train_tables, dev_tables, setup, model, tokenize
         def writer(target: Path) -> None:
             write_entry_weights(model, tokenizer, config, setup, target)
             lines = "".join(json.dumps(record) + "\n" for record in records)
-            (target / "training_log.jsonl").write_text(lines, encoding="utf-8")
+            (target / TRAINING_LOG_FILE).write_text(lines, encoding="utf-8")
 
         writer = with_domain(writer, card, config.data, hosts)
         path = save_entry(writer, config.name, card, overwrite=config.overwrite)

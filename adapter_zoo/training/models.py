@@ -18,9 +18,8 @@ def module_name(name: str) -> str:
 
 def fusion_adapters(config) -> list[tuple[str, Path, dict]]:
     """(module name, entry folder, card) of each zoo adapter a fusion combines; all checked."""
-    from adapter_zoo.kinds import kind_for_card
-    from adapter_zoo.kinds.entry import EntryKind
-    from adapter_zoo.loading import resolve_entry
+    from adapter_zoo.registry import kind_for_card
+    from adapter_zoo.resolve import resolve_entry
     from adapter_zoo.zoo.store import verify_entry
 
     chosen = []
@@ -28,7 +27,7 @@ def fusion_adapters(config) -> list[tuple[str, Path, dict]]:
         path = resolve_entry(entry_name)
         card = verify_entry(path)
         kind = kind_for_card(card)
-        if not isinstance(kind, EntryKind) or kind.layout != "adapter":
+        if kind.layout != "adapter":
             raise ZooError(
                 f"{path}: zoo entry {entry_name!r} is a {card['kind']} model, "
                 "not an adapter; fusion combines adapter entries"
@@ -49,16 +48,15 @@ def starting_adapter(config) -> tuple[Path, dict]:
         ZooError: the entry is not an adapter, is of the other encoder kind, or was trained
             for another base model.
     """
-    from adapter_zoo.kinds import kind_for_card
-    from adapter_zoo.kinds.entry import EntryKind
-    from adapter_zoo.loading import resolve_entry
+    from adapter_zoo.registry import kind_for_card
+    from adapter_zoo.resolve import resolve_entry
     from adapter_zoo.zoo.store import verify_entry
 
     path = resolve_entry(config.init_from)
     card = verify_entry(path)
     name = config.init_from
     kind = kind_for_card(card)
-    if not isinstance(kind, EntryKind) or kind.layout != "adapter":
+    if kind.layout != "adapter":
         raise ZooError(
             f"{path}: --init-from {name!r} is a {card['kind']} entry, not an adapter; "
             "adapters continue adapter entries"

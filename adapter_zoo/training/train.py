@@ -1,5 +1,5 @@
 """``train(config)``: one entry point for both encoders, each on its sentence-transformers
-trainer (:mod:`adapter_zoo.training.cross`, :mod:`adapter_zoo.biencoder.train`)."""
+trainer (:mod:`adapter_zoo.training.cross`, :mod:`adapter_zoo.training.bi`)."""
 
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ def train(config: TrainingConfig) -> Path:
         )
     config = resolve_drop_lower(config)  # checked on the base; a fusion's from its adapters
     if config.encoder == "bi":
-        from adapter_zoo.biencoder.train import train_bi_encoder
+        from adapter_zoo.training.bi import train_bi_encoder
 
         return train_bi_encoder(config, hosts)
     from adapter_zoo.training.cross import train_cross_encoder

@@ -19,6 +19,7 @@ log = logging.getLogger(__name__)
 
 RUN_FILE = "run.json"
 TRAINABLE_FILE = "trainable.safetensors"
+TRAINING_LOG_FILE = "training_log.jsonl"  # in the entry: one JSON line per logged step
 
 
 def trainable_tensors(model) -> dict:

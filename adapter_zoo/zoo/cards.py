@@ -32,7 +32,7 @@ def stackexchange_sites(card: dict) -> list[tuple[str, bool]]:
         >>> stackexchange_sites({"kind": "adapter", "forums": ["beer"]})
         [('beer.stackexchange.com', True)]
     """
-    from adapter_zoo.kinds import get_kind
+    from adapter_zoo.registry import get_kind
     from stackexchange.catalog import find_forum
 
     if get_kind("composite").recognises_card(card):
@@ -205,7 +205,7 @@ def render_card(
     """
     import json
 
-    from adapter_zoo.kinds import kind_for_card
+    from adapter_zoo.registry import kind_for_card
     from adapter_zoo.zoo.snippets import hub_base_model, hub_folder, library_lines, local_folder
 
     kind = kind_for_card(card)

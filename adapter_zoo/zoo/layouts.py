@@ -18,6 +18,10 @@ from pathlib import Path
 from adapter_zoo.errors import ZooError
 
 LAYOUTS = ("adapter", "full", "fusion")
+# The adapters library's files of a saved adapter (or head)
+ADAPTER_CONFIG_FILE = "adapter_config.json"
+ADAPTER_WEIGHTS_FILE = "adapter.safetensors"
+HEAD_CONFIG_FILE = "head_config.json"
 # What an adapter needs of its base: recorded in the card ("base_config") at save time.
 BASE_KEYS = ("model_type", "hidden_size", "num_hidden_layers")
 _LAYER_INDEX = re.compile(r"\.layers?\.(\d+)\.")
@@ -40,7 +44,7 @@ def adapter_files_base(folder: Path) -> dict:
     from safetensors import safe_open
 
     found = {}
-    config_file = folder / "adapter_config.json"
+    config_file = folder / ADAPTER_CONFIG_FILE
     leave_out = None
     if config_file.is_file():
         try:
@@ -50,7 +54,7 @@ def adapter_files_base(folder: Path) -> dict:
         found.update({k: config[k] for k in BASE_KEYS if k in config})
         if isinstance(config.get("config"), dict):
             leave_out = config["config"].get("leave_out")
-    weights = folder / "adapter.safetensors"
+    weights = folder / ADAPTER_WEIGHTS_FILE
     if weights.is_file() and not leave_out:
         with safe_open(str(weights), framework="pt") as tensors:
             names = list(tensors.keys())
@@ -62,7 +66,7 @@ def adapter_files_base(folder: Path) -> dict:
 
 def adapter_settings(folder: Path) -> dict:
     """The ``config`` dict of ``folder``'s adapter_config.json (the adapters library's)."""
-    config_file = Path(folder) / "adapter_config.json"
+    config_file = Path(folder) / ADAPTER_CONFIG_FILE
     try:
         config = json.loads(config_file.read_text(encoding="utf-8"))
     except (OSError, ValueError) as error:

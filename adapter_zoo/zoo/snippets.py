@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from adapter_zoo.zoo.layouts import HEAD_CONFIG_FILE
+
 # Short base-model names of the zoo -> their Hub ids (a card's ``base_model``, and the model
 # the lines open: someone without adapter-zoo has no short names).
 BASE_MODEL_HUB_IDS = {
@@ -32,7 +34,7 @@ def hub_base_model(base_model: str) -> str | None:
 def entry_head_type(folder) -> str | None:
     """The ``head_type`` in an adapter entry's ``head_config.json``; None when it has none."""
     try:
-        config = json.loads((Path(folder) / "head_config.json").read_text(encoding="utf-8"))
+        config = json.loads((Path(folder) / HEAD_CONFIG_FILE).read_text(encoding="utf-8"))
         return str(config["config"]["head_type"])
     except (OSError, ValueError, KeyError, TypeError):
         return None
@@ -65,7 +67,7 @@ def library_lines(card: dict, folder: tuple[str, list[str]], head_type: str | No
         >>> "name = model[0].auto_model.load_adapter(folder, use_safetensors=True)" in lines
         True
     """
-    from adapter_zoo.kinds import kind_for_card
+    from adapter_zoo.registry import kind_for_card
 
     return kind_for_card(card).library_lines(card, folder, head_type)
 

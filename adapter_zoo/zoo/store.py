@@ -315,7 +315,7 @@ def _check_optional_fields(card: dict, card_file) -> None:
         if card.get(key) is not None and not isinstance(card[key], dict):
             raise field_error(card_file, key, card[key], "an object")
     _check_fusion_weights(card, card_file)
-    from adapter_zoo.kinds.registry import kind_for_card
+    from adapter_zoo.registry import kind_for_card
 
     # some registered kind opens it (adapter_zoo.kinds), and checks the fields only it reads
     kind_for_card(card, card_file).check_card(card, card_file)

@@ -13,8 +13,8 @@ import base64
 import html
 from dataclasses import dataclass
 
+from adapter_zoo.names import ZERO_SHOT_MODEL
 from benchmarks.leaderboard.table import MARKS, Table
-from benchmarks.recommend import ZERO_SHOT_BASE
 
 STYLE = """
 body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:1.5rem;color:#1a1a1a}
@@ -150,7 +150,7 @@ def to_html(table: Table, figures: list[Figure], transfer: Figure | str) -> str:
         for i, h in enumerate(table.header)
     )
     body = "".join(
-        f'<tr class="{html.escape(r.kind)}{" reference" if r.label == ZERO_SHOT_BASE else ""}" '
+        f'<tr class="{html.escape(r.kind)}{" reference" if r.label == ZERO_SHOT_MODEL else ""}" '
         f'data-kind="{html.escape(r.kind)}" '
         f'data-settings="{html.escape(" ".join(r.settings))}">'
         f'<th scope="row">{html.escape(r.label)}</th>'
@@ -163,9 +163,9 @@ def to_html(table: Table, figures: list[Figure], transfer: Figure | str) -> str:
         f'<p class="legend"><sup class="mark">{MARKS[s][0]}</sup> {html.escape(MARKS[s][1])}.</p>'
         for s in used
     )
-    if any(r.label == ZERO_SHOT_BASE for r in table.rows):
+    if any(r.label == ZERO_SHOT_MODEL for r in table.rows):
         legend += (
-            f'<p class="legend">Highlighted: {ZERO_SHOT_BASE}, the zero-shot bi-encoder a user '
+            f'<p class="legend">Highlighted: {ZERO_SHOT_MODEL}, the zero-shot bi-encoder a user '
             "already has; the transfer matrix compares the zoo models with it.</p>"
         )
     measured = sum(r.kind != "published" for r in table.rows)

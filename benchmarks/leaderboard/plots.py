@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 
+from adapter_zoo.names import ZERO_SHOT_MODEL
 from benchmarks.leaderboard.table import (
     IR_BASELINE,
     benchmark_label,
@@ -21,7 +22,6 @@ from benchmarks.leaderboard.table import (
     model_kind,
     row_label,
 )
-from benchmarks.recommend import ZERO_SHOT_BASE
 
 KIND_COLOURS = {"ours": "tab:blue", "peer": "tab:orange", "baseline": "tab:gray"}
 KIND_NAMES = {"ours": "zoo model", "peer": "zero-shot encoder", "baseline": "baseline"}
@@ -138,10 +138,10 @@ def zero_shot_figure(records: list[dict]):
                 continue
             value = record["metrics"][metric]
             plain = record["mode"] == "zero-shot" and not record.get("adapters")
-            if plain and record["model"] == ZERO_SHOT_BASE:
+            if plain and record["model"] == ZERO_SHOT_MODEL:
                 lines.append(value)
                 axis.axhline(value, color="black", linestyle=":", linewidth=1.8, zorder=4,
-                             label=f"zero-shot bi-encoder ({ZERO_SHOT_BASE})")  # fmt: skip
+                             label=f"zero-shot bi-encoder ({ZERO_SHOT_MODEL})")  # fmt: skip
             elif plain and record["model"] == IR_BASELINE:
                 lines.append(value)
                 axis.axhline(value, color="tab:red", linestyle="--", zorder=3, label="BM25")

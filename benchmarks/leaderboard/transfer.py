@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from adapter_zoo.names import ZERO_SHOT_MODEL
 from benchmarks.leaderboard.plots import pyplot
 from benchmarks.leaderboard.table import (
     MARKS,
@@ -25,7 +26,6 @@ from benchmarks.leaderboard.table import (
     markdown_table,
     model_kind,
 )
-from benchmarks.recommend import ZERO_SHOT_BASE
 
 METRIC = "map"
 
@@ -39,7 +39,7 @@ class Transfer:
     columns: list[str]
     deltas: list[list[float | None]]
     settings: list[list[str]]
-    reference: str = ZERO_SHOT_BASE
+    reference: str = ZERO_SHOT_MODEL
 
 
 def transfer_matrix(records: list[dict]) -> Transfer | str:
@@ -53,12 +53,12 @@ def transfer_matrix(records: list[dict]) -> Transfer | str:
     reference = {
         (b, s): r["metrics"][METRIC]
         for (_, b, s), r in latest.items()
-        if r["model"] == ZERO_SHOT_BASE and not r.get("adapters") and r["mode"] == "zero-shot"
+        if r["model"] == ZERO_SHOT_MODEL and not r.get("adapters") and r["mode"] == "zero-shot"
         and METRIC in r["metrics"]
     }  # fmt: skip
     if not reference:
         return (
-            f"No transfer matrix: the results hold no {ZERO_SHOT_BASE} (zero-shot bi-encoder) "
+            f"No transfer matrix: the results hold no {ZERO_SHOT_MODEL} (zero-shot bi-encoder) "
             "record to compare the zoo models with."
         )
     keys = sorted(reference)
@@ -74,7 +74,7 @@ def transfer_matrix(records: list[dict]) -> Transfer | str:
     if len(keys) < 2 or not any(len(row) >= 2 for row in cells.values()):
         return (
             "No transfer matrix: no zoo model was scored on two or more of the sets "
-            f"{ZERO_SHOT_BASE} was scored on."
+            f"{ZERO_SHOT_MODEL} was scored on."
         )
     order = sorted(cells, key=lambda label: (  # scored on more sets first, then best
         -len(cells[label]), -_mean([d for d, _ in cells[label].values()]), label))  # fmt: skip

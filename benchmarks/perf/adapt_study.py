@@ -35,6 +35,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
+from adapter_zoo.names import ZERO_SHOT_MODEL  # noqa: E402
 from benchmarks.perf.machine import machine_info  # noqa: E402
 from benchmarks.perf.transfer import FORUMS, short  # noqa: E402
 
@@ -42,7 +43,7 @@ RESULTS = Path(__file__).resolve().parent / "results"
 # ../shared/data beside the checkout; ADAPTER_ZOO_SHARED_DATA names another copy
 DATA = Path(os.environ.get("ADAPTER_ZOO_SHARED_DATA", ROOT.parent / "shared" / "data"))
 SHARED = DATA / "stackexchange"
-ZERO_SHOT = "sbert:minilm-l6"
+ZERO_SHOT = ZERO_SHOT_MODEL
 OWN_OPTIONS = {"max_steps": 40, "max_length": 128, "eval_steps": 10}
 CANDIDATES = 50
 

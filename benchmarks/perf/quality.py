@@ -51,6 +51,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
+from adapter_zoo.names import ZERO_SHOT_MODEL  # noqa: E402
 from benchmarks.perf.machine import machine_info  # noqa: E402
 
 SHARED = Path(os.environ.get("ADAPTER_ZOO_SHARED", ROOT.parent / "shared")) / "data"
@@ -63,7 +64,7 @@ LR_STEPS = 80
 ZOO_STEPS = 40  # the lr table: dev MAP stops rising by step 30-40 at every rate
 # AdapterDrop's k: the lowest k of MiniLM's 6 layers carry no adapter (0: every layer has one)
 DROP_LOWER = (0, 2, 3)
-ZERO_SHOT = "sbert:minilm-l6"
+ZERO_SHOT = ZERO_SHOT_MODEL
 TANDA_STEPS = 100  # three passes over WikiQA's 1,040 train pairs at batch 32
 TANDA_SEEDS = (0, 1)
 LENGTH_MODELS = (
@@ -278,8 +279,8 @@ def training_speeds(work: Path, methods) -> dict:
     import torch
     from sentence_transformers import losses
 
-    from adapter_zoo.biencoder.train import _setup  # the very model a training run builds
     from adapter_zoo.training import TrainingConfig
+    from adapter_zoo.training.bi import _setup  # the very model a training run builds
     from adapter_zoo.training.data import load_pairs
 
     runs = {}

@@ -48,6 +48,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
+from adapter_zoo.names import ZERO_SHOT_MODEL  # noqa: E402
 from benchmarks.perf.machine import machine_info  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -61,7 +62,7 @@ FORUMS = (
     "music.meta.stackexchange.com",
     "raspberrypi.meta.stackexchange.com",
 )
-ZERO_SHOT = "sbert:minilm-l6"
+ZERO_SHOT = ZERO_SHOT_MODEL
 MULTITASK = "zoo-multitask"
 LOO_MULTITASK = "loo-mt-"  # + the left-out forum's short name
 SPLITS = ("train", "dev", "test")
@@ -306,8 +307,9 @@ def main(argv=None) -> int:
     )
     args = parser.parse_args(argv)
     forums = tuple(args.forums)
-    from adapter_zoo.adapt.domain import domain_centroid, entry_centroid, load_embedder
+    from adapter_zoo.adapt.domain import entry_centroid
     from adapter_zoo.adapt.targets import target_texts
+    from adapter_zoo.zoo.domain import domain_centroid, load_embedder
 
     started = time.perf_counter()
     work = Path(args.work).resolve()

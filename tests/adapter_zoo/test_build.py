@@ -16,9 +16,10 @@ import numpy as np
 import pytest
 
 import adapter_zoo
-from adapter_zoo.build import DUMPS_FOLDER, build_entry, catalog_forum, estimate_seconds
+from adapter_zoo.build import DUMPS_FOLDER, build_entry, estimate_seconds
 from adapter_zoo.cli import main
 from adapter_zoo.errors import ZooError
+from adapter_zoo.resolve import catalog_forum
 from adapter_zoo.zoo.store import zoo_home
 from stackexchange.catalog import shipped_data
 

@@ -11,7 +11,8 @@ import pytest
 
 import adapter_zoo
 from adapter_zoo import ModelName, ZooError, parse_model_name
-from adapter_zoo.lengths import BI_MAX_LENGTH, CROSS_MAX_LENGTH, card_max_length
+from adapter_zoo.lengths import BI_MAX_LENGTH, CROSS_MAX_LENGTH
+from adapter_zoo.registry import card_max_length, is_baseline
 from adapter_zoo.zoo.snippets import library_lines, local_folder
 
 
@@ -38,7 +39,7 @@ from adapter_zoo.zoo.snippets import library_lines, local_folder
 def test_every_name_syntax_parses_to_its_kind(name, kind, base, baseline):
     parsed = parse_model_name(name)
     assert parsed == ModelName(name, kind, base)
-    assert parsed.is_baseline is baseline
+    assert is_baseline(name) is baseline
     assert parsed.is_entry is (kind == "entry")
 
 

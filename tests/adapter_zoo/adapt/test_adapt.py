@@ -18,19 +18,14 @@ import pytest
 
 import adapter_zoo
 from adapter_zoo.adapt import plan as planning
-from adapter_zoo.adapt.domain import (
-    domain_centroid,
-    entry_centroid,
-    forum_questions,
-    sample_texts,
-    training_texts,
-)
+from adapter_zoo.adapt.domain import entry_centroid
 from adapter_zoo.adapt.plan import AdaptationPlan, plan_adaptation, similarity_weights
 from adapter_zoo.adapt.route import route, route_entry
 from adapter_zoo.adapt.soup import soup_entry
 from adapter_zoo.adapt.targets import target_texts
 from adapter_zoo.errors import ZooError
 from adapter_zoo.training import TrainingConfig, train
+from adapter_zoo.zoo.domain import domain_centroid, forum_questions, sample_texts, training_texts
 from adapter_zoo.zoo.store import read_card, save_entry, verify_entry
 
 # one xdist process runs this module (--dist loadgroup): trained entries are module fixtures
@@ -63,7 +58,7 @@ def trained(parsed, tmp_path_factory, tiny_sentence_bert_path):
     copies them into its own zoo: :func:`zoo`), centroids of 100 titles (not 500) to keep
     the test fast; and ``multi``, beer's adapter relabelled as a multi-task entry over both
     forums (adapt treats every multitask entry alike; test_biencoder trains real ones)."""
-    from adapter_zoo.adapt import domain
+    from adapter_zoo.zoo import domain
 
     home = tmp_path_factory.mktemp("adapt-zoo")
     with pytest.MonkeyPatch.context() as patch:
@@ -90,7 +85,7 @@ def zoo(trained):
 
 
 def test_training_stores_the_training_forums_centroid(zoo, parsed):
-    from adapter_zoo.adapt import domain
+    from adapter_zoo.zoo import domain
 
     card = read_card(zoo / "beer")
     titles = sample_texts(training_texts(parsed, [BEER]), TEXTS)
@@ -107,7 +102,7 @@ def test_training_stores_the_training_forums_centroid(zoo, parsed):
 
 
 def test_entry_centroid_of_an_older_entry_and_of_a_damaged_one(zoo, parsed, monkeypatch):
-    from adapter_zoo.adapt import domain
+    from adapter_zoo.zoo import domain
 
     stored = entry_centroid("beer")
     # an entry written before centroids were stored: found through its training forums
@@ -414,7 +409,7 @@ def test_hub_model_card_says_what_adapt_chose():
 
 
 def test_cross_encoder_entries_store_the_centroid_too(parsed, tiny_bert_path, monkeypatch):
-    from adapter_zoo.adapt import domain
+    from adapter_zoo.zoo import domain
 
     monkeypatch.setattr(domain, "MAX_TEXTS", TEXTS)
     path = train(TrainingConfig(mode="adapter", encoder="cross", data=str(parsed),

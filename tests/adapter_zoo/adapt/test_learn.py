@@ -156,7 +156,7 @@ def test_pair_files_and_their_errors(tmp_path):
 def tiny_adapt(tiny_sentence_bert_path, monkeypatch):
     """adapt's auto path on the tiny random sentence-BERT, 2 steps a run, 100 centroid
     titles: the plumbing of training, scoring and deciding in seconds."""
-    from adapter_zoo.adapt import domain
+    from adapter_zoo.zoo import domain
 
     monkeypatch.setattr(domain, "MAX_TEXTS", 100)
 

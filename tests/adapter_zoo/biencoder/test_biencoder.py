@@ -177,7 +177,7 @@ def test_fusion_refuses_an_adapter_made_for_another_depth(
 
 def _crash_at_step_4(config, monkeypatch) -> None:
     """Train ``config`` until its dev evaluation at step 4 is interrupted (checkpoint-2 kept)."""
-    from adapter_zoo.biencoder import train as bi_train
+    from adapter_zoo.training import bi as bi_train
     from adapter_zoo.training.checkpoint import checkpoint_dir
 
     evaluate = bi_train._Selection.evaluate
@@ -341,7 +341,7 @@ def test_sweep_scores_bi_encoders_and_the_zero_shot_base_like_evaluate(
 def test_drop_lower_bi_adapter_leaves_out_the_lowest_layers_and_reloads_bit_identically(
     parsed_shipped, tiny_sentence_bert_path, monkeypatch
 ):
-    from adapter_zoo.biencoder import train as bi_train
+    from adapter_zoo.training import bi as bi_train
 
     captured = {}
     write = bi_train.write_bi_adapter

@@ -19,7 +19,7 @@ from adapter_zoo.kinds import (
     register_kind,
     registered_kinds,
 )
-from adapter_zoo.kinds.registry import _KINDS
+from adapter_zoo.registry import _KINDS
 
 CARD_KINDS = ("adapter", "full", "multitask", "fusion", "tanda", "cascade", "composite", "soup")
 

@@ -23,13 +23,13 @@ def _forbidden(*_args, **_kwargs):
 @pytest.fixture
 def no_training(monkeypatch):
     """Training and model loading fail the test if reached."""
-    import adapter_zoo.biencoder.train
+    import adapter_zoo.training.bi
     import adapter_zoo.training.cross  # noqa: F401
     import adapter_zoo.training.data
 
     monkeypatch.setattr(sys.modules["adapter_zoo.training.cross"], "train_cross_encoder",
                         _forbidden)  # fmt: skip
-    monkeypatch.setattr(adapter_zoo.biencoder.train, "train_bi_encoder", _forbidden)
+    monkeypatch.setattr(adapter_zoo.training.bi, "train_bi_encoder", _forbidden)
     monkeypatch.setattr(adapter_zoo.training.data, "resolve_forums", _forbidden)
     monkeypatch.setattr("adapter_zoo.cascade.model.CascadeRanker.from_base", _forbidden)
     monkeypatch.setattr("adapter_zoo.cascade.data.pairs_from_parsed", _forbidden)

@@ -48,11 +48,10 @@ def _writers(tmp_path: Path, monkeypatch) -> dict:
     monkeypatch.setattr(bench_cascade, "pairs_from_benchmark", _forbidden)
     monkeypatch.setattr(sys.modules["adapter_zoo.adapt.adapt"], "zoo_centroids", _forbidden)
     monkeypatch.setattr("adapter_zoo.cascade.model.CascadeRanker.from_base", _forbidden)
-    import adapter_zoo.adapt.domain  # noqa: F401  (modules the package's names shadow)
-    import adapter_zoo.adapt.targets  # noqa: F401
+    import adapter_zoo.adapt.targets  # noqa: F401  (modules the package's names shadow)
     import adapter_zoo.adapt.threads  # noqa: F401
 
-    monkeypatch.setattr(sys.modules["adapter_zoo.adapt.domain"], "domain_centroid", _forbidden)
+    monkeypatch.setattr(sys.modules["adapter_zoo.zoo.domain"], "domain_centroid", _forbidden)
     monkeypatch.setattr(sys.modules["adapter_zoo.adapt.targets"], "read_target", _forbidden)
     monkeypatch.setattr(sys.modules["adapter_zoo.adapt.threads"], "read_threads", _forbidden)
     data = tmp_path / "parsed"
@@ -112,7 +111,7 @@ def test_the_walk_covers_every_module_that_writes_an_entry(tmp_path, monkeypatch
     covered = {
         "adapter_zoo/adapt/adapt.py", "adapter_zoo/adapt/route.py", "adapter_zoo/adapt/soup.py",
         "adapter_zoo/adapt/learn.py",
-        "adapter_zoo/biencoder/train.py", "adapter_zoo/training/cross.py",
+        "adapter_zoo/training/bi.py", "adapter_zoo/training/cross.py",
         "adapter_zoo/training/train.py", "adapter_zoo/compose/entry.py",
         "adapter_zoo/zoo/multicqa.py", "adapter_zoo/build.py", "adapter_zoo/cascade/storage.py",
         "adapter_zoo/cascade/train.py", "benchmarks/finetune.py", "benchmarks/cascade.py",

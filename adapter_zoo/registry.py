@@ -9,11 +9,11 @@ open it), its default ``max_length``, whether it exports and whether it is a bas
 ``load``, ``evaluate``, the sweep, the leaderboard, the recipes, ``export`` and the cards ask
 this registry instead of comparing kind strings.
 
-The built-in kinds live in the modules of :data:`BUILTIN_KIND_MODULES`, imported on the
-first lookup (their loaders reach the whole package: importing them when this module is
-imported would make every floor of ``adapter_zoo`` import every other). A new kind is one
-new module with a registered class (and its test); a plug-in registers its own by importing
-:func:`register_kind`.
+The built-in kinds live in the modules of :data:`BUILTIN_KIND_MODULES` (the package
+:mod:`adapter_zoo.kinds`, near the top of ``adapter_zoo``), imported by name on the first
+lookup: their loaders reach the whole package, while this registry sits near the bottom,
+below the zoo, which asks it about every card. A new kind is one new module with a registered
+class (and its test); a plug-in registers its own by importing :func:`register_kind`.
 
 Example:
     >>> kind_for_name("sbert:minilm-l6").name, kind_for_name("bm25").baseline
@@ -22,6 +22,10 @@ Example:
     'bi-multitask'
     >>> kind_for_card({"kind": "adapter"}).default_max_length
     300
+    >>> card_max_length({"kind": "full", "layout": "full"})
+    300
+    >>> card_max_length({"kind": "adapter", "encoder": "bi", "max_length": 128})
+    128
 """
 
 from __future__ import annotations
@@ -61,6 +65,8 @@ class ModelKind:
         summary: what it is, in a few words (the cards, the docs).
         takes_base_model: a name of this kind is loaded onto the base ``load`` is given
             (a published adapter file names none); the others refuse ``base_model``.
+        layout: how its entries store trained weights (``adapter``, ``full``, ``fusion``:
+            :class:`adapter_zoo.kinds.entry.EntryKind`); None for kinds that store none.
     """
 
     name: ClassVar[str] = ""
@@ -70,6 +76,7 @@ class ModelKind:
     summary: ClassVar[str] = ""
     card_kinds: ClassVar[tuple[str, ...]] = ()
     takes_base_model: ClassVar[bool] = False
+    layout: ClassVar[str | None] = None
 
     @property
     def default_max_length(self) -> int:
@@ -155,6 +162,8 @@ def registered_kinds() -> dict[str, ModelKind]:
     """Every registered kind by name, the built-in ones included."""
     global _builtins_loaded
     if not _builtins_loaded:
+        # Up the package, by name, on purpose (CONTRIBUTING, "Inside adapter_zoo"): the
+        # built-in kinds' loaders reach the whole package, this registry sits below the zoo.
         for module in BUILTIN_KIND_MODULES:
             importlib.import_module(module)
         _builtins_loaded = True
@@ -202,5 +211,29 @@ def kind_for_card(card: dict, card_file=None) -> ModelKind:
 
 
 def is_baseline(name) -> bool:
-    """Whether ``name`` (a model name; anything else is a model object) is a baseline."""
-    return isinstance(name, str) and parse_model_name(name).is_baseline
+    """Whether ``name`` (a model name; anything else is a model object) is a baseline: a
+    scorer nothing was trained for (``bm25``, ``tfidf``, ``sbert:``): no adapter goes on it,
+    nothing fine-tunes it, it reads no zoo entry. Its kind says (the one place the baselines
+    are listed).
+
+    Example:
+        >>> is_baseline("bm25"), is_baseline("sbert:minilm-l6"), is_baseline("beer")
+        (True, True, False)
+    """
+    if not isinstance(name, str):
+        return False
+    kind = kind_for_name(parse_model_name(name))
+    return kind is not None and kind.baseline
+
+
+def card_max_length(card: dict) -> int:
+    """The token limit of an entry: what it was trained with, and what every scorer of it
+    uses (``load``, the sweep, the recommender's probe, the card's code snippets); a card
+    without ``max_length`` has its kind's default (its encoder's,
+    :func:`adapter_zoo.lengths.default_max_length`).
+
+    Example:
+        >>> card_max_length({"kind": "adapter", "encoder": "bi"})
+        256
+    """
+    return kind_for_card(card).max_length(card)

@@ -33,6 +33,7 @@ from adapter_zoo.errors import ZooError
 from adapter_zoo.training.dev import forum_dev_lists
 from adapter_zoo.training.objective import dev_metrics
 from adapter_zoo.training.trainer import (
+    TRAINING_LOG_FILE,
     load_tensors,
     resume_point,
     save_tensors,
@@ -99,7 +100,7 @@ def _setup(config, hosts):
         return model, {"adapter": name}
     from adapters.composition import Fuse
 
-    from adapter_zoo.kinds import kind_for_card
+    from adapter_zoo.registry import kind_for_card
 
     names = []
     for module, path, card in fusion_adapters(config):
@@ -400,9 +401,9 @@ def train_bi_encoder(config, hosts: list[str]) -> Path:
         else:
             write_bi_fusion(model, setup["adapters"], target)
         lines = "".join(json.dumps(r) + "\n" for r in selection.log)
-        (target / "training_log.jsonl").write_text(lines, encoding="utf-8")
+        (target / TRAINING_LOG_FILE).write_text(lines, encoding="utf-8")
 
-    from adapter_zoo.adapt.domain import with_domain
+    from adapter_zoo.zoo.domain import with_domain
 
     writer = with_domain(writer, card, config.data, hosts)
     path = save_entry(writer, config.name, card, overwrite=config.overwrite)
