@@ -131,10 +131,9 @@ def adapt(
         )
     if strategy == planning.AUTO:
         from adapter_zoo.adapt.learn import learn_and_decide
-        from adapter_zoo.precision import precision_name, resolve_precision, scoring_precision
+        from adapter_zoo.precision import resolve_precision, scoring_precision
 
-        ran = precision_name(resolve_precision(precision))  # a refused bf16 before any work
-        logger.info("adapt %s: the decision lists are scored in %s", name, ran)
+        resolve_precision(precision)  # a refused bf16 before any work
         with scoring_precision(precision):
             return learn_and_decide(
                 target, name=name, zoo=zoo, top_k=top_k, overwrite=overwrite,

@@ -116,6 +116,11 @@ def learn_and_decide(
     centroids, cards = zoo_centroids(zoo)
     centroids.pop(final.name, None)
     zero_shot = f"sbert:{base_model}"
+    from adapter_zoo.precision import current_precision, precision_name, resolve_precision
+
+    # said once the target has proved readable, as the scoring starts
+    ran = precision_name(resolve_precision(current_precision()))
+    logger.info("adapt %s: the decision lists are scored in %s", name, ran)
     scorer = _DecisionScorer(decision)
     scorer.add(BASE, zero_shot)
     scorer.add(BASE_LONG, zero_shot, max_length=LONG_LENGTH)
@@ -136,6 +141,7 @@ def learn_and_decide(
     decision_record = decide(scorer.aps, base=BASE, seed=seed)
     record = {
         "strategy": "learned",
+        "precision": ran,
         "requested": planning.AUTO,
         "target": target_data.about,
         "splits": {part: parts.count(part) for part in ("train", "dev", DECISION)},

@@ -16,7 +16,6 @@ Run: ``python benchmarks/perf/memory_plan.py [--steps 6]`` (writes results/memor
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import tempfile
@@ -54,7 +53,9 @@ def run(encoder: str, plan: str, steps: int, parsed: Path, work: Path) -> dict:
     result = measure(command, env, 0.1, work / f"{name}.log")
     if result["exit_code"]:
         raise SystemExit((work / f"{name}.log").read_text(errors="replace")[-3000:])
-    card = json.loads((work / "zoo" / name / "card.json").read_text())
+    from adapter_zoo.zoo.store import read_card
+
+    card = read_card(work / "zoo" / name)
     dev = dev_seconds(work / "zoo" / name) or 0.0
     return {
         **result,

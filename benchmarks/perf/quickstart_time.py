@@ -13,7 +13,6 @@ Run: ``python benchmarks/perf/quickstart_time.py`` (writes results/quickstart_ti
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import tempfile
@@ -43,11 +42,10 @@ def main() -> int:
     if result["exit_code"]:
         print((work / "quickstart.log").read_text(errors="replace")[-3000:], file=sys.stderr)
         return 1
-    cards = {
-        entry.name: json.loads((entry / "card.json").read_text())
-        for entry in sorted((work / "zoo").iterdir())
-        if (entry / "card.json").is_file()
-    }
+    from adapter_zoo.zoo.store import find_card
+
+    cards = {entry.name: find_card(entry) for entry in sorted((work / "zoo").iterdir())}
+    cards = {name: card for name, card in cards.items() if card}
     record = {
         "benchmark": "quickstart_time",
         "command": "adapter-zoo quickstart (fresh zoo and output folder)",
