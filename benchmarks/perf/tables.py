@@ -551,6 +551,7 @@ README_PERF_ROWS = (
     ("`train_memory` bi-default (chunked)", "default bi-encoder `train`: peak RSS, time"),
     ("`train_memory` cross-default (cross-encoder-trainer)", "default cross-encoder `train`"),
     ("`hub_pull` pull (cold)", "`pull` MB/s vs snapshot_download"),
+    ("`quickstart_time` quickstart", "`adapter-zoo quickstart` as a user runs it"),
     (
         "`memory_plan` bi-encoder",
         "bi-encoder training step: memory budget's plain plan vs "
