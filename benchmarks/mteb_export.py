@@ -221,19 +221,35 @@ def main(argv=None) -> int:
     beside ours (``benchmarks.evaluate``) as one JSON line; MTEB's result file in DIR."""
     import argparse
     import json
+    import sys
 
     from benchmarks.evaluate import evaluate
+    from stackexchange.errors import AdapterZooError
+    from stackexchange.io import check_writable
+    from stackexchange.paths import path_option
 
-    parser = argparse.ArgumentParser(description=main.__doc__.splitlines()[0])
+    prog = "python -m benchmarks.mteb_export"
+    parser = argparse.ArgumentParser(prog=prog, description=main.__doc__.splitlines()[0])
     parser.add_argument("model", help="a zoo bi-encoder (name or path) or sbert:<base>")
     parser.add_argument("benchmark", help="a registry name or local:PATH")
     parser.add_argument("--split", default="test")
-    parser.add_argument("--data-dir", default=None, help="the benchmark files' folder")
-    parser.add_argument("--results", required=True, help="folder for MTEB's result JSON")
+    parser.add_argument("--data-dir", type=path_option, default=None,
+                        help="the benchmark files' folder")  # fmt: skip
+    parser.add_argument("--results", type=path_option, required=True,
+                        help="folder for MTEB's result JSON")  # fmt: skip
     args = parser.parse_args(argv)
-    theirs = run_mteb(args.model, args.benchmark, split=args.split, data_dir=args.data_dir,
-                      results=args.results)  # fmt: skip
-    ours = evaluate(args.model, args.benchmark, split=args.split, data_dir=args.data_dir)
+    # As adapter-zoo's commands do (adapter_zoo.cli.main): bad input, the project's errors and
+    # the operating system's, is one line and exit 2; anything else is a bug with its traceback.
+    try:
+        check_writable(args.results, what="MTEB's results",
+                       advice="choose a --results folder you can write")  # fmt: skip
+        theirs = run_mteb(args.model, args.benchmark, split=args.split, data_dir=args.data_dir,
+                          results=args.results)  # fmt: skip
+        ours = evaluate(args.model, args.benchmark, split=args.split, data_dir=args.data_dir)
+    except (AdapterZooError, OSError) as error:
+        message = str(error).splitlines()[0] if str(error) else type(error).__name__
+        print(f"{prog}: error: {message}", file=sys.stderr)
+        return 2
     print(json.dumps({"mteb": theirs, "ours": ours["metrics"], "queries": ours["queries"]}))
     return 0
 

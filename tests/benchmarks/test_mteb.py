@@ -181,3 +181,37 @@ def test_a_cross_encoder_is_refused(tiny_bert_path):
     ranker = Ranker.from_base(str(tiny_bert_path), device="cpu")
     with pytest.raises(BenchmarkError, match=r"^MTEB runs embedding models: .* is a cross-encoder"):
         run_mteb(ranker, "wikiqa")
+
+
+def test_bad_command_line_input_is_one_line_and_exit_2(
+    bi_entry, forum_sets, tiny_bert_path, tmp_path, capsys, monkeypatch
+):
+    """Names, paths and model kinds the export cannot use: one line naming what was wrong,
+    exit 2, no traceback; an unwritable ``--results`` is refused before any model loads."""
+    import benchmarks.mteb_export as export
+
+    bicycles = forum_sets["bicycles.meta.stackexchange.com"]
+    prefix = "python -m benchmarks.mteb_export: error: "
+    cases = [
+        (["tiny-bi", "no-such-benchmark", "--results", str(tmp_path / "r1")], "no-such-benchmark"),
+        ([f"base:{tiny_bert_path}", bicycles, "--results", str(tmp_path / "r2")],
+         "MTEB runs embedding models"),
+    ]  # fmt: skip
+    for argv, named in cases:
+        assert export.main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(prefix) and err.count("\n") == 1 and named in err, err
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    monkeypatch.setattr(export, "run_mteb", lambda *a, **k: pytest.fail("model loaded first"))
+    assert export.main(["tiny-bi", bicycles, "--results", str(blocker / "results")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"{prefix}{blocker / 'results'}: cannot write MTEB's results there")
+    assert err.rstrip().endswith("choose a --results folder you can write")
+    assert blocker.read_text() == "not a folder"
+    for bad in ("", "a\0b"):
+        with pytest.raises(SystemExit) as exit_info:
+            export.main(["tiny-bi", bicycles, "--results", bad])
+        assert exit_info.value.code == 2
+        assert "argument --results" in capsys.readouterr().err
