@@ -66,14 +66,23 @@ class CrossEncoderLoss(nn.Module):
 CHUNK_PAIRS = 8
 
 
+def pairs_per_example(examples: str, negatives: int) -> int:
+    """(query, candidate) pairs one training example of the shape ``examples`` scores: a
+    listwise example scores its positive and ``negatives``.
+
+    Example:
+        >>> pairs_per_example("pairwise", 7), pairs_per_example("listwise", 7)
+        (2, 8)
+    """
+    return {"pointwise": 1, "pairwise": 2, "listwise": 1 + negatives}[examples]
+
+
 def chunk_examples(loss: CrossEncoderLoss, negatives: int) -> int | None:
-    """Examples per chunk of a training step with ``loss`` (``CHUNK_PAIRS`` pairs' worth; a
-    listwise example scores its positive and ``negatives``); None: the whole batch at once,
-    for a loss that is not ``decomposable``."""
+    """Examples per chunk of a training step with ``loss`` (``CHUNK_PAIRS`` pairs' worth);
+    None: the whole batch at once, for a loss that is not ``decomposable``."""
     if not loss.decomposable:
         return None
-    per_example = {"pointwise": 1, "pairwise": 2, "listwise": 1 + negatives}[loss.examples]
-    return max(1, CHUNK_PAIRS // per_example)
+    return max(1, CHUNK_PAIRS // pairs_per_example(loss.examples, negatives))
 
 
 def backward_in_chunks(loss_of, batch: dict, backward, size: int | None) -> torch.Tensor:

@@ -141,13 +141,12 @@ def _dev(config: TrainingConfig, hosts: list[str], dev_tables: dict):
 
 def memory_plan(config: TrainingConfig, model_config):
     """The run's :class:`~adapter_zoo.training.memory.MemoryPlan`: a step scores
-    ``batch_size`` examples of the loss's shape (a listwise example is its positive and
-    ``negatives`` pairs)."""
+    ``batch_size`` examples of the loss's shape."""
     from adapter_zoo.losses import get_loss
+    from adapter_zoo.losses.cross import pairs_per_example
     from adapter_zoo.training.memory import plan_memory
 
-    shape = get_loss(config.loss, "cross").examples
-    per_example = {"pointwise": 1, "pairwise": 2, "listwise": 1 + config.negatives}[shape]
+    per_example = pairs_per_example(get_loss(config.loss, "cross").examples, config.negatives)
     return plan_memory(
         model_config,
         texts=config.batch_size * per_example,
