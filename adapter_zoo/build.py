@@ -28,7 +28,7 @@ from pathlib import Path
 from adapter_zoo.errors import ZooError
 from adapter_zoo.names import DEFAULT_BASE
 from stackexchange.catalog import Forum, find_forum
-from stackexchange.errors import DumpError
+from stackexchange.errors import DumpError, first_line
 
 logger = logging.getLogger(__name__)
 
@@ -171,7 +171,7 @@ def _check_base(base_model: str) -> None:
     try:
         AutoConfig.from_pretrained(resolve_base_model(base_model), trust_remote_code=False)
     except (OSError, ValueError) as error:
-        reason = str(error).splitlines()[0] if str(error) else type(error).__name__
+        reason = first_line(error)
         raise ZooError(
             f"base model {base_model!r}: cannot read its config.json ({reason}); give a model "
             "folder or a Hugging Face name that is cached or reachable"

@@ -16,7 +16,7 @@ import os
 import sys
 from importlib.metadata import PackageNotFoundError, entry_points, version
 
-from stackexchange.errors import AdapterZooError
+from stackexchange.errors import AdapterZooError, first_line
 
 COMMAND_GROUP = "adapter_zoo.commands"
 # The packages whose progress the command line shows (library code logs, never prints).
@@ -89,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
         # Bad input (a corrupt archive, an unknown forum, a missing file: the project's own
         # errors and OSError) is reported in one line; anything else, a ValueError from a
         # library included, is a bug and keeps its traceback.
-        message = str(error).splitlines()[0] if str(error) else type(error).__name__
+        message = first_line(error)
         print(f"adapter-zoo {args.command}: error: {message}", file=sys.stderr)
         return 2
 

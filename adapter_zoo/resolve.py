@@ -25,7 +25,7 @@ from pathlib import Path
 from adapter_zoo.errors import ZooError
 from adapter_zoo.zoo.store import local_cards, local_entry, zoo_home
 from stackexchange.catalog import Forum, find_forum
-from stackexchange.errors import DumpError
+from stackexchange.errors import DumpError, first_line
 
 
 def catalog_forum(name: str) -> Forum | None:
@@ -87,7 +87,7 @@ def resolve_entry(
     except UnsafeEntryError:
         raise  # found, and refused: no "unknown adapter"
     except (ValueError, OSError) as error:
-        hub_error = str(error).splitlines()[0] if str(error) else type(error).__name__
+        hub_error = first_line(error)
     if forum is not None and build is not None:
         return build(forum)
     if forum is not None:

@@ -224,7 +224,7 @@ def main(argv=None) -> int:
     import sys
 
     from benchmarks.evaluate import evaluate
-    from stackexchange.errors import AdapterZooError
+    from stackexchange.errors import AdapterZooError, first_line
     from stackexchange.io import check_writable
     from stackexchange.paths import path_option
 
@@ -247,7 +247,7 @@ def main(argv=None) -> int:
                           results=args.results)  # fmt: skip
         ours = evaluate(args.model, args.benchmark, split=args.split, data_dir=args.data_dir)
     except (AdapterZooError, OSError) as error:
-        message = str(error).splitlines()[0] if str(error) else type(error).__name__
+        message = first_line(error)
         print(f"{prog}: error: {message}", file=sys.stderr)
         return 2
     print(json.dumps({"mteb": theirs, "ours": ours["metrics"], "queries": ours["queries"]}))

@@ -22,3 +22,14 @@ class DumpError(AdapterZooError):
         >>> str(DumpError("beer.7z: corrupt 7z archive"))
         'beer.7z: corrupt 7z archive'
     """
+
+
+def first_line(error: BaseException) -> str:
+    """The first line of ``error``'s message, or its type's name when it has none: what a
+    command prints of an error on its one line.
+
+    Example:
+        >>> first_line(OSError("disk full\\nand more")), first_line(KeyError())
+        ('disk full', 'KeyError')
+    """
+    return str(error).splitlines()[0] if str(error) else type(error).__name__

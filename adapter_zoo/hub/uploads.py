@@ -8,6 +8,7 @@ from pathlib import Path
 
 from adapter_zoo.errors import ZooError
 from adapter_zoo.hub.downloads import check_repo_id
+from stackexchange.errors import first_line
 
 GITATTRIBUTES = ".gitattributes"  # the Hub's own file in every repository: left alone
 
@@ -100,7 +101,7 @@ def push(
             size += len(card_bytes) + len(readme)
             update_index(index_entry(card, repo_id, info.oid, size))
     except RequestException as error:  # the connection dropped after the probe
-        reason = str(error).splitlines()[0] if str(error) else type(error).__name__
+        reason = first_line(error)
         raise ZooError(
             f"push {folder} to {repo_id}: the Hub at {hub_endpoint()} failed ({reason})"
         ) from None

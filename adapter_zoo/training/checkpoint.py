@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from adapter_zoo.errors import ZooError
+from stackexchange.errors import first_line
 
 T = TypeVar("T")
 
@@ -20,7 +21,7 @@ def checkpoint_dir(name: str) -> Path:
 
 
 def _corrupt(path: Path, error: BaseException) -> ZooError:
-    detail = str(error).splitlines()[0] if str(error) else type(error).__name__
+    detail = first_line(error)
     return ZooError(
         f"{path}: corrupt or truncated checkpoint ({detail}); "
         "run adapter-zoo train again with --restart to start over"
