@@ -24,21 +24,9 @@ from adapter_zoo.zoo.store import is_entry_name
 
 
 def entry_centroid(entry, *, forums_dir=None, embedder=None) -> np.ndarray:
-    """The domain centroid of a zoo entry (name, folder or Hub name).
-
-    The entry's own ``domain.safetensors`` when its card has ``domain``; for an older entry
-    the centroid of its training forums' train-split titles, found through the card
-    (``training.data`` or ``forums_dir``, and ``forums``).
-
-    Args:
-        entry: a zoo name, an entry folder or a Hub name.
-        forums_dir: where an older entry's training forums are parsed (default: its card's
-            ``training.data``).
-        embedder: embeds an older entry's titles (default all-MiniLM-L6-v2).
-
-    Raises:
-        ZooError: neither is available, or the stored file is damaged.
-    """
+    """:func:`~adapter_zoo.zoo.domain.folder_centroid` (which says where the centroid comes
+    from, and takes ``forums_dir`` and ``embedder``) of the entry ``entry`` names: a zoo
+    name, an entry folder or a Hub name, resolved as ``load`` resolves it."""
     name = str(entry)
     path = resolve_entry(name) if is_entry_name(name) else Path(name).expanduser()
     return folder_centroid(path, forums_dir=forums_dir, embedder=embedder)
