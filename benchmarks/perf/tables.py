@@ -437,9 +437,8 @@ def train_memory_table() -> str:
         "cross-encoder-trainer": "the cross-encoder path before memory budgets: "
         "CrossEncoderTrainer, backward 8 pairs at a time",
         "budget": "today's code: the memory plan (in brackets) is the cheapest that fits "
-        "the budget (default half the memory available; `--memory-budget 2GB` in the -2gb "
-        "cases): plain, recomputed activations, or bounded (GradCache / chunks of 8 pairs "
-        "and recomputation)",
+        "the budget (`--memory-budget 2GB` / `512MB` in the -2gb / -512mb cases): plain, "
+        "recompute, or bounded (GradCache / chunks of 8 pairs and recomputation)",
     }
     rows = []
     for label, runs in data["runs"].items():
