@@ -1,12 +1,14 @@
 """Integration: MiniLM + a beer adapter trained on the real parsed beer forum.
 
-The adapter is trained the quickstart's way, shortened (``TRAIN``: 60 steps of 16 pairs at
-max length 128, about three minutes on 2 CPU cores): title + body of each training question
-against its accepted answer, negatives from the answers of BM25-similar questions, listwise
-loss. On a LAS-style set built from the held-out (test split) questions, 20 candidates each,
-it must rank the accepted answers clearly better than the untrained MiniLM. Measured: BM25
-MAP 0.732, untrained 0.619, adapter 0.712. Beating BM25 takes the quickstart's longer run
-(150 steps at length 192); that is the quickstart's own check, too slow for CI.
+The adapter is trained the quickstart's way, shortened (``TRAIN``: 60 steps of 16 questions,
+each with its accepted answer and 3 negatives, at max length 128): title + body of each
+training question against its accepted answer, negatives from the answers of BM25-similar
+questions, listwise loss. On a LAS-style set built from the held-out (test split) questions,
+20 candidates each, it must rank the accepted answers clearly better than the untrained
+MiniLM. Measured: BM25 MAP 0.732, untrained 0.619, adapter 0.720 (with the quickstart's 7
+negatives 0.729, at twice the training time: the suite's longest test, so 3 here). Beating
+BM25 takes the quickstart's longer run (150 steps at length 192); that is the quickstart's
+own check, too slow for CI.
 """
 
 from __future__ import annotations
@@ -30,13 +32,13 @@ TRAIN = {
     "pair_kinds": ("question_answer",),
     "hard_negatives": True,
     "loss": "listwise",
-    "negatives": 7,
+    "negatives": 3,
     "batch_size": 16,
     "max_length": MAX_LENGTH,
     "max_steps": 60,
     "lr": 1e-3,
 }
-MARGIN = 0.05  # over the untrained model; measured +0.093
+MARGIN = 0.05  # over the untrained model; measured +0.100
 
 
 def map_of(scores, rows) -> float:
