@@ -39,7 +39,12 @@ from stackexchange.io import (
     output_lock,
     refuse_input_inside_output,
 )
-from stackexchange.lists import SPLITS, answer_selection_lists, question_similarity_lists
+from stackexchange.lists import (
+    BENCHMARK_FILE,
+    SPLITS,
+    answer_selection_lists,
+    question_similarity_lists,
+)
 from stackexchange.numbers import check_number
 
 DEFAULT_CANDIDATES = {"answer_selection": 100, "question_similarity": 20}
@@ -95,7 +100,7 @@ def _split_stats(rows: list[dict]) -> dict:
 def is_built_benchmark(folder: str | os.PathLike) -> bool:
     """Whether ``folder`` is a benchmark :func:`build_from_forum` wrote (its benchmark.json)."""
     try:
-        manifest = json.loads((Path(folder) / "benchmark.json").read_text(encoding="utf-8"))
+        manifest = json.loads((Path(folder) / BENCHMARK_FILE).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return False
     source = manifest.get("source") if isinstance(manifest, dict) else None
@@ -117,7 +122,7 @@ def files_not_built(folder: str | os.PathLike) -> list[str]:
         ['notes.md']
     """
     folder = Path(folder)
-    manifest = json.loads((folder / "benchmark.json").read_text(encoding="utf-8"))
+    manifest = json.loads((folder / BENCHMARK_FILE).read_text(encoding="utf-8"))
     listed = manifest.get("files")
     if isinstance(listed, list):
         known = {str(f) for f in listed}
@@ -131,7 +136,7 @@ def files_not_built(folder: str | os.PathLike) -> list[str]:
     return [
         relative
         for relative in _relatives(folder)
-        if relative != "benchmark.json" and relative.split("/")[0] not in splits
+        if relative != BENCHMARK_FILE and relative.split("/")[0] not in splits
     ]
 
 
@@ -218,8 +223,8 @@ def build_from_forum(
                 datasets.Dataset.from_dict(
                     {c: [r[c] for r in rows[split]] for c in COLUMNS}, features=column_features()
                 ).save_to_disk(str(tmp / split))
-            files = [f for f in _relatives(tmp) if (tmp / f).is_file()] + ["benchmark.json"]
-            atomic_write_json(tmp / "benchmark.json", {
+            files = [f for f in _relatives(tmp) if (tmp / f).is_file()] + [BENCHMARK_FILE]
+            atomic_write_json(tmp / BENCHMARK_FILE, {
                 "name": f"{forum_dir.name}-{short}",
                 "task": task,
                 "main_metric": MAIN_METRIC[task],

@@ -24,6 +24,7 @@ from adapter_zoo.metrics import evaluate_rankings
 from benchmarks.registry import get
 from benchmarks.results import append_result, make_record
 from stackexchange.numbers import check_number
+from stackexchange.parse import STATS_FILE
 
 
 def pairs_from_benchmark(name: str, *, data_dir=None, negatives: int = 3, seed: int = 0):
@@ -48,7 +49,7 @@ def pairs_from_benchmark(name: str, *, data_dir=None, negatives: int = 3, seed: 
 def _source_forum(bench) -> Path | None:
     """The parsed forum a built benchmark comes from, when it is still there."""
     source = getattr(bench, "source_forum", "")
-    return Path(source) if source and (Path(source) / "stats.json").is_file() else None
+    return Path(source) if source and (Path(source) / STATS_FILE).is_file() else None
 
 
 def train_on_benchmark(

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+from stackexchange.lists import BENCHMARK_FILE
+
 
 def register(subparsers) -> None:
     from stackexchange.numbers import max_length_int, number_option, positive_int, seed_int
@@ -150,7 +152,7 @@ def run_build(args) -> int:
         args.forum_dir, args.out, task=args.task, candidates=args.candidates, seed=args.seed,
         overwrite=args.overwrite,
     )  # fmt: skip
-    manifest = json.loads((path / "benchmark.json").read_text(encoding="utf-8"))
+    manifest = json.loads((path / BENCHMARK_FILE).read_text(encoding="utf-8"))
     get("local:" + str(path)).load("test")  # the folder reads back
     counts = ", ".join(f"{split} {c['queries']}" for split, c in manifest["counts"].items())
     print(

@@ -14,6 +14,7 @@ from pathlib import Path
 from adapter_zoo.training.dev import DEV_LISTS
 from benchmarks.errors import BenchmarkError
 from stackexchange.io import atomic_directory, atomic_write_json
+from stackexchange.parse import STATS_FILE
 
 PAIR_COLUMNS = ("forum", "query", "positive", "query_id", "positive_id", "tags", "score")
 MODES = ("full", "adapter", "tanda")
@@ -93,7 +94,7 @@ def to_parse_folder(benchmark, out_dir, data_dir=None) -> Path:
             datasets.Dataset.from_dict(dev_lists).save_to_disk(str(tmp / DEV_LISTS))
         counts = {s: len(c["query"]) for s, c in splits.items()}
         atomic_write_json(
-            tmp / "stats.json",
+            tmp / STATS_FILE,
             {
                 "forum": forum,
                 "questions": counts["train"] + counts["dev"],

@@ -31,6 +31,7 @@ from adapter_zoo.names import ZERO_SHOT_MODEL
 from adapter_zoo.zoo.domain import domain_centroid, forum_questions, load_embedder
 from benchmarks.registry import get
 from benchmarks.sweep import score_models, sweep_benchmark
+from stackexchange.lists import BENCHMARK_FILE
 from stackexchange.numbers import check_number
 
 
@@ -39,7 +40,7 @@ def target_questions(target, *, split: str = "test", data_dir=None) -> list[str]
     from adapter_zoo.cascade.data import forum_dirs
 
     path = Path(str(target)).expanduser()
-    if path.is_dir() and not (path / "benchmark.json").is_file():
+    if path.is_dir() and not (path / BENCHMARK_FILE).is_file():
         return [q for forum in forum_dirs(path) for q in forum_questions(forum, split=None)]
     name = "local:" + str(path) if path.is_dir() else str(target)
     return list(get(name).load(split, data_dir)["query"])

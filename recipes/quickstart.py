@@ -21,6 +21,7 @@ from pathlib import Path
 from adapter_zoo.errors import ZooError
 from recipes.runner import own_zoo
 from stackexchange.catalog import shipped_data
+from stackexchange.parse import STATS_FILE
 
 HOME_FORUM = "beer.stackexchange.com"
 OTHER_FORUM = "bicycles.meta.stackexchange.com"
@@ -154,7 +155,7 @@ def _quickstart(out, *, base: str, max_steps: int | None, smoke: bool) -> Path:
         forum_dirs[host] = stackexchange.parse_forum(
             shipped_data() / f"{host}.7z", out / "parsed", overwrite=True
         )
-        stats = json.loads((forum_dirs[host] / "stats.json").read_text())
+        stats = json.loads((forum_dirs[host] / STATS_FILE).read_text())
         print(
             f"   {host}: {stats['questions']} questions, {stats['answers']} answers, pairs {stats['pairs']}"
         )

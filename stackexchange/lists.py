@@ -27,6 +27,9 @@ import numpy as np
 from stackexchange.text import question_text
 
 SPLITS = ("train", "dev", "test")
+# The descriptor of a benchmark folder built from these lists (benchmarks.builder); here, below
+# both, because adapt (adapter_zoo) reads such folders as targets too.
+BENCHMARK_FILE = "benchmark.json"
 
 
 def question_text_of(row) -> str:

@@ -20,13 +20,14 @@ from stackexchange.source import POST_LINKS, POSTS, forum_host, open_forum
 
 DEFAULT_MAX_POSITIVES = 100_000  # MultiCQA's cap on positives per forum
 FORMAT_VERSION = 1
+STATS_FILE = "stats.json"  # written last: its presence marks a finished parse
 MAX_WORKERS = 8
 
 
 def is_complete(forum_dir: str | os.PathLike) -> bool:
     """Whether ``forum_dir`` is a finished parse (folders only appear whole, stats.json last)."""
     path = Path(forum_dir)
-    return (path / "stats.json").is_file() and (path / "questions").is_dir()
+    return (path / STATS_FILE).is_file() and (path / "questions").is_dir()
 
 
 def check_output(source, out_dir, host: str, *, overwrite: bool = False) -> None:
@@ -134,7 +135,7 @@ def parse_forum_unlocked(
         with open_forum(source, work, forum) as files:
             stats = _parse_files(files, tmp, work, max_positives, seed, progress, workers)
         shutil.rmtree(work)
-        atomic_write_json(tmp / "stats.json", stats)
+        atomic_write_json(tmp / STATS_FILE, stats)
     return final
 
 
@@ -188,7 +189,7 @@ def _parse_files(files, tmp: Path, work: Path, max_positives, seed, progress, wo
 
 def read_stats(forum_dir: str | os.PathLike) -> dict:
     """The ``stats.json`` of a parsed forum folder."""
-    path = Path(forum_dir) / "stats.json"
+    path = Path(forum_dir) / STATS_FILE
     try:
         return json.loads(path.read_text())
     except FileNotFoundError:

@@ -34,6 +34,7 @@ import numpy as np
 
 from adapter_zoo.adapt.threads import MIN_BODY_CHARS, MIN_TITLE_CHARS, Target, Thread
 from adapter_zoo.errors import ZooError
+from stackexchange.parse import STATS_FILE
 
 DECISION = "decision"
 SELECTION = "dev"  # the training run's dev split
@@ -212,5 +213,5 @@ def write_training_folder(target: Target, parts: list[str], out: Path) -> Path:
     )
     dev.save_to_disk(str(forum / DEV_LISTS))
     stats = {"forum": target.name, "questions": len(kept), "pairs": counts, "adapt": True}
-    (forum / "stats.json").write_text(json.dumps(stats, indent=2), encoding="utf-8")
+    (forum / STATS_FILE).write_text(json.dumps(stats, indent=2), encoding="utf-8")
     return forum

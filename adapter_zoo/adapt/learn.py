@@ -35,6 +35,7 @@ import numpy as np
 from adapter_zoo.adapt import plan as planning
 from adapter_zoo.errors import ZooError
 from adapter_zoo.names import DEFAULT_BASE
+from stackexchange.parse import STATS_FILE
 
 logger = logging.getLogger(__name__)
 
@@ -305,7 +306,7 @@ def _train_candidates(target_data, parts, tmp, name, cards, zoo_plans, base_mode
         skipped = "no selection thread with a ranking list: nothing to select a training run on"
         return {}, {"skipped": skipped}
     forum = write_training_folder(target_data, parts, tmp)
-    counts = json.loads((forum / "stats.json").read_text())["pairs"]
+    counts = json.loads((forum / STATS_FILE).read_text())["pairs"]
     train_pairs = {kind: counts[kind]["train"] for kind in counts}
     kinds = [k for k, folder in (("question_answer", "title_answer"), ("title_body", "title_body"),
                                  ("duplicates", "duplicates")) if train_pairs[folder] > 1]  # fmt: skip

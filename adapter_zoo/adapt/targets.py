@@ -15,6 +15,7 @@ import json
 from pathlib import Path
 
 from adapter_zoo.errors import ZooError
+from stackexchange.lists import BENCHMARK_FILE
 
 DUMP_SUFFIX = ".7z"
 BENCHMARK_SPLITS = ("train", "dev", "test")
@@ -53,7 +54,7 @@ def read_target(target) -> tuple[list[str], dict]:
         raise ZooError(f"{path}: no such target (a parsed forum, a dump, a benchmark or a file)")
     if path.is_file() and path.suffix not in (DUMP_SUFFIX, ".jsonl", ".tsv"):
         return _text_file(path)
-    if (path / "benchmark.json").is_file():
+    if (path / BENCHMARK_FILE).is_file():
         return _benchmark(path)
     # a dump or parsed forums: their questions without the evaluation split
     from adapter_zoo.adapt.threads import read_threads
@@ -85,7 +86,7 @@ def _benchmark(path: Path) -> tuple[list[str], dict]:
     from stackexchange.store import read_dataset
 
     try:
-        manifest = json.loads((path / "benchmark.json").read_text(encoding="utf-8"))
+        manifest = json.loads((path / BENCHMARK_FILE).read_text(encoding="utf-8"))
     except json.JSONDecodeError as error:
         raise ZooError(f"{path / 'benchmark.json'}: not valid JSON ({error})") from None
     texts = []

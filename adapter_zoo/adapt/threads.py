@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from adapter_zoo.errors import ZooError
+from stackexchange.lists import BENCHMARK_FILE
 
 EVALUATION_SPLIT = "test"  # never read: the forum's held-out test questions
 # A pseudo-pair's parts must carry meaning (stackexchange.assemble's floors for pairs).
@@ -104,7 +105,7 @@ def read_threads(target) -> Target:
         return _tsv(path)
     if path.suffix == ".7z" or (path / "Posts.xml").is_file():
         return _dump(path)
-    if path.is_file() or (path / "benchmark.json").is_file():
+    if path.is_file() or (path / BENCHMARK_FILE).is_file():
         from adapter_zoo.adapt.targets import read_target
 
         texts, about = read_target(path)

@@ -15,15 +15,16 @@ from __future__ import annotations
 from pathlib import Path
 
 from adapter_zoo.errors import ZooError
+from stackexchange.parse import STATS_FILE
 
 TRAIN_KINDS = ("title_answer",)
 
 
 def forum_dirs(parsed: Path) -> list[Path]:
     """``parsed`` itself when it is one forum folder, else every forum folder inside it."""
-    if (parsed / "stats.json").is_file():
+    if (parsed / STATS_FILE).is_file():
         return [parsed]
-    forums = sorted(p for p in parsed.glob("*") if (p / "stats.json").is_file())
+    forums = sorted(p for p in parsed.glob("*") if (p / STATS_FILE).is_file())
     if not forums:
         raise ZooError(f"{parsed}: no parsed forum (no stats.json); run adapter-zoo parse first")
     return forums

@@ -10,6 +10,7 @@ import numpy as np
 
 from adapter_zoo.errors import ZooError
 from stackexchange.catalog import forum_set
+from stackexchange.parse import STATS_FILE
 
 CATALOG_SETS = ("all", "balanced", "largest")
 
@@ -18,7 +19,7 @@ def available_forums(data: Path) -> list[str]:
     """Forum folders (complete ones hold ``stats.json``) in a parse output folder."""
     if not data.is_dir():
         raise ZooError(f"{data}: training data folder not found (run adapter-zoo parse first)")
-    return sorted(p.name for p in data.iterdir() if (p / "stats.json").is_file())
+    return sorted(p.name for p in data.iterdir() if (p / STATS_FILE).is_file())
 
 
 def _catalog_set(name: str, data: Path, present: list[str]) -> list[str]:

@@ -13,8 +13,7 @@ from pathlib import Path
 
 from benchmarks.errors import BenchmarkError
 from benchmarks.registry import COLUMNS, Benchmark, check_rows
-
-DESCRIPTOR = "benchmark.json"
+from stackexchange.lists import BENCHMARK_FILE
 
 
 @dataclasses.dataclass(frozen=True)
@@ -30,7 +29,7 @@ class LocalBenchmark(Benchmark):
     @classmethod
     def from_path(cls, path) -> LocalBenchmark:
         folder = Path(path).expanduser()
-        descriptor = folder / DESCRIPTOR
+        descriptor = folder / BENCHMARK_FILE
         if not descriptor.is_file():
             raise BenchmarkError(f"{descriptor}: no benchmark descriptor (build one first)")
         try:

@@ -38,6 +38,8 @@ sys.path.insert(0, str(ROOT))
 from adapter_zoo.names import ZERO_SHOT_MODEL  # noqa: E402
 from benchmarks.perf.machine import machine_info  # noqa: E402
 from benchmarks.perf.transfer import FORUMS, short  # noqa: E402
+from stackexchange.lists import BENCHMARK_FILE  # noqa: E402
+from stackexchange.parse import STATS_FILE  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 # ../shared/data beside the checkout; ADAPTER_ZOO_SHARED_DATA names another copy
@@ -54,11 +56,11 @@ def prepare(work: Path, hosts) -> None:
     from stackexchange import parse_forum
 
     for host in hosts:
-        if not (work / "parsed" / host / "stats.json").is_file():
+        if not (work / "parsed" / host / STATS_FILE).is_file():
             source = SHARED / host
             parse_forum(source if source.is_dir() else SHARED / f"{host}.7z", work / "parsed")
         bench = work / "bench" / short(host)
-        if not (bench / "benchmark.json").is_file():
+        if not (bench / BENCHMARK_FILE).is_file():
             build_from_forum(work / "parsed" / host, bench, candidates=CANDIDATES)
 
 

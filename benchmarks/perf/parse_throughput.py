@@ -39,6 +39,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
+from stackexchange.parse import STATS_FILE  # noqa: E402
+
 SHARED = Path(os.environ.get("ADAPTER_ZOO_SHARED", ROOT.parent / "shared")) / "data"
 ARCHIVE = SHARED / "stackexchange" / "beer.stackexchange.com.7z"
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -194,7 +196,7 @@ def child(mode: str, forum: Path, out: Path, workers: int | None) -> None:
         import stackexchange
 
         forum_dir = stackexchange.parse_forum(forum, out, overwrite=True, workers=workers)
-        stats = json.loads((forum_dir / "stats.json").read_text())
+        stats = json.loads((forum_dir / STATS_FILE).read_text())
         extra = {"pairs": stats["pairs"], "questions": stats["questions"], "workers": workers}
     seconds = time.perf_counter() - start
     memory.stop()

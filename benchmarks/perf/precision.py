@@ -36,6 +36,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 from benchmarks.perf.machine import machine_info  # noqa: E402
+from stackexchange.lists import BENCHMARK_FILE  # noqa: E402
 
 SHARED = Path(os.environ.get("ADAPTER_ZOO_SHARED", ROOT.parent / "shared")) / "data"
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -112,7 +113,7 @@ def las_set(work: Path):
 
     dump = SHARED / "stackexchange" / "beer.stackexchange.com.7z"
     bench = work / "benchmarks" / "beer"
-    if not (bench / "benchmark.json").is_file():
+    if not (bench / BENCHMARK_FILE).is_file():
         forum = stackexchange.parse_forum(dump, work / "parsed")
         benchmarks.build_from_forum(forum, bench, candidates=50, seed=0)
     return benchmarks.get(f"local:{bench}").load("test")

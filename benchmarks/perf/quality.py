@@ -53,6 +53,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 from adapter_zoo.names import ZERO_SHOT_MODEL  # noqa: E402
 from benchmarks.perf.machine import machine_info  # noqa: E402
+from stackexchange.lists import BENCHMARK_FILE  # noqa: E402
 
 SHARED = Path(os.environ.get("ADAPTER_ZOO_SHARED", ROOT.parent / "shared")) / "data"
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -116,7 +117,7 @@ def prepare(work: Path) -> dict[str, str]:
     for short, host in FORUMS.items():
         forum = stackexchange.parse_forum(shipped_data() / f"{host}.7z", work / "parsed")
         bench = work / "benchmarks" / short
-        if not (bench / "benchmark.json").is_file():
+        if not (bench / BENCHMARK_FILE).is_file():
             build_from_forum(forum, bench, candidates=CANDIDATES, seed=0)
         sets[short] = f"local:{bench}"
     sets["wikiqa"] = "wikiqa"

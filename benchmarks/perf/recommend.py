@@ -33,6 +33,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 from benchmarks.perf.machine import machine_info  # noqa: E402
+from stackexchange.lists import BENCHMARK_FILE  # noqa: E402
 
 SHARED = Path(os.environ.get("ADAPTER_ZOO_SHARED", ROOT.parent / "shared")) / "data"
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -61,7 +62,7 @@ def prepare_data(work: Path) -> tuple[Path, dict[str, str]]:
     for host in FORUMS:
         forum = stackexchange.parse_forum(shipped_data() / f"{host}.7z", parsed)
         bench = work / "benchmarks" / host.split(".")[0]
-        if not (bench / "benchmark.json").is_file():
+        if not (bench / BENCHMARK_FILE).is_file():
             build_from_forum(forum, bench, task="answer_selection", candidates=20, seed=0)
         targets[f"las-{host.split('.')[0]}"] = f"local:{bench}"
     return parsed, targets
