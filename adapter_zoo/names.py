@@ -11,8 +11,8 @@ the leaderboard and the recipes accept.
 
 Example:
     >>> parse_model_name("sbert:minilm-l6")
-    ModelName(text='sbert:minilm-l6', kind='sbert', base='minilm-l6')
-    >>> parse_model_name("bm25").kind, parse_model_name("beer").kind
+    ModelName(text='sbert:minilm-l6', category='sbert', base='minilm-l6')
+    >>> parse_model_name("bm25").category, parse_model_name("beer").category
     ('lexical', 'entry')
 """
 
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from adapter_zoo.errors import ZooError
 
-# The kinds of name.
+# The categories of name (ModelName.category; "kind" is the registry's ModelKind).
 ZERO_SHOT = "sbert"
 BASE = "base"
 COMPOSITION = "composition"
@@ -53,20 +53,20 @@ class ModelName:
 
     Attributes:
         text: the name as given (a path as its string).
-        kind: ``sbert`` (zero-shot bi-encoder), ``base`` (untrained base), ``composition``
+        category: ``sbert`` (zero-shot bi-encoder), ``base`` (untrained base), ``composition``
             (a ``fusion:``/``rerank:`` spec), ``lexical`` (``bm25``, ``tfidf``) or ``entry``
             (a zoo, Hub or catalog name, or a folder or file).
         base: the base model of ``sbert:`` and ``base:`` names, else None.
     """
 
     text: str
-    kind: str
+    category: str
     base: str | None = None
 
     @property
     def is_entry(self) -> bool:
         """Whether the name is resolved to an entry (zoo, folder, Hub, catalog forum)."""
-        return self.kind == ENTRY
+        return self.category == ENTRY
 
 
 def is_spec(name) -> bool:
@@ -75,7 +75,7 @@ def is_spec(name) -> bool:
 
 
 def parse_model_name(name: str | os.PathLike) -> ModelName:
-    """The kind of model ``name`` names, from its spelling alone (nothing is read).
+    """What category of model ``name`` names, from its spelling alone (nothing is read).
 
     A path object always names a folder or file (``Path("bm25")`` is a folder, not BM25).
 
@@ -91,10 +91,10 @@ def parse_model_name(name: str | os.PathLike) -> ModelName:
 
     Example:
         >>> parse_model_name("base:bert-base")
-        ModelName(text='base:bert-base', kind='base', base='bert-base')
-        >>> parse_model_name("rerank:bm25>beer@10").kind
+        ModelName(text='base:bert-base', category='base', base='bert-base')
+        >>> parse_model_name("rerank:bm25>beer@10").category
         'composition'
-        >>> parse_model_name("./models/beer").kind
+        >>> parse_model_name("./models/beer").category
         'entry'
         >>> parse_model_name("sbert:")
         Traceback (most recent call last):
@@ -109,7 +109,7 @@ def parse_model_name(name: str | os.PathLike) -> ModelName:
         return ModelName(name, COMPOSITION)
     if name in LEXICAL_NAMES:
         return ModelName(name, LEXICAL)
-    for kind, prefix in ((ZERO_SHOT, ZERO_SHOT_PREFIX), (BASE, BASE_PREFIX)):
+    for category, prefix in ((ZERO_SHOT, ZERO_SHOT_PREFIX), (BASE, BASE_PREFIX)):
         if name.startswith(prefix):
             base = name[len(prefix) :]
             if not base.strip():
@@ -117,5 +117,5 @@ def parse_model_name(name: str | os.PathLike) -> ModelName:
                     f"model name {name!r} names no base model: write {prefix}<base>, such as "
                     f"{prefix}minilm-l6"
                 )
-            return ModelName(name, kind, base)
+            return ModelName(name, category, base)
     return ModelName(name, ENTRY)

@@ -185,8 +185,8 @@ def kind_for_name(name: str | os.PathLike | ModelName) -> ModelKind | None:
     for kind in registered_kinds().values():
         if kind.recognises_name(parsed):
             return kind
-    if parsed.kind != ENTRY:
-        raise ZooError(f"no model kind recognises {parsed.text!r} ({parsed.kind})")
+    if parsed.category != ENTRY:
+        raise ZooError(f"no model kind recognises {parsed.text!r} ({parsed.category})")
     return None
 
 

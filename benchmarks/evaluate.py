@@ -211,7 +211,7 @@ def evaluate(
         from benchmarks.finetune import finetune as run_finetune
 
         parsed = parse_model_name(model)
-        base = parsed.base if parsed.kind == BASE else str(model)
+        base = parsed.base if parsed.category == BASE else str(model)
         with tempfile.TemporaryDirectory(prefix="adapter-zoo-ft-") as work:
             entry = run_finetune(
                 base,

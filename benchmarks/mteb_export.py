@@ -193,7 +193,7 @@ def _bi_encoder(model):
 
     encoder = model
     name = parse_model_name(model) if isinstance(model, str) else None
-    if name is not None and name.kind == ZERO_SHOT:
+    if name is not None and name.category == ZERO_SHOT:
         encoder = BiEncoder.from_base(name.base, device="cpu")
     elif isinstance(model, str | os.PathLike):
         encoder = load(str(model), device="cpu")

@@ -115,7 +115,7 @@ def _model_inputs(model: str) -> list[Path]:
     name = parse_model_name(model)
     if is_baseline(model):
         return []
-    return [_zoo_path(name.base if name.kind == BASE else model)]
+    return [_zoo_path(name.base if name.category == BASE else model)]
 
 
 def _benchmark_inputs(benchmark: str | None, data_dir: str | None) -> list[Path]:

@@ -43,7 +43,7 @@ def run_compose(args) -> int:
     path = compose_entry(
         args.name,
         args.fusion or args.rerank,
-        kind="fusion" if args.fusion else "rerank",
+        composition="fusion" if args.fusion else "rerank",
         top_k=DEFAULT_TOP_K if args.top_k is None else args.top_k,
         data=args.data,
         forum=args.forum,

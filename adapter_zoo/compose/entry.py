@@ -88,24 +88,24 @@ def search_weights(
     return best
 
 
-def _as_spec(spec_or_members, kind: str, top_k: int) -> Spec:
+def _as_spec(spec_or_members, composition: str, top_k: int) -> Spec:
     if isinstance(spec_or_members, str):
         return parse_spec(spec_or_members)
     members = [str(m) for m in spec_or_members]
-    if kind == FUSION:
+    if composition == FUSION:
         return parse_spec(f"{FUSION}:" + "+".join(members))
-    if kind == RERANK:
+    if composition == RERANK:
         if len(members) != 2:
             raise ZooError(f"rerank takes a retriever and a reranker, got {len(members)} names")
         return parse_spec(f"{RERANK}:{members[0]}>{members[1]}@{top_k}")
-    raise ZooError(f"unknown composition {kind!r}: use {FUSION} or {RERANK}")
+    raise ZooError(f"unknown composition {composition!r}: use {FUSION} or {RERANK}")
 
 
 def compose_entry(
     name: str,
     spec_or_members,
     *,
-    kind: str = FUSION,
+    composition: str = FUSION,
     top_k: int = DEFAULT_TOP_K,
     data=None,
     forum: str | None = None,
@@ -125,8 +125,8 @@ def compose_entry(
 
     Args:
         name: the zoo entry's name.
-        spec_or_members: a ``fusion:``/``rerank:`` spec, or member names (see ``kind``).
-        kind: for member names: ``fusion`` (any number) or ``rerank`` (retriever, reranker).
+        spec_or_members: a ``fusion:``/``rerank:`` spec, or member names (see ``composition``).
+        composition: for member names: ``fusion`` (any number) or ``rerank`` (retriever, reranker).
         top_k: for ``rerank`` from member names: how many candidates are reranked.
         data: a parse output folder (``adapter-zoo parse --out``).
         forum: the forum of ``data`` whose dev split chooses and scores.
@@ -147,7 +147,7 @@ def compose_entry(
     """
     from adapter_zoo.zoo.store import entry_path, save_entry
 
-    spec = _as_spec(spec_or_members, kind, top_k)
+    spec = _as_spec(spec_or_members, composition, top_k)
     if name == BM25 or is_spec(name):
         raise ZooError(f"{name!r} is read as a model spec, not a zoo name; choose another name")
     if entry_path(name).exists() and not overwrite:
@@ -162,7 +162,7 @@ def compose_entry(
         {
             "kind": "composite",
             "encoder": "composite",
-            "composition": spec.kind,
+            "composition": spec.composition,
             "base_model": "composite",
             "members": list(spec.members),
             "forums": [],
@@ -181,10 +181,10 @@ def compose_entry(
             "forum": host,
             "dev_lists": len(lists),
             "list_size": DEV_CANDIDATES,
-            **({"weight_grid": [float(w) for w in grid]} if spec.kind == FUSION else {}),
+            **({"weight_grid": [float(w) for w in grid]} if spec.composition == FUSION else {}),
         }
     card["spec"] = str(spec)
-    if spec.kind == FUSION:
+    if spec.composition == FUSION:
         card["weights"] = list(spec.weights)
     else:
         card["top_k"] = spec.top_k
@@ -234,7 +234,7 @@ def _choose_on_dev(spec: Spec, lists, grid, device) -> tuple[Spec, dict]:
         member_lists.append(np.split(score_with(member, pairs, batch_size=64), bounds))
         del member
     members = {n: _dev_map(s) for n, s in zip(spec.members, member_lists)}
-    if spec.kind == FUSION:
+    if spec.composition == FUSION:
         weights, composite = search_weights(member_lists, grid)
         spec = Spec(FUSION, spec.members, weights)
     else:

@@ -12,7 +12,7 @@ naming that entry.
 
 Example:
     >>> parse_spec("fusion:beer+sbert:minilm-l6*0.2+bm25*0.1")
-    Spec(kind='fusion', members=('beer', 'sbert:minilm-l6', 'bm25'), weights=(1.0, 0.2, 0.1), top_k=None)
+    Spec(composition='fusion', members=('beer', 'sbert:minilm-l6', 'bm25'), weights=(1.0, 0.2, 0.1), top_k=None)
     >>> str(parse_spec("rerank:sbert:minilm-l6>beer"))
     'rerank:sbert:minilm-l6>beer@20'
     >>> parse_spec("rerank:bm25")
@@ -46,17 +46,17 @@ _TOP_K = re.compile(r"[0-9]+")
 
 @dataclass(frozen=True)
 class Spec:
-    """A parsed composition: ``kind`` (``fusion``/``rerank``), member names as written,
+    """A parsed composition: ``composition`` (``fusion``/``rerank``), member names as written,
     fusion ``weights`` (one per member) or rerank ``top_k``."""
 
-    kind: str
+    composition: str
     members: tuple[str, ...]
     weights: tuple[float, ...] = ()
     top_k: int | None = None
 
     def __str__(self) -> str:
         """The canonical spec string (weights of 1 left out, K always written)."""
-        if self.kind == RERANK:
+        if self.composition == RERANK:
             return f"{RERANK}:{self.members[0]}>{self.members[1]}@{self.top_k}"
         terms = [
             m if w == 1 else f"{m}*{np.format_float_positional(w, trim='-')}"
@@ -147,9 +147,9 @@ def build(spec: Spec, *, device=None, card: dict | None = None):
     from adapter_zoo.compose.fusion import ScoreFusion
     from adapter_zoo.compose.rerank import Rerank
 
-    card = card or {"name": str(spec), "kind": "composite", "composition": spec.kind}
+    card = card or {"name": str(spec), "kind": "composite", "composition": spec.composition}
     members = [load_member(name, device=device) for name in spec.members]
-    if spec.kind == FUSION:
+    if spec.composition == FUSION:
         return ScoreFusion(members, spec.weights, spec.members, card=card)
     return Rerank(*members, top_k=spec.top_k, card=card)
 
@@ -161,7 +161,12 @@ def load_spec(text: str, *, device=None):
         >>> load_spec("fusion:bm25+sbert:minilm-l6*0.2").rank("q", ["a", "b"])  # doctest: +SKIP
     """
     spec = parse_spec(text)
-    card = {"name": str(text), "kind": "composite", "composition": spec.kind, "spec": str(spec)}
+    card = {
+        "name": str(text),
+        "kind": "composite",
+        "composition": spec.composition,
+        "spec": str(spec),
+    }
     return build(spec, device=device, card=card)
 
 

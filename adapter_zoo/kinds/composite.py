@@ -68,7 +68,7 @@ def _refuse_local_member(member: str, path: Path) -> None:
     from adapter_zoo.zoo.untrusted import UnsafeEntryError, is_local_path
 
     name = parse_model_name(member)
-    text = name.base if name.kind == ZERO_SHOT else member
+    text = name.base if name.category == ZERO_SHOT else member
     if is_local_path(text) or text.startswith(".") or "\\" in text or ".." in text.split("/"):
         raise UnsafeEntryError(
             f"{path / CARD_FILE}: composite member {member!r} is a path outside the entry; "

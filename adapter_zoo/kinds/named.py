@@ -24,7 +24,7 @@ class ZeroShotBiEncoder(ModelKind):
         return "it is a bi-encoder (the base used zero-shot), a sentence-transformers model"
 
     def recognises_name(self, name: ModelName) -> bool:
-        return name.kind == ZERO_SHOT
+        return name.category == ZERO_SHOT
 
     def load_name(self, name: ModelName, *, device=None, base_model=None):
         from adapter_zoo.biencoder import BiEncoder
@@ -43,7 +43,7 @@ class UntrainedBase(ModelKind):
     role = "baseline"
 
     def recognises_name(self, name: ModelName) -> bool:
-        return name.kind == BASE
+        return name.category == BASE
 
     def load_name(self, name: ModelName, *, device=None, base_model=None):
         from adapter_zoo.ranker import Ranker
@@ -62,7 +62,7 @@ class CompositionSpec(ModelKind):
         return "it is a composition; export its members instead"
 
     def recognises_name(self, name: ModelName) -> bool:
-        return name.kind == COMPOSITION
+        return name.category == COMPOSITION
 
     def load_name(self, name: ModelName, *, device=None, base_model=None):
         from adapter_zoo.compose.spec import load_spec
@@ -83,7 +83,7 @@ class BM25Baseline(ModelKind):
         return "it is a composition member without weights (BM25)"
 
     def recognises_name(self, name: ModelName) -> bool:
-        return name.kind != ENTRY and name.text == BM25
+        return name.category != ENTRY and name.text == BM25
 
     def load_name(self, name: ModelName, *, device=None, base_model=None):
         from adapter_zoo.compose.bm25 import BM25Scorer
@@ -101,7 +101,7 @@ class TfidfBaseline(ModelKind):
     role = "baseline"
 
     def recognises_name(self, name: ModelName) -> bool:
-        return name.kind != ENTRY and name.text == TFIDF
+        return name.category != ENTRY and name.text == TFIDF
 
     def load_name(self, name: ModelName, *, device=None, base_model=None):
         from adapter_zoo.compose.tfidf import TfidfScorer
@@ -123,7 +123,7 @@ class MultiCQAFile(ModelKind):
         from adapter_zoo.zoo import multicqa
         from adapter_zoo.zoo.store import CARD_FILE, is_entry_name, zoo_home
 
-        if name.kind != ENTRY:
+        if name.category != ENTRY:
             return False
         local = Path(name.text).expanduser()
         if is_entry_name(name.text) and (zoo_home() / name.text).is_dir():

@@ -4,13 +4,13 @@ Table (:mod:`.table`): one row per model, best first by the mean of its main met
 (``split`` in the header) a column of its main metric and, where that is not MAP, one of MAP;
 each cell marked with its setting when it is not zero-shot (``†``: in-domain, a zoo model on a
 set built from its own forum); then ``Σ <metric>``: the mean of each metric over the sets the
-row has (MultiCQA's average column); then ``kind``: ``baseline`` (BM25, TF-IDF, an untrained
+row has (MultiCQA's average column); then ``role``: ``baseline`` (BM25, TF-IDF, an untrained
 base), ``peer`` (a zero-shot sentence encoder, ``sbert:``) or ``ours`` (the zoo's models).
 Published reference rows from the registry follow, marked "published". The latest record
 wins when a run is repeated. Names are escaped in the Markdown as in the HTML.
 
 Page (:mod:`.page`): ``leaderboard.html``, one file with its figures inline, sortable columns,
-filters by kind and setting.
+filters by role and setting.
 
 Figures (:mod:`.plots`, :mod:`.transfer`), each also written beside the page:
 ``models.png`` (every row's main metric per set), ``zero_shot.png`` (MultiCQA Figure 2, with
@@ -40,7 +40,7 @@ from benchmarks.leaderboard.table import (
     Table,
     build_table,
     markdown_text,
-    model_kind,
+    model_role,
     row_label,
     to_markdown,
 )
@@ -60,7 +60,7 @@ __all__ = [
     "figure_file",
     "is_leaderboard",
     "markdown_text",
-    "model_kind",
+    "model_role",
     "row_label",
     "to_markdown",
     "transfer_matrix",

@@ -1,7 +1,7 @@
 """The leaderboard as one self-contained HTML page.
 
 Everything is inside the file: figures as inline SVG or PNG data URIs, the styles, and a few
-lines of script (sort by a column, filter by kind and setting), so the page works copied
+lines of script (sort by a column, filter by role and setting), so the page works copied
 alone, offline. Accessible table markup: ``lang``, ``caption``, ``thead`` with
 ``scope="col"`` headers that are buttons and carry ``aria-sort``, ``scope="row"`` row
 headers; numbers right-aligned in tabular figures, each column's best in bold with a title.
@@ -46,7 +46,7 @@ figcaption{font-size:.85rem;color:#444}
 """
 
 # a click on a column's header sorts by it (numbers best first, names A-Z; a second click
-# reverses; empty cells last); the selects show the rows of a kind / with cells in a setting
+# reverses; empty cells last); the selects show the rows of a role / with cells in a setting
 SCRIPT = """
 (function () {
   var table = document.getElementById("leaderboard"), body = table.tBodies[0];
@@ -72,18 +72,18 @@ SCRIPT = """
       rows.forEach(function (row) { body.appendChild(row); });
     });
   });
-  var kind = document.getElementById("kind"), setting = document.getElementById("setting");
+  var role = document.getElementById("role"), setting = document.getElementById("setting");
   function filter() {
     Array.prototype.forEach.call(body.rows, function (row) {
       var settings = row.dataset.settings.split(" ");
-      row.hidden = (kind.value && row.dataset.kind !== kind.value) ||
+      row.hidden = (role.value && row.dataset.role !== role.value) ||
         (setting.value && settings.indexOf(setting.value) < 0);
       Array.prototype.forEach.call(row.querySelectorAll("td[data-setting]"), function (td) {
         td.classList.toggle("muted", !!setting.value && td.dataset.setting !== setting.value);
       });
     });
   }
-  kind.addEventListener("change", filter);
+  role.addEventListener("change", filter);
   setting.addEventListener("change", filter);
 })();
 """
@@ -142,7 +142,7 @@ def _cell_html(cell) -> str:
 def to_html(table: Table, figures: list[Figure], transfer: Figure | str) -> str:
     """The page: filters, the sortable table, its legend, the transfer matrix (or the note
     why it is absent) and the figures."""
-    kinds = sorted({r.kind for r in table.rows})
+    roles = sorted({r.role for r in table.rows})
     settings = sorted({s for r in table.rows for s in r.settings})
     head = "".join(
         f'<th scope="col" aria-sort="none" data-type="{"text" if i in (0, len(table.header) - 1) else "number"}">'
@@ -150,12 +150,12 @@ def to_html(table: Table, figures: list[Figure], transfer: Figure | str) -> str:
         for i, h in enumerate(table.header)
     )
     body = "".join(
-        f'<tr class="{html.escape(r.kind)}{" reference" if r.label == ZERO_SHOT_MODEL else ""}" '
-        f'data-kind="{html.escape(r.kind)}" '
+        f'<tr class="{html.escape(r.role)}{" reference" if r.label == ZERO_SHOT_MODEL else ""}" '
+        f'data-role="{html.escape(r.role)}" '
         f'data-settings="{html.escape(" ".join(r.settings))}">'
         f'<th scope="row">{html.escape(r.label)}</th>'
         + "".join(_cell_html(c) for c in r.cells)
-        + f"<td>{html.escape(r.kind)}</td></tr>"
+        + f"<td>{html.escape(r.role)}</td></tr>"
         for r in table.rows
     )
     used = sorted({c.setting for r in table.rows for c in r.cells if c.mark})
@@ -168,7 +168,7 @@ def to_html(table: Table, figures: list[Figure], transfer: Figure | str) -> str:
             f'<p class="legend">Highlighted: {ZERO_SHOT_MODEL}, the zero-shot bi-encoder a user '
             "already has; the transfer matrix compares the zoo models with it.</p>"
         )
-    measured = sum(r.kind != "published" for r in table.rows)
+    measured = sum(r.role != "published" for r in table.rows)
     transfer_html = (
         f'<p class="note">{html.escape(transfer)}</p>' if isinstance(transfer, str)
         else transfer.html()
@@ -180,7 +180,7 @@ def to_html(table: Table, figures: list[Figure], transfer: Figure | str) -> str:
         f"<title>adapter-zoo leaderboard</title><style>{STYLE}</style></head><body><main>"
         "<h1>adapter-zoo leaderboard</h1>"
         '<form class="filters" aria-label="filters">'
-        f'<label>Kind<select id="kind">{_options(kinds)}</select></label>'
+        f'<label>Role<select id="role">{_options(roles)}</select></label>'
         f'<label>Setting<select id="setting">{_options(settings)}</select></label></form>'
         f'<p class="intro">{measured} models measured here, best first: those scored on more '
         "sets first, then by the mean of each set's main metric; published reference rows "

@@ -1,7 +1,7 @@
 """The leaderboard's figures (matplotlib, Agg), each with its legend.
 
 - :func:`models_figure`: every row's main metric per set as bars, best on top, coloured by
-  kind, BM25 in red (the comparison a reader looks for first).
+  role, BM25 in red (the comparison a reader looks for first).
 - :func:`zero_shot_figure`: MultiCQA Figure 2, the zero-shot scores of every zoo model per
   set, with the zero-shot bi-encoder (the model a user already has) as the reference line,
   BM25 and the in-domain model as lines.
@@ -19,12 +19,12 @@ from benchmarks.leaderboard.table import (
     is_zoo_model,
     latest_records,
     main_metric,
-    model_kind,
+    model_role,
     row_label,
 )
 
-KIND_COLOURS = {"ours": "tab:blue", "peer": "tab:orange", "baseline": "tab:gray"}
-KIND_NAMES = {"ours": "zoo model", "peer": "zero-shot encoder", "baseline": "baseline"}
+ROLE_COLOURS = {"ours": "tab:blue", "peer": "tab:orange", "baseline": "tab:gray"}
+ROLE_NAMES = {"ours": "zoo model", "peer": "zero-shot encoder", "baseline": "baseline"}
 
 
 def pyplot():
@@ -77,7 +77,7 @@ def models_figure(records: list[dict]):
     figure, axes = plt.subplots(
         1, len(benchmarks), figsize=(width * len(benchmarks), 1.6 + 0.3 * rows), squeeze=False
     )
-    kinds = set()
+    roles = set()
     for axis, key in zip(axes[0], benchmarks):
         mine = [r for (_, b, s), r in latest.items() if (b, s) == key]
         metric = main_metric(mine[0])
@@ -88,8 +88,8 @@ def models_figure(records: list[dict]):
             if record["model"] == IR_BASELINE:
                 colours.append("tab:red")
             else:
-                kinds.add(model_kind(record))
-                colours.append(KIND_COLOURS[model_kind(record)])
+                roles.add(model_role(record))
+                colours.append(ROLE_COLOURS[model_role(record)])
         axis.barh(range(len(mine)), values, color=colours)
         axis.set_yticks(range(len(mine)), [row_label(r) for r in mine], fontsize=8)
         for y, value in enumerate(values):
@@ -97,7 +97,7 @@ def models_figure(records: list[dict]):
         axis.set_xlim(0, min(1.0, max(values) * 1.18) or 1.0)
         axis.set_xlabel(metric)
         axis.set_title(f"{benchmark_label(mine[0])} ({key[1]})", fontsize=9)
-    patches = [(KIND_NAMES[k], Patch(color=KIND_COLOURS[k])) for k in KIND_COLOURS if k in kinds]
+    patches = [(ROLE_NAMES[k], Patch(color=ROLE_COLOURS[k])) for k in ROLE_COLOURS if k in roles]
     if any(r["model"] == IR_BASELINE for r in latest.values()):
         patches.append(("BM25", Patch(color="tab:red")))
     _legend_below(figure, axes[0], patches)

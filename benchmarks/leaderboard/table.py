@@ -63,10 +63,10 @@ def main_metric(record: dict) -> str:
 
 def is_zoo_model(record: dict) -> bool:
     """A zoo model (not bm25/tfidf/sbert:/base:), alone or a base plus ``--adapter``."""
-    return model_kind(record) == "ours"
+    return model_role(record) == "ours"
 
 
-def model_kind(record: dict) -> str:
+def model_role(record: dict) -> str:
     """``baseline`` (bm25, tfidf, an untrained ``base:``), ``peer`` (``sbert:``, a sentence
     encoder used zero-shot) or ``ours`` (a zoo model, alone or as ``--adapter``): the role
     of the model's kind (:mod:`adapter_zoo.kinds`)."""
@@ -115,7 +115,7 @@ class Cell:
 @dataclass
 class Row:
     label: str
-    kind: str  # baseline, peer, ours or published
+    role: str  # baseline, peer, ours or published
     cells: list[Cell] = field(default_factory=list)
 
     @property
@@ -125,18 +125,18 @@ class Row:
 
 @dataclass
 class Table:
-    """``columns``: the score columns' titles (between ``model`` and ``kind``)."""
+    """``columns``: the score columns' titles (between ``model`` and ``role``)."""
 
     columns: list[str]
     rows: list[Row]
 
     @property
     def header(self) -> list[str]:
-        return ["model", *self.columns, "kind"]
+        return ["model", *self.columns, "role"]
 
     def text_rows(self) -> list[list[str]]:
-        """Each row as the Markdown shows it: label, cells (marked), kind."""
-        return [[r.label, *[c.text + c.mark for c in r.cells], r.kind] for r in self.rows]
+        """Each row as the Markdown shows it: label, cells (marked), role."""
+        return [[r.label, *[c.text + c.mark for c in r.cells], r.role] for r in self.rows]
 
 
 def build_table(records: list[dict]) -> Table:
@@ -169,7 +169,7 @@ def build_table(records: list[dict]) -> Table:
             if record is None:
                 row.cells += [Cell() for _ in metrics]
                 continue
-            row.kind = model_kind(record)
+            row.role = model_role(record)
             row.cells += [Cell(record["metrics"].get(m), record["mode"]) for m in metrics]
             main_scores.append(record["metrics"][mains[benchmark]])
             for m in sums_of:
@@ -252,7 +252,7 @@ def to_markdown(table: Table) -> str:
     for row in table.rows:
         cells = [f"**{c.text}**{c.mark}" if c.best else c.text + c.mark for c in row.cells]
         lines.append(
-            "| " + " | ".join([markdown_text(row.label), *cells, markdown_text(row.kind)]) + " |"
+            "| " + " | ".join([markdown_text(row.label), *cells, markdown_text(row.role)]) + " |"
         )
     return "\n".join(lines) + "\n" + legend(table)
 

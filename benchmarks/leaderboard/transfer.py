@@ -24,7 +24,7 @@ from benchmarks.leaderboard.table import (
     benchmark_label,
     latest_records,
     markdown_table,
-    model_kind,
+    model_role,
 )
 
 METRIC = "map"
@@ -68,7 +68,7 @@ def transfer_matrix(records: list[dict]) -> Transfer | str:
             titles[(b, s)] = f"{benchmark_label(record)} ({s})"
     cells: dict[str, dict] = {}
     for (label, b, s), record in latest.items():
-        if (b, s) in reference and model_kind(record) == "ours" and METRIC in record["metrics"]:
+        if (b, s) in reference and model_role(record) == "ours" and METRIC in record["metrics"]:
             delta = record["metrics"][METRIC] - reference[(b, s)]
             cells.setdefault(label, {})[(b, s)] = (round(delta, 4), record["mode"])
     if len(keys) < 2 or not any(len(row) >= 2 for row in cells.values()):

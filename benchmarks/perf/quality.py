@@ -454,7 +454,7 @@ def zoo_and_compositions(work: Path, sets: dict) -> dict:
         for name, (how, members) in entries.items():
             started = time.perf_counter()
             if not (work / "zoo" / name / CARD_FILE).is_file():
-                compose_entry(name, members, kind=how, data=work / "parsed", forum=FORUMS[forum],
+                compose_entry(name, members, composition=how, data=work / "parsed", forum=FORUMS[forum],
                               top_k=10)  # fmt: skip
             card = read_card(work / "zoo" / name)
             composed[name] = {"forum": forum, "how": how, "members": members,

@@ -51,7 +51,7 @@ def test_a_path_object_is_always_a_folder(text):
 def test_a_parsed_name_is_frozen():
     parsed = parse_model_name("sbert:minilm-l6")
     with pytest.raises(dataclasses.FrozenInstanceError):
-        parsed.kind = "entry"
+        parsed.category = "entry"
 
 
 @pytest.mark.parametrize(

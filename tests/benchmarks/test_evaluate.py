@@ -213,7 +213,7 @@ def test_leaderboard_semeval_columns_beside_the_challenge_references(tmp_path):
     assert cells["best system of the challenge (SimBow) 2017"] == ["–", "47.2", "–"]
     assert cells["ir-baseline"][0] == "74.8" and cells["ir-baseline 2017"][1] == "41.9"
     assert cells["multicqa best zero-shot (RoBERTa-large, 140 forums) 2017"][1] == "51.1"
-    assert {rows[k].kind for k in cells if k != "sbert:minilm-l6"} == {"published"}
+    assert {rows[k].role for k in cells if k != "sbert:minilm-l6"} == {"published"}
     assert "semeval2017 bodies only (derived test text) (test, map)" in to_markdown(table)
 
 

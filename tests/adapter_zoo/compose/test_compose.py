@@ -154,7 +154,7 @@ def test_rerank_sends_only_the_top_k_to_the_reranker_and_orders_them_first():
 
 def test_specs_parse_with_default_weights_and_k():
     spec = parse_spec("fusion:beer+sbert:minilm-l6*0.2+bm25*0.1")
-    assert (spec.kind, spec.members, spec.weights) == (
+    assert (spec.composition, spec.members, spec.weights) == (
         "fusion", ("beer", "sbert:minilm-l6", "bm25"), (1.0, 0.2, 0.1))  # fmt: skip
     assert str(spec) == "fusion:beer+sbert:minilm-l6*0.2+bm25*0.1"
     spec = parse_spec("rerank:org/bi-encoder>./entries/beer")
@@ -279,7 +279,7 @@ def test_compose_entry_chooses_fusion_weights_on_dev(entries, parsed_forum):
 
 def test_compose_entry_rerank_records_dev_maps(entries, parsed_forum):
     _, lists = dev_lists_of(parsed_forum, "tiny")
-    path = compose_entry("rr", ["bm25", "tiny-a"], kind="rerank", top_k=3,
+    path = compose_entry("rr", ["bm25", "tiny-a"], composition="rerank", top_k=3,
                          data=parsed_forum, forum="tiny")  # fmt: skip
     card = verify_entry(path)
     assert (card["spec"], card["top_k"], "weights" in card) == ("rerank:bm25>tiny-a@3", 3, False)

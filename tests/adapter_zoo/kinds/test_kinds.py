@@ -173,9 +173,9 @@ def plugin_kind():
 def test_a_new_kind_is_one_registration(plugin_kind):
     assert isinstance(adapter_zoo.load("echo:"), adapter_zoo.BM25Scorer)
     assert is_baseline("echo:")
-    from benchmarks.leaderboard.table import model_kind
+    from benchmarks.leaderboard.table import model_role
 
-    assert model_kind({"model": "echo:"}) == "baseline"
+    assert model_role({"model": "echo:"}) == "baseline"
 
 
 def test_a_kind_name_is_registered_once(plugin_kind):

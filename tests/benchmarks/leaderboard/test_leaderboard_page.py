@@ -138,10 +138,10 @@ def test_the_page_sorts_filters_and_shows_its_figures_copied_alone(browser, tmp_
     assert best.evaluate("e => getComputedStyle(e).textAlign") == "right"
     assert best.evaluate("e => getComputedStyle(e).fontVariantNumeric") == "tabular-nums"
 
-    # filters: kind and setting
-    page.select_option("#kind", "baseline")
+    # filters: role and setting
+    page.select_option("#role", "baseline")
     assert _column(page, "model") == ["bm25"]
-    page.select_option("#kind", "")
+    page.select_option("#role", "")
     page.select_option("#setting", "in-domain")
     shown = _column(page, "model")
     assert "multitask-bi" in shown and "bm25" not in shown and "sbert:minilm-l6" not in shown
