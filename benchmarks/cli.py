@@ -6,7 +6,12 @@ import json
 
 
 def register(subparsers) -> None:
-    from stackexchange.numbers import max_length_int, number_option, positive_int, seed_int
+    from stackexchange.numbers import (
+        max_length_int,
+        number_option,
+        seed_int,
+        step_int,
+    )
     from stackexchange.paths import path_option
 
     # a list needs a positive and at least one other candidate
@@ -54,7 +59,7 @@ def register(subparsers) -> None:
         "--overwrite", action="store_true",
         help="--finetune: replace an existing zoo entry of the fine-tuned model's name",
     )  # fmt: skip
-    evaluate.add_argument("--max-steps", type=positive_int, default=None)
+    evaluate.add_argument("--max-steps", type=step_int, default=None)
     evaluate.add_argument(
         "--max-length",
         type=max_length_int,

@@ -28,7 +28,7 @@ from benchmarks.baselines import get_scorer, is_lexical
 from benchmarks.errors import BenchmarkError
 from benchmarks.registry import get
 from benchmarks.results import append_result, make_record
-from stackexchange.numbers import check_number
+from stackexchange.numbers import MAX_STEPS, check_number
 
 logger = logging.getLogger(__name__)
 
@@ -177,7 +177,7 @@ def evaluate(
     whole = dict(integer=True, error=BenchmarkError)
     check_number("seed", seed, low=0, high=2**32 - 1, **whole)
     if max_steps is not None:
-        check_number("max_steps", max_steps, low=1, **whole)
+        check_number("max_steps", max_steps, low=1, high=MAX_STEPS, **whole)
     if max_length is not None:
         check_number("max_length", max_length, low=1, **whole)  # the model's own limit at load
     if precision not in PRECISIONS:

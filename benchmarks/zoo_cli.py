@@ -19,6 +19,7 @@ def register(subparsers) -> None:
         number_option,
         positive_int,
         seed_int,
+        step_int,
     )
 
     alpha_float = number_option(low=0, high=1, high_open=True)  # a drop ratio
@@ -47,8 +48,8 @@ def register(subparsers) -> None:
     train.add_argument(
         "--alpha", type=alpha_float, default=0.3, help="default drop ratio of the entry"
     )
-    train.add_argument("--max-steps", type=positive_int, default=None)
-    train.add_argument("--epochs", type=positive_int, default=1)
+    train.add_argument("--max-steps", type=step_int, default=None)
+    train.add_argument("--epochs", type=step_int, default=1)
     train.add_argument("--batch-size", type=positive_int, default=32)
     train.add_argument("--lr", type=non_negative_float, default=None)
     train.add_argument("--max-length", type=max_length_int, default=CROSS_MAX_LENGTH)

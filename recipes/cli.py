@@ -7,7 +7,7 @@ import argparse
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    from stackexchange.numbers import positive_int
+    from stackexchange.numbers import step_int
 
     run = subparsers.add_parser(
         "run",
@@ -54,7 +54,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     quick.add_argument("--base", default="minilm-l6", help="base model (default minilm-l6)")
     quick.add_argument(
         "--max-steps",
-        type=positive_int,
+        type=step_int,
         default=None,
         help="training steps (default: the 10-minute budget)",
     )

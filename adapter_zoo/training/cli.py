@@ -17,6 +17,7 @@ def register(subparsers) -> None:
         non_negative_int,
         positive_int,
         seed_int,
+        step_int,
     )
 
     p = subparsers.add_parser(
@@ -44,8 +45,8 @@ def register(subparsers) -> None:
     )
     p.add_argument("--name", required=True, help="name of the zoo entry to write")
     p.add_argument("--base", default=DEFAULT_BASE, help=f"base model (default: {DEFAULT_BASE})")
-    p.add_argument("--epochs", type=positive_int, default=3)
-    p.add_argument("--max-steps", type=positive_int, default=None)
+    p.add_argument("--epochs", type=step_int, default=3)
+    p.add_argument("--max-steps", type=step_int, default=None)
     p.add_argument("--batch-size", type=positive_int, default=32)
     p.add_argument(
         "--max-length",
