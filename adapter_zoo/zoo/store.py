@@ -19,6 +19,7 @@ from adapter_zoo.zoo.untrusted import (
     strip_model_paths,
 )
 from stackexchange.io import atomic_directory, atomic_write_text, sha256_file
+from stackexchange.jsontext import read_json_file
 
 CARD_FILE = "card.json"
 README_FILE = "README.md"
@@ -242,11 +243,9 @@ def read_card(path: str | os.PathLike) -> dict:
     not verified: :func:`verify_entry` does that)."""
     card_file = Path(path) / CARD_FILE
     try:
-        card = json.loads(card_file.read_text(encoding="utf-8"))
+        card = read_json_file(card_file, ZooError)
     except FileNotFoundError:
         raise ZooError(f"{card_file}: missing; {path} is not a zoo entry") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise ZooError(f"{card_file}: not valid JSON ({error})") from None
     return check_card(card, card_file)
 
 
