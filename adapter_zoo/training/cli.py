@@ -19,6 +19,7 @@ def register(subparsers) -> None:
         seed_int,
         step_int,
     )
+    from stackexchange.paths import path_option
 
     p = subparsers.add_parser(
         "train",
@@ -35,7 +36,10 @@ def register(subparsers) -> None:
         "jointly (the papers' model). Default: bi for sentence-encoder bases such as "
         "minilm-l6, cross for BERT/RoBERTa",
     )
-    p.add_argument("--data", required=True, help="parse output folder (adapter-zoo parse --out)")
+    p.add_argument(
+        "--data", required=True, type=path_option,
+        help="parse output folder (adapter-zoo parse --out)",
+    )  # fmt: skip
     p.add_argument(
         "--forums",
         nargs="+",
@@ -111,7 +115,10 @@ def register(subparsers) -> None:
     )
     p.add_argument("--lora-r", type=int, default=8, help="lora: rank (default 8)")
     p.add_argument("--lora-alpha", type=int, default=16, help="lora: scaling alpha (default 16)")
-    p.add_argument("--transfer-data", default=None, help="tanda: transfer parse output folder")
+    p.add_argument(
+        "--transfer-data", type=path_option, default=None,
+        help="tanda: transfer parse output folder",
+    )  # fmt: skip
     p.add_argument(
         "--transfer-forums",
         nargs="+",
