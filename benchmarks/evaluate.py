@@ -27,7 +27,7 @@ from adapter_zoo.precision import PRECISIONS, resolve_precision
 from benchmarks.baselines import get_scorer, is_lexical
 from benchmarks.errors import BenchmarkError
 from benchmarks.registry import get
-from benchmarks.results import append_result, make_record
+from benchmarks.results import append_result, check_results_folder, make_record
 from stackexchange.numbers import MAX_STEPS, check_number
 
 logger = logging.getLogger(__name__)
@@ -182,6 +182,7 @@ def evaluate(
         check_number("max_length", max_length, low=1, **whole)  # the model's own limit at load
     if precision not in PRECISIONS:
         raise BenchmarkError(f"precision {precision!r}: must be one of {', '.join(PRECISIONS)}")
+    check_results_folder(results)
     if not is_lexical(model):
         resolve_precision(precision)  # bf16 on hardware without it: one line, before any work
     _seed_everything(seed)
@@ -277,6 +278,7 @@ def evaluate_each(model, benchmark, adapters, **kwargs) -> list[dict]:
         raise BenchmarkError("evaluate_each needs at least one adapter")
     refuse_repeats(adapters, caller="evaluate")
     results = kwargs.pop("results", None)
+    check_results_folder(results)
     records = [evaluate(model, benchmark, adapters=[name], **kwargs) for name in adapters]
     if results is not None:  # only once every adapter is scored: a failure writes nothing
         for record in records:
