@@ -29,6 +29,7 @@ from adapter_zoo.errors import ZooError
 from adapter_zoo.names import DEFAULT_BASE
 from stackexchange.catalog import Forum, find_forum
 from stackexchange.errors import DumpError, first_line
+from stackexchange.numbers import MAX_STEPS, check_number
 
 logger = logging.getLogger(__name__)
 
@@ -112,8 +113,7 @@ def build_entry(
     """
     from adapter_zoo.zoo.store import entry_path, zoo_home
 
-    if steps < 1:
-        raise ZooError(f"build steps must be at least 1, got {steps}")
+    check_number("build steps", steps, integer=True, low=1, high=MAX_STEPS, error=ZooError)
     forum = forum if isinstance(forum, Forum) else _forum(forum)
     name = forum.short_name if name is None else name
     final = entry_path(name)

@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 import sys
 from importlib.metadata import PackageNotFoundError, entry_points, version
 
-from stackexchange.errors import AdapterZooError, first_line
+from stackexchange.errors import run_reported
 
 COMMAND_GROUP = "adapter_zoo.commands"
 # The packages whose progress the command line shows (library code logs, never prints).
@@ -71,27 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     show_progress(args.command)
-    try:
-        status = int(args.func(args) or 0)
-        sys.stdout.flush()  # here, so that a closed pipe is caught below, not at exit
-        return status
-    except BrokenPipeError:
-        # The reader went away (``adapter-zoo recipes | head -1``): it has all it wanted, so
-        # end quietly, as the Python docs advise, with the rest of stdout sent to devnull so
-        # that the interpreter's own flush at exit cannot fail again.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        return 0
-    except KeyboardInterrupt:
-        print(f"adapter-zoo {args.command}: interrupted", file=sys.stderr)
-        return 130
-    except (AdapterZooError, OSError) as error:
-        # Bad input (a corrupt archive, an unknown forum, a missing file: the project's own
-        # errors and OSError) is reported in one line; anything else, a ValueError from a
-        # library included, is a bug and keeps its traceback.
-        message = first_line(error)
-        print(f"adapter-zoo {args.command}: error: {message}", file=sys.stderr)
-        return 2
+    return run_reported(f"adapter-zoo {args.command}", lambda: args.func(args))
 
 
 if __name__ == "__main__":

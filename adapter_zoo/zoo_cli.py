@@ -9,6 +9,7 @@ from __future__ import annotations
 
 def register(subparsers) -> None:
     from adapter_zoo.adapt.cli import register as register_adapt
+    from stackexchange.numbers import step_int
     from stackexchange.paths import path_option
 
     register_adapt(subparsers)
@@ -50,7 +51,7 @@ def register(subparsers) -> None:
         "--name", default=None, help="the entry's name (default: FORUM's short name)"
     )
     build.add_argument("--base", default=None, help="base model (default: minilm-l6)")
-    build.add_argument("--steps", type=int, default=None, help="training steps (default: 40)")
+    build.add_argument("--steps", type=step_int, default=None, help="training steps (default: 40)")
     build.add_argument("--overwrite", action="store_true", help="replace an existing entry")
     build.set_defaults(func=run_build)
 

@@ -22,7 +22,7 @@ from adapter_zoo.cascade.data import pairs_from_parsed
 from adapter_zoo.errors import ZooError
 from adapter_zoo.metrics import evaluate_rankings
 from benchmarks.registry import get
-from benchmarks.results import append_result, make_record
+from benchmarks.results import append_result, check_results_folder, make_record
 from stackexchange.numbers import check_number
 from stackexchange.parse import STATS_FILE
 
@@ -106,6 +106,7 @@ def evaluate_cascade(
     check_number("cascade-eval: batch_size", batch_size, integer=True, low=1, error=ZooError)
     for alpha in alphas:
         check_number("cascade-eval: alpha", alpha, low=0, high=1, high_open=True, error=ZooError)
+    check_results_folder(results)
     ranker = model if isinstance(model, CascadeRanker) else CascadeRanker.load(model)
     name = (ranker.card or {}).get("name") or str(model)
     bench = get(benchmark)

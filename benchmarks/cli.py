@@ -8,7 +8,12 @@ from stackexchange.lists import BENCHMARK_FILE
 
 
 def register(subparsers) -> None:
-    from stackexchange.numbers import max_length_int, number_option, positive_int, seed_int
+    from stackexchange.numbers import (
+        max_length_int,
+        number_option,
+        seed_int,
+        step_int,
+    )
     from stackexchange.paths import path_option
 
     # a list needs a positive and at least one other candidate
@@ -32,8 +37,12 @@ def register(subparsers) -> None:
     )
     evaluate.add_argument("--benchmark", required=True, help="registry name or local:PATH")
     evaluate.add_argument("--split", default="test")
-    evaluate.add_argument("--data-dir", default=None, help="folder holding the benchmark files")
-    evaluate.add_argument("--results", default=None, help="folder of results.jsonl to append to")
+    evaluate.add_argument(
+        "--data-dir", type=path_option, default=None, help="folder holding the benchmark files"
+    )
+    evaluate.add_argument(
+        "--results", type=path_option, default=None, help="folder of results.jsonl to append to"
+    )
     evaluate.add_argument("--finetune", choices=("full", "adapter", "tanda"), default=None)
     evaluate.add_argument(
         "--transfer",
@@ -56,7 +65,7 @@ def register(subparsers) -> None:
         "--overwrite", action="store_true",
         help="--finetune: replace an existing zoo entry of the fine-tuned model's name",
     )  # fmt: skip
-    evaluate.add_argument("--max-steps", type=positive_int, default=None)
+    evaluate.add_argument("--max-steps", type=step_int, default=None)
     evaluate.add_argument(
         "--max-length",
         type=max_length_int,
@@ -87,8 +96,8 @@ def register(subparsers) -> None:
     build = subparsers.add_parser(
         "build-benchmark", help="LAS/AskUbuntu-style benchmark from a parsed forum's test split"
     )
-    build.add_argument("forum_dir", help="a parsed forum folder DIR/<host>")
-    build.add_argument("--out", required=True)
+    build.add_argument("forum_dir", type=path_option, help="a parsed forum folder DIR/<host>")
+    build.add_argument("--out", required=True, type=path_option)
     build.add_argument(
         "--task", choices=("answer_selection", "question_similarity"), default="answer_selection"
     )

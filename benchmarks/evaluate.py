@@ -27,8 +27,8 @@ from adapter_zoo.precision import PRECISIONS, resolve_precision
 from benchmarks.baselines import get_scorer, is_lexical
 from benchmarks.errors import BenchmarkError
 from benchmarks.registry import get
-from benchmarks.results import append_result, make_record
-from stackexchange.numbers import check_number
+from benchmarks.results import append_result, check_results_folder, make_record
+from stackexchange.numbers import MAX_STEPS, check_number
 
 logger = logging.getLogger(__name__)
 
@@ -177,11 +177,12 @@ def evaluate(
     whole = dict(integer=True, error=BenchmarkError)
     check_number("seed", seed, low=0, high=2**32 - 1, **whole)
     if max_steps is not None:
-        check_number("max_steps", max_steps, low=1, **whole)
+        check_number("max_steps", max_steps, low=1, high=MAX_STEPS, **whole)
     if max_length is not None:
         check_number("max_length", max_length, low=1, **whole)  # the model's own limit at load
     if precision not in PRECISIONS:
         raise BenchmarkError(f"precision {precision!r}: must be one of {', '.join(PRECISIONS)}")
+    check_results_folder(results)
     if not is_lexical(model):
         resolve_precision(precision)  # bf16 on hardware without it: one line, before any work
     _seed_everything(seed)
@@ -277,6 +278,7 @@ def evaluate_each(model, benchmark, adapters, **kwargs) -> list[dict]:
         raise BenchmarkError("evaluate_each needs at least one adapter")
     refuse_repeats(adapters, caller="evaluate")
     results = kwargs.pop("results", None)
+    check_results_folder(results)
     records = [evaluate(model, benchmark, adapters=[name], **kwargs) for name in adapters]
     if results is not None:  # only once every adapter is scored: a failure writes nothing
         for record in records:

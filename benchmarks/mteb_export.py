@@ -221,10 +221,9 @@ def main(argv=None) -> int:
     beside ours (``benchmarks.evaluate``) as one JSON line; MTEB's result file in DIR."""
     import argparse
     import json
-    import sys
 
     from benchmarks.evaluate import evaluate
-    from stackexchange.errors import AdapterZooError, first_line
+    from stackexchange.errors import run_reported
     from stackexchange.io import check_writable
     from stackexchange.paths import path_option
 
@@ -238,20 +237,17 @@ def main(argv=None) -> int:
     parser.add_argument("--results", type=path_option, required=True,
                         help="folder for MTEB's result JSON")  # fmt: skip
     args = parser.parse_args(argv)
-    # As adapter-zoo's commands do (adapter_zoo.cli.main): bad input, the project's errors and
-    # the operating system's, is one line and exit 2; anything else is a bug with its traceback.
-    try:
+
+    def command() -> None:
         check_writable(args.results, what="MTEB's results",
                        advice="choose a --results folder you can write")  # fmt: skip
         theirs = run_mteb(args.model, args.benchmark, split=args.split, data_dir=args.data_dir,
                           results=args.results)  # fmt: skip
         ours = evaluate(args.model, args.benchmark, split=args.split, data_dir=args.data_dir)
-    except (AdapterZooError, OSError) as error:
-        message = first_line(error)
-        print(f"{prog}: error: {message}", file=sys.stderr)
-        return 2
-    print(json.dumps({"mteb": theirs, "ours": ours["metrics"], "queries": ours["queries"]}))
-    return 0
+        print(json.dumps({"mteb": theirs, "ours": ours["metrics"], "queries": ours["queries"]}))
+
+    # adapter-zoo's own error path: bad input is one line and exit 2, a bug keeps its traceback
+    return run_reported(prog, command)
 
 
 if __name__ == "__main__":

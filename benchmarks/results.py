@@ -313,6 +313,21 @@ def _non_finite(value, where: str = "") -> list[str]:
     return found
 
 
+def check_results_folder(folder: str | os.PathLike | None) -> None:
+    """Refuse, before any model loads or scores, a results folder (``--results``) this
+    process cannot write: a file where the folder goes, a folder below a file, no permission.
+    None (no results written) passes.
+
+    Raises:
+        BenchmarkError: one line naming the folder, the reason and what to do.
+    """
+    from stackexchange.io import check_writable
+
+    if folder is not None:
+        check_writable(folder, what="results", error=BenchmarkError,
+                       advice="choose a --results folder you can write")  # fmt: skip
+
+
 def append_result(folder: str | os.PathLike, record: dict) -> Path:
     """Append ``record`` to ``folder/results.jsonl`` atomically; return the file.
 

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from adapter_zoo.errors import ZooError
 from adapter_zoo.metrics import evaluate_rankings
 from benchmarks.registry import get
-from benchmarks.results import append_result, make_record
+from benchmarks.results import append_result, check_results_folder, make_record
 from stackexchange.numbers import check_number
 
 logger = logging.getLogger(__name__)
@@ -165,6 +165,7 @@ def sweep_benchmark(
         check_number("sweep: max_length", max_length, integer=True, low=1, error=ZooError)
     refuse_repeats(adapters)
     resolve_precision(precision)  # an unknown precision or a refused bf16: before any work
+    check_results_folder(results)
     shared = [a for a in adapters if shares_pass(a)]
     base_model = base_model or (base_model_of(shared) if shared else None)
     bench = get(benchmark)

@@ -19,16 +19,22 @@ def register(subparsers) -> None:
         number_option,
         positive_int,
         seed_int,
+        step_int,
     )
+    from stackexchange.paths import path_option
 
     alpha_float = number_option(low=0, high=1, high_open=True)  # a drop ratio
     train = subparsers.add_parser(
         "cascade-train", help="train a Cascade Transformer ranker and save it as a zoo entry"
     )
     source = train.add_mutually_exclusive_group(required=True)
-    source.add_argument("--data", help="a parse output folder (DIR or DIR/<host>)")
+    source.add_argument(
+        "--data", type=path_option, help="a parse output folder (DIR or DIR/<host>)"
+    )
     source.add_argument("--benchmark", help="registry name or local:PATH (its train split)")
-    train.add_argument("--data-dir", default=None, help="folder holding the benchmark files")
+    train.add_argument(
+        "--data-dir", type=path_option, default=None, help="folder holding the benchmark files"
+    )
     train.add_argument("--name", required=True, help="zoo entry name (written in the zoo home)")
     train.add_argument("--base", default="minilm-l6", help="base model: minilm-l6, bert-base, ...")
     train.add_argument(
@@ -47,8 +53,8 @@ def register(subparsers) -> None:
     train.add_argument(
         "--alpha", type=alpha_float, default=0.3, help="default drop ratio of the entry"
     )
-    train.add_argument("--max-steps", type=positive_int, default=None)
-    train.add_argument("--epochs", type=positive_int, default=1)
+    train.add_argument("--max-steps", type=step_int, default=None)
+    train.add_argument("--epochs", type=step_int, default=1)
     train.add_argument("--batch-size", type=positive_int, default=32)
     train.add_argument("--lr", type=non_negative_float, default=None)
     train.add_argument("--max-length", type=max_length_int, default=CROSS_MAX_LENGTH)
@@ -66,8 +72,10 @@ def register(subparsers) -> None:
     evaluate.add_argument("--benchmark", required=True, help="registry name or local:PATH")
     evaluate.add_argument("--alpha", type=alpha_float, nargs="+", default=[0.0, 0.3], metavar="A")
     evaluate.add_argument("--split", default="test")
-    evaluate.add_argument("--data-dir", default=None)
-    evaluate.add_argument("--results", default=None, help="folder of results.jsonl to append to")
+    evaluate.add_argument("--data-dir", type=path_option, default=None)
+    evaluate.add_argument(
+        "--results", type=path_option, default=None, help="folder of results.jsonl to append to"
+    )
     evaluate.add_argument("--batch-size", type=positive_int, default=64)
     evaluate.set_defaults(func=run_cascade_eval)
 
@@ -78,8 +86,10 @@ def register(subparsers) -> None:
     sweep.add_argument("--adapters", nargs="+", required=True, metavar="NAME")
     sweep.add_argument("--base", default=None, help="base model (default: the adapters' cards)")
     sweep.add_argument("--split", default="test")
-    sweep.add_argument("--data-dir", default=None)
-    sweep.add_argument("--results", default=None, help="folder of results.jsonl to append to")
+    sweep.add_argument("--data-dir", type=path_option, default=None)
+    sweep.add_argument(
+        "--results", type=path_option, default=None, help="folder of results.jsonl to append to"
+    )
     sweep.add_argument("--batch-size", type=positive_int, default=64)
     sweep.add_argument(
         "--max-length", type=max_length_int, default=None,
@@ -110,7 +120,7 @@ def register(subparsers) -> None:
         "--max-length", type=max_length_int, default=None,
         help="probe: tokens per pair (default: each entry's own)",
     )  # fmt: skip
-    recommend.add_argument("--data-dir", default=None)
+    recommend.add_argument("--data-dir", type=path_option, default=None)
     recommend.add_argument(
         "--questions",
         type=positive_int,

@@ -7,7 +7,8 @@ import argparse
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    from stackexchange.numbers import positive_int
+    from stackexchange.numbers import step_int
+    from stackexchange.paths import path_option
 
     run = subparsers.add_parser(
         "run",
@@ -20,7 +21,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="a recipe name (multicqa_mt_all; adapter-zoo recipes lists them) or a .toml path",
     )
     run.add_argument("--smoke", action="store_true", help="tiny model, shipped data, 2 steps")
-    run.add_argument("--work", help="output folder (default outputs/<recipe>)")
+    run.add_argument("--work", type=path_option, help="output folder (default outputs/<recipe>)")
     run.add_argument("--dry-run", action="store_true", help="print the commands only")
     run.add_argument(
         "--verify",
@@ -50,11 +51,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "quickstart",
         help="the main job: parse a shipped forum, train its adapter, evaluate, leaderboard",
     )
-    quick.add_argument("--out", default="quickstart-output", help="output folder")
+    quick.add_argument("--out", type=path_option, default="quickstart-output", help="output folder")
     quick.add_argument("--base", default="minilm-l6", help="base model (default minilm-l6)")
     quick.add_argument(
         "--max-steps",
-        type=positive_int,
+        type=step_int,
         default=None,
         help="training steps (default: the 10-minute budget)",
     )

@@ -10,6 +10,7 @@ from stackexchange.errors import DumpError
 def register(subparsers) -> None:
     """Add ``parse`` and ``forums`` to the ``adapter-zoo`` parser."""
     from stackexchange.numbers import positive_int, seed_int
+    from stackexchange.paths import path_option
 
     parse = subparsers.add_parser(
         "parse",
@@ -17,9 +18,11 @@ def register(subparsers) -> None:
         description="Parse forums into DIR/<host>/ (pairs, questions, stats.json). Forums "
         "already complete in DIR are skipped unless --overwrite.",
     )
-    parse.add_argument("source", metavar="SOURCE", help="a site .7z, an extracted forum folder, "
+    parse.add_argument("source", type=path_option, metavar="SOURCE", help="a site .7z, an extracted forum folder, "
                        "a Posts.xml, or a folder of many archives/forum folders")  # fmt: skip
-    parse.add_argument("--out", required=True, metavar="DIR", help="output folder")
+    parse.add_argument(
+        "--out", required=True, type=path_option, metavar="DIR", help="output folder"
+    )
     parse.add_argument(
         "--forums", nargs="+", metavar="NAME", help="only these (host or short name)"
     )

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import sys
+from collections.abc import Callable
+
 
 class AdapterZooError(ValueError):
     """The root of the project's own errors for bad input (a file, a record, a name, an option).
@@ -33,3 +37,39 @@ def first_line(error: BaseException) -> str:
         ('disk full', 'KeyError')
     """
     return str(error).splitlines()[0] if str(error) else type(error).__name__
+
+
+def run_reported(prog: str, command: Callable[[], int | None]) -> int:
+    """Run a command line's ``command`` and return its exit status, bad input reported in one
+    line: the one error path of ``adapter-zoo`` and the modules run with ``python -m``.
+
+    The project's own errors (:class:`AdapterZooError`) and the operating system's
+    (``OSError``) print ``PROG: error: <first line>`` on stderr and give 2; an interrupt gives
+    130; a reader that went away (``... | head -1``) ends it quietly with 0. Anything else, a
+    ``ValueError`` from a library included, is a bug and keeps its traceback.
+
+    Args:
+        prog: what the line starts with (``adapter-zoo build``).
+        command: runs the command; returns its status (None is 0).
+
+    Example:
+        >>> run_reported("demo", lambda: None), run_reported("demo", lambda: 3)
+        (0, 3)
+    """
+    try:
+        status = int(command() or 0)
+        sys.stdout.flush()  # here, so that a closed pipe is caught below, not at exit
+        return status
+    except BrokenPipeError:
+        # The reader has all it wanted, so end quietly, as the Python docs advise, with the
+        # rest of stdout sent to devnull so that the interpreter's own flush at exit cannot
+        # fail again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted", file=sys.stderr)
+        return 130
+    except (AdapterZooError, OSError) as error:
+        print(f"{prog}: error: {first_line(error)}", file=sys.stderr)
+        return 2

@@ -18,6 +18,8 @@ Example:
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 
 from stackexchange.errors import AdapterZooError
 
@@ -26,8 +28,13 @@ class JSONTextError(AdapterZooError):
     """Text that is not usable JSON; the message is the reason alone (no file, no line)."""
 
 
-def loads_text(text: str):
+def loads_text(text: str, *, position: bool = False):
     """``json.loads(text)``, or a :class:`JSONTextError` whose message is the short reason.
+
+    Args:
+        text: the JSON text.
+        position: a syntax error's reason says where (line, column, character): for a whole
+            file, where a JSONL reader names the line itself.
 
     Raises:
         JSONTextError: bad syntax (the decoder's message), nesting too deep, a number too
@@ -36,7 +43,7 @@ def loads_text(text: str):
     try:
         value = json.loads(text)
     except json.JSONDecodeError as error:
-        raise JSONTextError(error.msg) from None
+        raise JSONTextError(str(error) if position else error.msg) from None
     except RecursionError:
         raise JSONTextError("nested too deeply") from None
     except ValueError as error:  # an integer beyond Python's digit limit
@@ -54,4 +61,27 @@ def loads_text(text: str):
     return value
 
 
-__all__ = ["JSONTextError", "loads_text"]
+def read_json_file(path: str | os.PathLike, error: type[Exception] = AdapterZooError):
+    """The JSON value of the file ``path`` (UTF-8, a byte-order mark read past), or one
+    ``error`` line ``PATH: not valid JSON (reason)`` for every way the file is not: bytes that
+    are not UTF-8 and each way of :func:`loads_text` (deep nesting included, which
+    ``json.loads`` reports as a RecursionError). The operating system's errors (a missing
+    file) are the caller's to word.
+
+    Example:
+        >>> read_json_file("/proc/self/status")  # doctest: +SKIP
+        Traceback (most recent call last):
+        ...
+        stackexchange.errors.AdapterZooError: /proc/self/status: not valid JSON (Expecting ...)
+    """
+    try:
+        text = Path(path).read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as failure:
+        raise error(f"{path}: not valid JSON ({failure})") from None
+    try:
+        return loads_text(text, position=True)
+    except JSONTextError as failure:
+        raise error(f"{path}: not valid JSON ({failure})") from None
+
+
+__all__ = ["JSONTextError", "loads_text", "read_json_file"]

@@ -37,7 +37,10 @@ _DEFAULT_NAME_MAX = 255
 
 def check_path_text(path, error: type[Exception] = ValueError) -> Path:
     """``path`` as a Path unless its text can name no file: empty (it would mean the current
-    folder) or holding a NUL byte (no operating system call takes it).
+    folder), holding a NUL byte (no operating system call takes it) or not UTF-8 text (a
+    name of bytes that are not UTF-8, which Python holds as lone surrogates: the XML parser,
+    Arrow and the JSON records that name a path take UTF-8 text only, so the work would
+    fail after it began).
 
     Raises:
         error: one line naming the path and what is wrong.
@@ -47,12 +50,17 @@ def check_path_text(path, error: type[Exception] = ValueError) -> Path:
         raise error(f"{text!r}: an empty path names no file or folder")
     if "\0" in str(text):
         raise error(f"{text!r}: a path cannot hold a NUL byte")
+    try:
+        str(text).encode("utf-8")
+    except UnicodeEncodeError:
+        raise error(f"{text!r}: not UTF-8 text; rename it or give a path that is") from None
     return Path(text)
 
 
 def path_option(text: str) -> str:
-    """An argparse ``type=`` for a path: argparse reports an empty one or one with a NUL byte
-    as ``argument --NAME: ...`` and exits 2, before the command runs.
+    """An argparse ``type=`` for a path: argparse reports one :func:`check_path_text` refuses
+    (empty, a NUL byte, not UTF-8) as ``argument --NAME: ...`` and exits 2, before the
+    command runs.
 
     Example:
         >>> path_option("out/board")

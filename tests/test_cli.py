@@ -131,3 +131,65 @@ def test_a_reader_that_went_away_ends_the_command_quietly(command, tmp_path):
     finally:
         os.close(write_end)
     assert (done.returncode, done.stderr) == (0, "")
+
+
+# Arguments that name a folder or file (by their destination, or help that says folder, DIR,
+# PATH or file) but may also be a model or benchmark name: those are no plain path.
+_NAMES_OR_PATHS = {"model", "benchmark", "name", "name_or_path", "target"}
+
+
+def _path_arguments() -> list[tuple[str, str]]:
+    import argparse
+
+    from adapter_zoo.cli import build_parser
+
+    parser = build_parser()
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    found = []
+    for command, sub in commands.choices.items():
+        for action in sub._actions:
+            text = f"{action.help or ''} {action.metavar or ''}"
+            named = re.search(r"folder|\bDIR\b|\bPATH\b|\bfile", text)
+            takes_value = action.nargs != 0 and action.dest not in _NAMES_OR_PATHS
+            if takes_value and (named or action.dest in ("data_dir", "out", "results")):
+                found.append((command, action.option_strings[-1] if action.option_strings
+                              else action.dest, action.type))  # fmt: skip
+    return found
+
+
+def test_every_path_argument_is_checked_as_a_path_before_the_command_runs():
+    """A path option without ``path_option`` took ``''``, a NUL byte or bytes that are not
+    UTF-8 (a traceback from the XML parser or the lock once the work had begun)."""
+    from stackexchange.paths import path_option
+
+    arguments = _path_arguments()
+    assert len(arguments) >= 20
+    assert [(c, a) for c, a, kind in arguments if kind is not path_option] == []
+
+
+@pytest.mark.parametrize(
+    ("argv", "option"),
+    [
+        (["parse", "S", "--out", "{bad}"], "--out"),
+        (["parse", "{bad}", "--out", "O"], "SOURCE"),
+        (["build-benchmark", "F", "--out", "{bad}"], "--out"),
+        (["train", "--mode", "adapter", "--data", "{bad}", "--forums", "b", "--name", "n"],
+         "--data"),
+        (["evaluate", "--model", "bm25", "--benchmark", "b", "--results", "{bad}"], "--results"),
+        (["compose", "--name", "c", "--fusion", "bm25", "--data", "{bad}", "--forum", "b"],
+         "--data"),
+        (["quickstart", "--out", "{bad}"], "--out"),
+        (["run", "r", "--work", "{bad}"], "--work"),
+    ],
+    ids=lambda value: value[0] if isinstance(value, list) else None,
+)  # fmt: skip
+def test_a_path_that_is_not_utf8_is_one_line_before_any_work(argv, option, tmp_path, capsys):
+    bad = str(tmp_path / "caf\udce9")  # what the bytes b"caf\xe9" on a command line become
+    with pytest.raises(SystemExit) as done:
+        main([part.format(bad=bad) for part in argv])
+    assert done.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"adapter-zoo {argv[0]}: error: argument {option}: {bad!r}: not UTF-8 text; rename it "
+        "or give a path that is"
+    )
+    assert list(tmp_path.iterdir()) == []

@@ -17,6 +17,7 @@ MAX_LENGTH = "must be a whole number in [1, 1000000]"
 SEED = "must be a whole number in [0, 4294967295]"
 RATE = "must be a finite number >= 0"
 ALPHA = "must be a finite number in [0, 1)"
+STEPS = "must be a whole number in [1, 1000000000]"  # stackexchange.numbers.MAX_STEPS
 
 CASES = [
     (TRAIN, "--lr", "nan", RATE),
@@ -24,9 +25,11 @@ CASES = [
     (TRAIN, "--lr", "inf", RATE),
     (TRAIN, "--max-length", "0", MAX_LENGTH),
     (TRAIN, "--max-length", "2000000", MAX_LENGTH),
-    (TRAIN, "--epochs", "0", WHOLE_POSITIVE),
+    (TRAIN, "--epochs", "0", STEPS),
+    (TRAIN, "--epochs", "1000000001", STEPS),
+    (TRAIN, "--max-steps", "100000000000000000000", STEPS),
     (TRAIN, "--batch-size", "1_0", WHOLE_POSITIVE),
-    (TRAIN, "--max-steps", "-3", WHOLE_POSITIVE),
+    (TRAIN, "--max-steps", "-3", STEPS),
     (TRAIN, "--eval-steps", "2.5", WHOLE_POSITIVE),
     (TRAIN, "--negatives", " 1", WHOLE_POSITIVE),
     (TRAIN, "--drop-lower", "-1", "must be a whole number >= 0"),
@@ -35,7 +38,13 @@ CASES = [
     (TRAIN, "--seed", "-1", SEED),
     (TRAIN, "--seed", "4294967296", SEED),
     (["evaluate", "--model", "bm25", "--benchmark", "b"], "--max-length", "0", MAX_LENGTH),
-    (["evaluate", "--model", "bm25", "--benchmark", "b"], "--max-steps", "0", WHOLE_POSITIVE),
+    (["evaluate", "--model", "bm25", "--benchmark", "b"], "--max-steps", "0", STEPS),
+    (["evaluate", "--model", "bm25", "--benchmark", "b"], "--max-steps", "1000000001", STEPS),
+    (["build", "beer"], "--steps", "1000000001", STEPS),
+    (["build", "beer"], "--steps", "1_0", STEPS),
+    (["build", "beer"], "--steps", "0", STEPS),
+    (CASCADE, "--max-steps", "1000000001", STEPS),
+    (CASCADE, "--epochs", "1000000001", STEPS),
     (["evaluate", "--model", "bm25", "--benchmark", "b"], "--seed", "0x10", SEED),
     (["build-benchmark", "F", "--out", "B"], "--candidates", "1", "must be a whole number >= 2"),
     (["build-benchmark", "F", "--out", "B"], "--seed", "nan", SEED),
@@ -61,7 +70,8 @@ CASES = [
     (["parse", "S", "--out", "O"], "--workers", "0", WHOLE_POSITIVE),
     (["parse", "S", "--out", "O"], "--max-positives", "-1", WHOLE_POSITIVE),
     (["parse", "S", "--out", "O"], "--seed", "1e3", SEED),
-    (["quickstart", "--out", "Q"], "--max-steps", "0", WHOLE_POSITIVE),
+    (["quickstart", "--out", "Q"], "--max-steps", "0", STEPS),
+    (["quickstart", "--out", "Q"], "--max-steps", "1000000001", STEPS),
 ]
 
 
@@ -102,8 +112,10 @@ def test_training_config_checks_the_same_numbers_for_python_callers():
         ("max_length", 0, "a whole number in [1, 1000000]"),
         ("max_length", 2.5, "a whole number in [1, 1000000]"),
         ("batch_size", True, "a whole number >= 1"),
-        ("epochs", -1, "a whole number >= 1"),
-        ("max_steps", 0, "a whole number >= 1"),
+        ("epochs", -1, "a whole number in [1, 1000000000]"),
+        ("max_steps", 0, "a whole number in [1, 1000000000]"),
+        ("max_steps", 10**20, "a whole number in [1, 1000000000]"),
+        ("transfer_epochs", 10**9 + 1, "a whole number in [1, 1000000000]"),
         ("eval_steps", float("inf"), "a whole number >= 1"),
         ("patience", 0, "a whole number >= 1"),
         ("dev_candidates", 1, "a whole number >= 2"),
@@ -144,6 +156,9 @@ def test_benchmark_and_parse_keywords_check_their_numbers(tmp_path):
     with pytest.raises(BenchmarkError) as error:
         benchmarks.evaluate("bm25", "local:" + str(tmp_path), seed=float("nan"))
     assert str(error.value) == "seed must be a whole number in [0, 4294967295], not nan"
+    with pytest.raises(BenchmarkError) as error:
+        benchmarks.evaluate("bm25", "local:" + str(tmp_path), max_steps=10**20)
+    assert str(error.value) == f"max_steps must be a whole number in [1, 1000000000], not {10**20}"
     with pytest.raises(AdapterZooError) as error:
         recommend(str(tmp_path), ["a"], dev_sample=-5)
     assert str(error.value) == "recommend: dev_sample must be a whole number >= 0, not -5"

@@ -11,10 +11,10 @@ Example:
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from adapter_zoo.errors import ZooError
+from stackexchange.jsontext import read_json_file
 from stackexchange.lists import BENCHMARK_FILE
 
 DUMP_SUFFIX = ".7z"
@@ -85,10 +85,9 @@ def _text_file(path: Path) -> tuple[list[str], dict]:
 def _benchmark(path: Path) -> tuple[list[str], dict]:
     from stackexchange.store import read_dataset
 
-    try:
-        manifest = json.loads((path / BENCHMARK_FILE).read_text(encoding="utf-8"))
-    except json.JSONDecodeError as error:
-        raise ZooError(f"{path / 'benchmark.json'}: not valid JSON ({error})") from None
+    manifest = read_json_file(path / BENCHMARK_FILE, ZooError)
+    if not isinstance(manifest, dict):
+        raise ZooError(f"{path / BENCHMARK_FILE}: the manifest must be a JSON object")
     texts = []
     for split in manifest.get("splits") or []:
         if split not in BENCHMARK_SPLITS:

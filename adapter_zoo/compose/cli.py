@@ -6,6 +6,7 @@ from __future__ import annotations
 def register(subparsers) -> None:
     from adapter_zoo.compose.rerank import DEFAULT_TOP_K
     from stackexchange.numbers import positive_int
+    from stackexchange.paths import path_option
 
     p = subparsers.add_parser(
         "compose",
@@ -26,7 +27,10 @@ def register(subparsers) -> None:
         default=None,
         help=f"with --rerank: candidates reranked per query (default {DEFAULT_TOP_K})",
     )
-    p.add_argument("--data", default=None, help="parse output folder (adapter-zoo parse --out)")
+    p.add_argument(
+        "--data", default=None, type=path_option,
+        help="parse output folder (adapter-zoo parse --out)",
+    )  # fmt: skip
     p.add_argument("--forum", default=None, help="forum of --data whose dev split chooses")
     p.add_argument("--overwrite", action="store_true", help="replace an existing zoo entry")
     p.set_defaults(func=run_compose)

@@ -135,6 +135,10 @@ def compose_entry(
         device: torch device for the members while scoring.
         card: more card fields (``adapter_zoo.adapt`` records its plan here).
 
+    Raises:
+        ZooError: a bad name or spec, an existing entry (without ``overwrite``), a zoo home
+            that cannot be written (before any member loads), a member that does not load.
+
     Returns:
         The entry's folder. Its card: ``kind`` ``composite``, ``encoder`` ``composite``,
         ``composition``, ``spec`` (canonical, with the chosen weights), ``members`` (as
@@ -145,7 +149,7 @@ def compose_entry(
         >>> compose_entry("beer-rr", "rerank:sbert:minilm-l6>beer@10")  # doctest: +SKIP
         PosixPath('.../adapter-zoo/beer-rr')
     """
-    from adapter_zoo.zoo.store import entry_path, save_entry
+    from adapter_zoo.zoo.store import check_zoo_writable, entry_path, save_entry
 
     spec = _as_spec(spec_or_members, composition, top_k)
     if name == BM25 or is_spec(name):
@@ -157,6 +161,8 @@ def compose_entry(
     refuse_cycle(name, spec)
     if (data is None) != (forum is None):
         raise ZooError("composing on dev needs both data (a parse output folder) and forum")
+    # before the members load and score the dev lists: minutes lost to a home that refuses
+    check_zoo_writable()
     extra, card = (
         card or {},
         {

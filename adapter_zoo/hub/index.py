@@ -26,6 +26,7 @@ from adapter_zoo.hub.connection import (
     hub_local_only,
     hub_offline,
 )
+from stackexchange.jsontext import JSONTextError, loads_text
 
 INDEX_REPO = "adapter-zoo/index"
 INDEX_FILE = "index.json"
@@ -40,8 +41,8 @@ def index_repo() -> str:
 
 def _parse(text: str, source: str) -> list[dict]:
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as error:
+        data = loads_text(text, position=True)
+    except JSONTextError as error:
         raise ZooError(f"{source}: the zoo index is not valid JSON ({error})") from None
     entries = data.get("entries") if isinstance(data, dict) else None
     if not isinstance(entries, list):

@@ -17,7 +17,9 @@ def register(subparsers) -> None:
         non_negative_int,
         positive_int,
         seed_int,
+        step_int,
     )
+    from stackexchange.paths import path_option
 
     p = subparsers.add_parser(
         "train",
@@ -34,7 +36,10 @@ def register(subparsers) -> None:
         "jointly (the papers' model). Default: bi for sentence-encoder bases such as "
         "minilm-l6, cross for BERT/RoBERTa",
     )
-    p.add_argument("--data", required=True, help="parse output folder (adapter-zoo parse --out)")
+    p.add_argument(
+        "--data", required=True, type=path_option,
+        help="parse output folder (adapter-zoo parse --out)",
+    )  # fmt: skip
     p.add_argument(
         "--forums",
         nargs="+",
@@ -44,8 +49,8 @@ def register(subparsers) -> None:
     )
     p.add_argument("--name", required=True, help="name of the zoo entry to write")
     p.add_argument("--base", default=DEFAULT_BASE, help=f"base model (default: {DEFAULT_BASE})")
-    p.add_argument("--epochs", type=positive_int, default=3)
-    p.add_argument("--max-steps", type=positive_int, default=None)
+    p.add_argument("--epochs", type=step_int, default=3)
+    p.add_argument("--max-steps", type=step_int, default=None)
     p.add_argument("--batch-size", type=positive_int, default=32)
     p.add_argument(
         "--max-length",
@@ -110,7 +115,10 @@ def register(subparsers) -> None:
     )
     p.add_argument("--lora-r", type=int, default=8, help="lora: rank (default 8)")
     p.add_argument("--lora-alpha", type=int, default=16, help="lora: scaling alpha (default 16)")
-    p.add_argument("--transfer-data", default=None, help="tanda: transfer parse output folder")
+    p.add_argument(
+        "--transfer-data", type=path_option, default=None,
+        help="tanda: transfer parse output folder",
+    )  # fmt: skip
     p.add_argument(
         "--transfer-forums",
         nargs="+",

@@ -16,6 +16,7 @@ import re
 from pathlib import Path
 
 from adapter_zoo.errors import ZooError
+from stackexchange.jsontext import read_json_file
 
 LAYOUTS = ("adapter", "full", "fusion")
 # The adapters library's files of a saved adapter (or head)
@@ -47,10 +48,9 @@ def adapter_files_base(folder: Path) -> dict:
     config_file = folder / ADAPTER_CONFIG_FILE
     leave_out = None
     if config_file.is_file():
-        try:
-            config = json.loads(config_file.read_text(encoding="utf-8"))
-        except (ValueError, UnicodeDecodeError) as error:
-            raise ZooError(f"{config_file}: not valid JSON ({error})") from None
+        config = read_json_file(config_file, ZooError)
+        if not isinstance(config, dict):
+            raise ZooError(f"{config_file}: the adapter config must be a JSON object")
         found.update({k: config[k] for k in BASE_KEYS if k in config})
         if isinstance(config.get("config"), dict):
             leave_out = config["config"].get("leave_out")

@@ -19,6 +19,7 @@ from adapter_zoo.zoo.untrusted import (
     strip_model_paths,
 )
 from stackexchange.io import atomic_directory, atomic_write_text, sha256_file
+from stackexchange.jsontext import read_json_file
 
 CARD_FILE = "card.json"
 README_FILE = "README.md"
@@ -48,22 +49,34 @@ NAME_RULE = "use letters, digits, '-', '_' or '.'"
 def is_entry_name(name) -> bool:
     """Whether ``name`` is a plain zoo entry name: a non-empty string with no path separator,
     not hidden (so neither ``.`` nor ``..``), no control character, no space at either end,
-    at most :data:`MAX_NAME_BYTES` bytes.
+    text that UTF-8 can write (no lone surrogate, which is what a command line's bytes that
+    are not UTF-8 become), at most :data:`MAX_NAME_BYTES` bytes.
 
     Example:
-        >>> [is_entry_name(n) for n in ("beer", "../x", "/abs", "a/b", ".hidden", "")]
-        [True, False, False, False, False, False]
+        >>> [is_entry_name(n) for n in ("beer", "../x", "/abs", "a/b", ".hidden", "", "\\udcff")]
+        [True, False, False, False, False, False, False]
     """
     return (
         isinstance(name, str)
+        and _utf8(name)
         and bool(name)
         and name == name.strip()
         and "/" not in name
         and "\\" not in name
         and not name.startswith(".")
         and not any(ord(c) < 32 or ord(c) == 127 for c in name)
-        and len(name.encode("utf-8", "surrogatepass")) <= MAX_NAME_BYTES
+        and len(name.encode("utf-8")) <= MAX_NAME_BYTES
     )
+
+
+def _utf8(text: str) -> bool:
+    """Whether ``text`` can be written as UTF-8: the card, the README and a Hub repository's
+    name are UTF-8, so a name that is not would fail only once the work is done."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def check_entry_name(name) -> str:
@@ -230,11 +243,9 @@ def read_card(path: str | os.PathLike) -> dict:
     not verified: :func:`verify_entry` does that)."""
     card_file = Path(path) / CARD_FILE
     try:
-        card = json.loads(card_file.read_text(encoding="utf-8"))
+        card = read_json_file(card_file, ZooError)
     except FileNotFoundError:
         raise ZooError(f"{card_file}: missing; {path} is not a zoo entry") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise ZooError(f"{card_file}: not valid JSON ({error})") from None
     return check_card(card, card_file)
 
 

@@ -26,6 +26,7 @@ import os
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
 from adapter_zoo.errors import ZooError
+from stackexchange.jsontext import read_json_file
 
 # sentence-transformers' own module classes an entry may name in modules.json (by class name;
 # Router/Asym are left out: their configs name further classes).
@@ -106,11 +107,9 @@ def check_sentence_modules(model_dir: Path) -> None:
     """
     file = Path(model_dir) / MODULES_FILE
     try:
-        modules = json.loads(file.read_text(encoding="utf-8"))
+        modules = read_json_file(file, ZooError)
     except FileNotFoundError:
         raise ZooError(f"{file}: missing; a full bi-encoder entry needs it") from None
-    except (ValueError, UnicodeDecodeError) as error:
-        raise ZooError(f"{file}: not valid JSON ({error})") from None
     if not isinstance(modules, list):
         raise ZooError(f"{file}: expected a list of modules, got {type(modules).__name__}")
     for index, module in enumerate(modules):
@@ -145,10 +144,7 @@ def check_no_code(folder: Path, relatives) -> None:
         if name == MODULES_FILE:
             check_sentence_modules(file.parent)
         elif name in CODE_MAPPING_FILES:
-            try:
-                config = json.loads(file.read_text(encoding="utf-8"))
-            except (ValueError, UnicodeDecodeError) as error:
-                raise ZooError(f"{file}: not valid JSON ({error})") from None
+            config = read_json_file(file, ZooError)
             if isinstance(config, dict) and "auto_map" in config:
                 raise UnsafeEntryError(
                     f"{file}: its 'auto_map' names code to import; a zoo entry runs no code "

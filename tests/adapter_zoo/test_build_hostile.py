@@ -45,7 +45,6 @@ def _cases(tmp_path, base):
                                                       "letters, digits, '-', '_' or '.'"),
         "hidden-name": (["beer", "--name", ".x"], "invalid zoo entry name '.x': use letters, "
                                                   "digits, '-', '_' or '.'"),
-        "zero-steps": (["beer", "--steps", "0"], "build steps must be at least 1, got 0"),
         "missing-dump": (["beer", "--dump", str(missing)],
                          f"{missing}: no such archive, folder or file; give the forum's .7z "
                          "dump"),
@@ -57,7 +56,7 @@ def _cases(tmp_path, base):
     }  # fmt: skip
 
 
-CASES = ["unknown-forum", "climbing-name", "hidden-name", "zero-steps", "missing-dump",
+CASES = ["unknown-forum", "climbing-name", "hidden-name", "missing-dump",
          "missing-base", "a-file-as-base"]  # fmt: skip
 
 
@@ -106,3 +105,15 @@ def test_a_dump_path_no_file_can_have_is_an_argparse_error(no_work, capsys, dump
     code, err = _build(capsys, "beer", "--dump", dump)
     assert code == "usage 2"
     assert err.splitlines()[-1] == f"adapter-zoo build: error: argument --dump: {message}"
+
+
+@pytest.mark.parametrize("steps", [0, -1, 10**9 + 1, 10**20, True, 2.5])
+def test_a_step_count_out_of_range_is_refused_for_a_python_caller(no_work, steps):
+    from adapter_zoo.errors import ZooError
+
+    with pytest.raises(ZooError) as error:
+        adapter_zoo.build.build_entry("beer", dump=BEER, steps=steps)
+    assert str(error.value) == (
+        f"build steps must be a whole number in [1, 1000000000], not {steps!r}"
+    )
+    assert not zoo_home().exists() or list(zoo_home().iterdir()) == []

@@ -215,3 +215,16 @@ def test_bad_command_line_input_is_one_line_and_exit_2(
             export.main(["tiny-bi", bicycles, "--results", bad])
         assert exit_info.value.code == 2
         assert "argument --results" in capsys.readouterr().err
+
+
+def test_the_export_reports_through_the_command_lines_one_error_path(tmp_path, capsys, monkeypatch):
+    """An interrupt or a disk error while MTEB runs is one line, as in adapter-zoo's commands
+    (stackexchange.errors.run_reported), not a second copy that forgets a case."""
+    import benchmarks.mteb_export as export
+
+    def interrupted(*_args, **_kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(export, "run_mteb", interrupted)
+    assert export.main(["tiny-bi", "wikiqa", "--results", str(tmp_path / "r")]) == 130
+    assert capsys.readouterr().err == "python -m benchmarks.mteb_export: interrupted\n"

@@ -232,3 +232,37 @@ def test_full_disk_error_names_the_file_and_leaves_nothing(tmp_path, monkeypatch
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
     assert str(error.value) == f"[Errno 28] No space left on device: '{tmp_path / 'forum'}'"
     assert list(tmp_path.iterdir()) == []
+
+
+def _raises(error: BaseException):
+    def command():
+        raise error
+
+    return command
+
+
+@pytest.mark.parametrize(
+    ("error", "status", "line"),
+    [
+        (DumpError("x.7z: corrupt\nmore detail"), 2, "demo: error: x.7z: corrupt\n"),
+        (
+            PermissionError(13, "Permission denied"),
+            2,
+            "demo: error: [Errno 13] Permission denied\n",
+        ),
+        (KeyboardInterrupt(), 130, "demo: interrupted\n"),
+    ],
+    ids=["own-error", "os-error", "interrupt"],
+)
+def test_run_reported_puts_bad_input_on_one_line(capsys, error, status, line):
+    from stackexchange.errors import run_reported
+
+    assert run_reported("demo", _raises(error)) == status
+    assert capsys.readouterr().err == line
+
+
+def test_run_reported_keeps_a_bugs_traceback():
+    from stackexchange.errors import run_reported
+
+    with pytest.raises(TypeError, match="a bug"):
+        run_reported("demo", _raises(TypeError("a bug")))

@@ -52,7 +52,11 @@ def test_no_module_names_the_card_file_but_the_store():
     assert found == []
 
 
-@pytest.mark.parametrize("text", ["null", "[1]", '"a card"', "3", '{"name": ', "\xff"])
+@pytest.mark.parametrize(
+    "text",
+    ["null", "[1]", '"a card"', "3", '{"name": ', "\xff", "[" * 100_000, '{"name": "\\udcff"}'],
+    ids=["null", "list", "string", "number", "truncated", "latin-1", "deep", "surrogate"],
+)
 def test_list_shows_an_entry_whose_card_is_no_object_as_broken(text, capsys):
     _entry("good")
     bad = _entry("odd", text)
@@ -119,3 +123,22 @@ def test_a_card_s_fusion_weights_are_layers_of_numbers(weights, field):
     card = {**CARD, "name": "x", "files": {}, "fusion_weights": weights}
     with pytest.raises(ZooError, match=rf"^c.json: field '{field}' must be an object of layers"):
         check_card(card, "c.json")
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("[" * 100_000, "nested too deeply"),
+        ('{"name": "\\udcff"}', "holds \\udcff, a lone surrogate escape that is no text"),
+    ],
+    ids=["deep", "surrogate"],
+)
+def test_a_card_json_cannot_hold_is_one_line_naming_it_for_every_reader(text, reason, capsys):
+    """Deep nesting was a RecursionError traceback from ``list`` and every reader; a lone
+    surrogate escape a name no UTF-8 writer takes: both are what ``read_card`` refuses."""
+    bad = _entry("odd", text)
+    assert main(["compose", "--name", "c", "--fusion", "odd", "bm25"]) == 2
+    assert capsys.readouterr().err == (
+        f"adapter-zoo compose: error: {bad / CARD_FILE}: not valid JSON ({reason})\n"
+    )
+    assert find_card("c") is None

@@ -22,7 +22,7 @@ CARD = {"kind": "adapter", "base_model": "minilm-l6"}
 
 def _bad_names(tmp_path: Path) -> list[str]:
     return ["../x", str(tmp_path / "abs"), "a/b", "..", ".", ".hidden", "", " x", "a\nb",
-            "a\\b", "x" * (MAX_NAME_BYTES + 1)]  # fmt: skip
+            "a\\b", "\udcff", "caf\udce9", "x" * (MAX_NAME_BYTES + 1)]  # fmt: skip
 
 
 def _forbidden(*_args, **_kwargs):

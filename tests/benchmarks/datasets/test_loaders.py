@@ -376,3 +376,29 @@ def test_missing_wikiqa_download_failure_names_file_url_and_data_dir(tmp_path, m
         f"{tmp_path / 'wikiqa' / 'WikiQA-test.tsv.gz'}: missing, and downloading it from {url} "
         "failed ([Errno -2] Name or service not known); put the file there or pass --data-dir"
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        (b"null", "the descriptor must be a JSON object"),
+        (b"[1]", "the descriptor must be a JSON object"),
+        (b"[" * 100_000, "not valid JSON (nested too deeply)"),
+        (b'{"name": "caf\xe9"}', "not valid JSON ('utf-8' codec can't decode byte 0xe9 in "
+                                 "position 13: invalid continuation byte)"),
+        (b'{"name": "\\udcff"}', "not valid JSON (holds \\udcff, a lone surrogate escape that "
+                                 "is no text)"),
+    ],
+    ids=["null", "list", "deep", "latin-1", "surrogate"],
+)  # fmt: skip
+def test_a_broken_local_descriptor_is_one_line_naming_it(tmp_path, capsys, text, reason):
+    """A list was an AttributeError traceback and deep nesting a RecursionError."""
+    from adapter_zoo.cli import main
+
+    descriptor = tmp_path / "bench" / "benchmark.json"
+    descriptor.parent.mkdir()
+    descriptor.write_bytes(text)
+    argv = ["evaluate", "--model", "bm25", "--benchmark", f"local:{descriptor.parent}"]
+    assert main([*argv, "--results", str(tmp_path / "results")]) == 2
+    assert capsys.readouterr().err == f"adapter-zoo evaluate: error: {descriptor}: {reason}\n"
+    assert not (tmp_path / "results").exists()
