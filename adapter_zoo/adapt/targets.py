@@ -91,7 +91,7 @@ def _benchmark(path: Path) -> tuple[list[str], dict]:
     texts = []
     for split in manifest.get("splits") or []:
         if split not in BENCHMARK_SPLITS:
-            raise ZooError(f"{path / 'benchmark.json'}: unknown split {split!r}")
+            raise ZooError(f"{path / BENCHMARK_FILE}: unknown split {split!r}")
         texts += [q.strip() for q in read_dataset(path / split, ZooError)["query"] if q.strip()]
     about = {
         "kind": "benchmark",
