@@ -136,6 +136,8 @@ def forum_row(work: Path, host: str, hosts) -> dict:
             "training": card["training"].get("runs"),
             "seconds": round(adapt_seconds, 1),
         },
+        # rows of one record may come from different machines (a lent GPU, then 2 CPU cores)
+        "machine": machine_info(),
     }
     print(f"{short(host)}: " + ", ".join(f"{k} {v:.4f}" for k, v in row["map"].items())
           + f"; adapt chose {row['adapt']['chosen']}")  # fmt: skip
@@ -203,7 +205,8 @@ def semeval_rows(work: Path) -> dict:
     rows = {"adapt": {"chosen": card["decision"]["chosen"], "reason": card["reason"],
                       "target": card["target"], "decision_lists": card["decision_lists"],
                       "pseudo_dev": {c: round(r["map"], 4) for c, r in card["candidates"].items()},
-                      "seconds": round(time.perf_counter() - started, 1)}}  # fmt: skip
+                      "seconds": round(time.perf_counter() - started, 1),
+                      "machine": machine_info()}}  # fmt: skip
     for benchmark in SEMEVAL_SETS:
         rows[benchmark] = {
             model: evaluate(model, benchmark, data_dir=SEMEVAL.parent)["metrics"]["map"]
