@@ -35,7 +35,6 @@ from benchmarks.errors import BenchmarkError
 from stackexchange.io import (
     atomic_directory,
     atomic_write_json,
-    check_replaceable,
     output_lock,
     refuse_input_inside_output,
 )
@@ -46,6 +45,7 @@ from stackexchange.lists import (
     question_similarity_lists,
 )
 from stackexchange.numbers import check_number
+from stackexchange.paths import check_output_folder
 
 DEFAULT_CANDIDATES = {"answer_selection": 100, "question_similarity": 20}
 MAIN_METRIC = {"answer_selection": "p@1", "question_similarity": "map"}
@@ -173,7 +173,8 @@ def build_from_forum(
 
     Raises:
         BenchmarkError: not a parsed forum, unknown task, no held-out test query, the forum
-            inside (or equal to) ``out_dir``, or ``out_dir`` holding something else.
+            inside (or equal to) ``out_dir``, ``out_dir`` below a file or not writable, or
+            ``out_dir`` holding something else.
 
     Example:
         >>> build_from_forum("parsed/beer.stackexchange.com", "bench/beer")  # doctest: +SKIP
@@ -190,7 +191,7 @@ def build_from_forum(
     refuse_input_inside_output([forum_dir], out_dir, BenchmarkError)
     # one build at a time into out_dir: a second is refused instead of replacing the first's
     with output_lock(out_dir, error=BenchmarkError):
-        check_replaceable(
+        check_output_folder(
             out_dir, ours=is_built_benchmark, overwrite=overwrite, what="a benchmark",
             error=BenchmarkError,
         )  # fmt: skip

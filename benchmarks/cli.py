@@ -14,7 +14,7 @@ def register(subparsers) -> None:
         seed_int,
         step_int,
     )
-    from stackexchange.paths import path_option
+    from stackexchange.paths import folder_option, output_folder_option, path_option
 
     # a list needs a positive and at least one other candidate
     candidates_int = number_option(integer=True, low=2)
@@ -41,7 +41,7 @@ def register(subparsers) -> None:
         "--data-dir", type=path_option, default=None, help="folder holding the benchmark files"
     )
     evaluate.add_argument(
-        "--results", type=path_option, default=None, help="folder of results.jsonl to append to"
+        "--results", type=folder_option, default=None, help="folder of results.jsonl to append to"
     )
     evaluate.add_argument("--finetune", choices=("full", "adapter", "tanda"), default=None)
     evaluate.add_argument(
@@ -87,7 +87,7 @@ def register(subparsers) -> None:
     board = subparsers.add_parser("leaderboard", help="tables and plots from a results folder")
     board.add_argument("results", type=path_option, help="results folder (or results.jsonl)")
     board.add_argument(
-        "--out", required=True, type=path_option,
+        "--out", required=True, type=output_folder_option,
         help="output folder: new, empty, or a leaderboard written by this command",
     )  # fmt: skip
     board.add_argument("--overwrite", action="store_true", help="replace --out whatever it holds")
@@ -97,7 +97,7 @@ def register(subparsers) -> None:
         "build-benchmark", help="LAS/AskUbuntu-style benchmark from a parsed forum's test split"
     )
     build.add_argument("forum_dir", type=path_option, help="a parsed forum folder DIR/<host>")
-    build.add_argument("--out", required=True, type=path_option)
+    build.add_argument("--out", required=True, type=output_folder_option)
     build.add_argument(
         "--task", choices=("answer_selection", "question_similarity"), default="answer_selection"
     )

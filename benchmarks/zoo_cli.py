@@ -21,7 +21,7 @@ def register(subparsers) -> None:
         seed_int,
         step_int,
     )
-    from stackexchange.paths import path_option
+    from stackexchange.paths import folder_option, path_option
 
     alpha_float = number_option(low=0, high=1, high_open=True)  # a drop ratio
     train = subparsers.add_parser(
@@ -74,7 +74,7 @@ def register(subparsers) -> None:
     evaluate.add_argument("--split", default="test")
     evaluate.add_argument("--data-dir", type=path_option, default=None)
     evaluate.add_argument(
-        "--results", type=path_option, default=None, help="folder of results.jsonl to append to"
+        "--results", type=folder_option, default=None, help="folder of results.jsonl to append to"
     )
     evaluate.add_argument("--batch-size", type=positive_int, default=64)
     evaluate.set_defaults(func=run_cascade_eval)
@@ -88,7 +88,7 @@ def register(subparsers) -> None:
     sweep.add_argument("--split", default="test")
     sweep.add_argument("--data-dir", type=path_option, default=None)
     sweep.add_argument(
-        "--results", type=path_option, default=None, help="folder of results.jsonl to append to"
+        "--results", type=folder_option, default=None, help="folder of results.jsonl to append to"
     )
     sweep.add_argument("--batch-size", type=positive_int, default=64)
     sweep.add_argument(

@@ -84,11 +84,14 @@ def quickstart(
             ``beer-fusion`` even when this quickstart did not train them.
 
     Raises:
-        ZooError: without ``overwrite``, ``out`` holds something the quickstart did not
-            write, or one of those zoo entries is not this quickstart's.
+        ZooError: ``out`` or a folder above it is a file; without ``overwrite``, ``out``
+            holds something the quickstart did not write, or one of those zoo entries is not
+            this quickstart's.
     """
     from stackexchange.io import atomic_write_json, check_replaceable
+    from stackexchange.paths import check_folder_path
 
+    check_folder_path(out, error=ZooError)  # written into, never replaced: no file in its place
     check_replaceable(
         Path(out),
         ours=lambda folder: (folder / MARKER).is_file(),

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from recipes.recipe import Recipe, RecipeError, Step
 from stackexchange.catalog import shipped_data
+from stackexchange.paths import check_folder_path
 
 PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 FOREACH = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s+in\s+\{([A-Za-z_][A-Za-z0-9_]*)\}\s*$")
@@ -271,12 +272,13 @@ def run_recipe(
     :mod:`recipes.ray_executor`).
 
     Raises:
-        RecipeError: a variable is unknown, a step runs this recipe again (directly or
-            through another), or a step fails (the step is named).
+        RecipeError: the work folder or one above it is a file, a variable is unknown, a
+            step runs this recipe again (directly or through another), or a step fails
+            (the step is named).
     """
     if executor not in EXECUTORS:
         raise RecipeError(f"unknown executor {executor!r}; choose {' or '.join(EXECUTORS)}")
-    work = work_folder(recipe, smoke, work)
+    work = check_folder_path(work_folder(recipe, smoke, work), error=RecipeError)
     commands = _plan(recipe, smoke, work, builtin_variables(work))
     refuse_self_runs(recipe, smoke=smoke, work=work, chain=_RUNNING.get())
     log(f"recipe {recipe.name}: {recipe.paper}")
