@@ -45,7 +45,7 @@ from stackexchange.lists import (
     question_similarity_lists,
 )
 from stackexchange.numbers import check_number
-from stackexchange.paths import check_output_folder
+from stackexchange.paths import check_output_folder, refuse_output_inside_input
 
 DEFAULT_CANDIDATES = {"answer_selection": 100, "question_similarity": 20}
 MAIN_METRIC = {"answer_selection": "p@1", "question_similarity": "map"}
@@ -173,8 +173,8 @@ def build_from_forum(
 
     Raises:
         BenchmarkError: not a parsed forum, unknown task, no held-out test query, the forum
-            inside (or equal to) ``out_dir``, ``out_dir`` below a file or not writable, or
-            ``out_dir`` holding something else.
+            inside (or equal to) ``out_dir`` or ``out_dir`` inside the forum, ``out_dir``
+            below a file or not writable, or ``out_dir`` holding something else.
 
     Example:
         >>> build_from_forum("parsed/beer.stackexchange.com", "bench/beer")  # doctest: +SKIP
@@ -189,6 +189,9 @@ def build_from_forum(
     check_number("seed", seed, integer=True, low=0, high=2**32 - 1, error=BenchmarkError)
     forum_dir = Path(forum_dir)
     refuse_input_inside_output([forum_dir], out_dir, BenchmarkError)
+    # a benchmark inside the forum folder would go with it when the forum is parsed again
+    # (parse --overwrite replaces the folder whole)
+    refuse_output_inside_input([forum_dir], out_dir, BenchmarkError)
     # one build at a time into out_dir: a second is refused instead of replacing the first's
     with output_lock(out_dir, error=BenchmarkError):
         check_output_folder(
