@@ -35,15 +35,29 @@ def recipe_dir() -> Path:
 
 
 def find_recipe(name_or_path: str) -> Path:
-    """Resolve a recipe name (``multicqa_mt_all``) or a path to a ``.toml`` file to a file."""
+    """Resolve a recipe name (``multicqa_mt_all``) or a path to a ``.toml`` file to a file.
+
+    A file ``name_or_path`` is the recipe, then a recipe shipped under that name: a folder
+    that happens to have the name (``outputs/multicqa_mt_all``) does not hide it.
+
+    Raises:
+        RecipeError: no shipped recipe has the name, or the path is a folder (one line
+            saying what a recipe is and where the shipped ones are).
+    """
     path = Path(name_or_path)
-    if path.suffix == ".toml" or path.exists():
-        return path
+    if path.is_file() or (path.suffix == ".toml" and not os.path.lexists(path)):
+        return path  # a missing .toml is load_recipe's to report
     candidate = recipe_dir() / f"{name_or_path.replace('-', '_')}.toml"
-    if candidate.exists():
+    if candidate.is_file():
         return candidate
-    known = sorted(p.stem for p in recipe_dir().glob("*.toml"))
-    raise RecipeError(f"unknown recipe {name_or_path!r}; known recipes: {', '.join(known)}")
+    known = ", ".join(sorted(p.stem for p in recipe_dir().glob("*.toml")))
+    if os.path.lexists(path):
+        what = "a folder" if path.is_dir() else "not a file"
+        raise RecipeError(
+            f"{name_or_path}: {what}, not a recipe; a recipe is a .toml file, or the name of "
+            f"one shipped in {recipe_dir()}: {known}"
+        )
+    raise RecipeError(f"unknown recipe {name_or_path!r}; known recipes: {known}")
 
 
 def work_folder(recipe: Recipe, smoke: bool, work=None) -> Path:
