@@ -25,7 +25,6 @@ Example:
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
@@ -38,6 +37,7 @@ from stackexchange.io import (
     output_lock,
     refuse_input_inside_output,
 )
+from stackexchange.jsontext import read_json_object
 from stackexchange.lists import (
     BENCHMARK_FILE,
     SPLITS,
@@ -73,12 +73,15 @@ def _load_duplicates(folder: Path) -> list[dict]:
     from stackexchange.store import read_dataset
 
     path = folder / "duplicates"
+    index = path / "dataset_dict.json"
     try:
-        names = json.loads((path / "dataset_dict.json").read_text(encoding="utf-8"))["splits"]
-    except (OSError, ValueError, KeyError):
+        names = read_json_object(index, BenchmarkError, "a DatasetDict's index").get("splits")
+    except OSError:
         raise BenchmarkError(
             f"{path}: missing or not a saved DatasetDict (adapter-zoo parse)"
         ) from None
+    if not isinstance(names, list) or not all(isinstance(name, str) for name in names):
+        raise BenchmarkError(f"{index}: 'splits' must be a list of split names")
     rows = []
     for name in names:
         if any((path / name).glob("*.arrow")):
@@ -100,10 +103,10 @@ def _split_stats(rows: list[dict]) -> dict:
 def is_built_benchmark(folder: str | os.PathLike) -> bool:
     """Whether ``folder`` is a benchmark :func:`build_from_forum` wrote (its benchmark.json)."""
     try:
-        manifest = json.loads((Path(folder) / BENCHMARK_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        manifest = read_json_object(Path(folder) / BENCHMARK_FILE, BenchmarkError)
+    except (OSError, BenchmarkError):  # broken or missing: a folder the build did not write
         return False
-    source = manifest.get("source") if isinstance(manifest, dict) else None
+    source = manifest.get("source")
     return (
         manifest.get("task") in DEFAULT_CANDIDATES
         and isinstance(source, dict)
@@ -122,7 +125,7 @@ def files_not_built(folder: str | os.PathLike) -> list[str]:
         ['notes.md']
     """
     folder = Path(folder)
-    manifest = json.loads((folder / BENCHMARK_FILE).read_text(encoding="utf-8"))
+    manifest = read_json_object(folder / BENCHMARK_FILE, BenchmarkError, "the descriptor")
     listed = manifest.get("files")
     if isinstance(listed, list):
         known = {str(f) for f in listed}

@@ -155,13 +155,15 @@ def run_leaderboard(args) -> int:
 
 def run_build(args) -> int:
     from benchmarks.builder import build_from_forum
+    from benchmarks.errors import BenchmarkError
     from benchmarks.registry import get
+    from stackexchange.jsontext import read_json_object
 
     path = build_from_forum(
         args.forum_dir, args.out, task=args.task, candidates=args.candidates, seed=args.seed,
         overwrite=args.overwrite,
     )  # fmt: skip
-    manifest = json.loads((path / BENCHMARK_FILE).read_text(encoding="utf-8"))
+    manifest = read_json_object(path / BENCHMARK_FILE, BenchmarkError, "the descriptor")
     get("local:" + str(path)).load("test")  # the folder reads back
     counts = ", ".join(f"{split} {c['queries']}" for split, c in manifest["counts"].items())
     print(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import shutil
 from pathlib import Path
@@ -15,6 +14,7 @@ from stackexchange.io import (
     output_lock,
     refuse_input_inside_output,
 )
+from stackexchange.jsontext import read_json_object
 from stackexchange.paths import check_folder_path, check_output_folder
 from stackexchange.source import POST_LINKS, POSTS, forum_host, open_forum
 
@@ -192,9 +192,14 @@ def _parse_files(files, tmp: Path, work: Path, max_positives, seed, progress, wo
 
 
 def read_stats(forum_dir: str | os.PathLike) -> dict:
-    """The ``stats.json`` of a parsed forum folder."""
+    """The ``stats.json`` of a parsed forum folder.
+
+    Raises:
+        DumpError: no stats.json (not a parsed forum), or one that is not a JSON object
+            (one line naming the file, :func:`stackexchange.jsontext.read_json_object`).
+    """
     path = Path(forum_dir) / STATS_FILE
     try:
-        return json.loads(path.read_text())
+        return read_json_object(path, DumpError, "a parsed forum's stats")
     except FileNotFoundError:
         raise DumpError(f"{forum_dir}: not a parsed forum (no stats.json)") from None
