@@ -44,7 +44,7 @@ from stackexchange.lists import (
     answer_selection_lists,
     question_similarity_lists,
 )
-from stackexchange.numbers import check_number
+from stackexchange.numbers import MAX_LIST, check_number
 from stackexchange.paths import check_output_folder, refuse_output_inside_input
 
 DEFAULT_CANDIDATES = {"answer_selection": 100, "question_similarity": 20}
@@ -188,7 +188,7 @@ def build_from_forum(
     if task not in DEFAULT_CANDIDATES:
         raise BenchmarkError(f"unknown task {task!r}; one of {', '.join(DEFAULT_CANDIDATES)}")
     size = DEFAULT_CANDIDATES[task] if candidates is None else candidates
-    check_number("candidates", size, integer=True, low=2, error=BenchmarkError)
+    check_number("candidates", size, integer=True, low=2, high=MAX_LIST, error=BenchmarkError)
     check_number("seed", seed, integer=True, low=0, high=2**32 - 1, error=BenchmarkError)
     forum_dir = Path(forum_dir)
     refuse_input_inside_output([forum_dir], out_dir, BenchmarkError)

@@ -9,6 +9,7 @@ from stackexchange.lists import BENCHMARK_FILE
 
 def register(subparsers) -> None:
     from stackexchange.numbers import (
+        MAX_LIST,
         max_length_int,
         number_option,
         seed_int,
@@ -17,7 +18,7 @@ def register(subparsers) -> None:
     from stackexchange.paths import folder_option, output_folder_option, path_option
 
     # a list needs a positive and at least one other candidate
-    candidates_int = number_option(integer=True, low=2)
+    candidates_int = number_option(integer=True, low=2, high=MAX_LIST)
     evaluate = subparsers.add_parser(
         "evaluate", help="score a model on a benchmark and append the result to --results"
     )

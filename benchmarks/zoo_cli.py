@@ -13,6 +13,7 @@ def register(subparsers) -> None:
     from adapter_zoo.lengths import CROSS_MAX_LENGTH
     from adapter_zoo.precision import add_precision_option
     from stackexchange.numbers import (
+        list_int,
         max_length_int,
         non_negative_float,
         non_negative_int,
@@ -59,7 +60,7 @@ def register(subparsers) -> None:
     train.add_argument("--lr", type=non_negative_float, default=None)
     train.add_argument("--max-length", type=max_length_int, default=CROSS_MAX_LENGTH)
     train.add_argument(
-        "--negatives", type=positive_int, default=3, help="random negatives per positive"
+        "--negatives", type=list_int, default=3, help="random negatives per positive"
     )
     train.add_argument("--seed", type=seed_int, default=0)
     train.add_argument("--overwrite", action="store_true")

@@ -78,8 +78,11 @@ def test_bad_forum_and_task(tmp_path, tiny_forum):
         benchmarks.build_from_forum(tmp_path / "not-a-forum", tmp_path / "out")
     with pytest.raises(BenchmarkError, match="unknown task 'qa'"):
         benchmarks.build_from_forum(tiny_forum, tmp_path / "out", task="qa")
-    with pytest.raises(BenchmarkError, match=r"^candidates must be a whole number >= 2, not 1$"):
-        benchmarks.build_from_forum(tiny_forum, tmp_path / "out", candidates=1)
+    for bad in (1, 10**18):  # 10**18 was cut to each list, but written in benchmark.json
+        with pytest.raises(
+            BenchmarkError, match=rf"^candidates must be a whole number in \[2, 10000\], not {bad}$"
+        ):
+            benchmarks.build_from_forum(tiny_forum, tmp_path / "out", candidates=bad)
     assert not (tmp_path / "out").exists()
     with pytest.raises(BenchmarkError, match=r"benchmark.json: no benchmark descriptor"):
         benchmarks.get(f"local:{tmp_path}")
