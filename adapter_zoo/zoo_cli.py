@@ -10,7 +10,7 @@ from __future__ import annotations
 def register(subparsers) -> None:
     from adapter_zoo.adapt.cli import register as register_adapt
     from stackexchange.numbers import step_int
-    from stackexchange.paths import path_option
+    from stackexchange.paths import output_folder_option, path_option
 
     register_adapt(subparsers)
     parser = subparsers.add_parser("list", help="list the zoo's entries")
@@ -29,7 +29,7 @@ def register(subparsers) -> None:
     )
     export.add_argument("name", metavar="NAME", help="zoo name, entry folder or Hub name")
     export.add_argument(
-        "--out", required=True, type=path_option, metavar="DIR", help="the folder to write"
+        "--out", required=True, type=output_folder_option, metavar="DIR", help="the folder to write"
     )
     export.add_argument("--overwrite", action="store_true", help="replace DIR whatever it holds")
     export.set_defaults(func=run_export)

@@ -25,7 +25,6 @@ Example:
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
@@ -35,17 +34,18 @@ from benchmarks.errors import BenchmarkError
 from stackexchange.io import (
     atomic_directory,
     atomic_write_json,
-    check_replaceable,
     output_lock,
     refuse_input_inside_output,
 )
+from stackexchange.jsontext import read_json_object
 from stackexchange.lists import (
     BENCHMARK_FILE,
     SPLITS,
     answer_selection_lists,
     question_similarity_lists,
 )
-from stackexchange.numbers import check_number
+from stackexchange.numbers import MAX_LIST, check_number
+from stackexchange.paths import check_output_folder, refuse_output_inside_input
 
 DEFAULT_CANDIDATES = {"answer_selection": 100, "question_similarity": 20}
 MAIN_METRIC = {"answer_selection": "p@1", "question_similarity": "map"}
@@ -73,12 +73,15 @@ def _load_duplicates(folder: Path) -> list[dict]:
     from stackexchange.store import read_dataset
 
     path = folder / "duplicates"
+    index = path / "dataset_dict.json"
     try:
-        names = json.loads((path / "dataset_dict.json").read_text(encoding="utf-8"))["splits"]
-    except (OSError, ValueError, KeyError):
+        names = read_json_object(index, BenchmarkError, "a DatasetDict's index").get("splits")
+    except OSError:
         raise BenchmarkError(
             f"{path}: missing or not a saved DatasetDict (adapter-zoo parse)"
         ) from None
+    if not isinstance(names, list) or not all(isinstance(name, str) for name in names):
+        raise BenchmarkError(f"{index}: 'splits' must be a list of split names")
     rows = []
     for name in names:
         if any((path / name).glob("*.arrow")):
@@ -100,10 +103,10 @@ def _split_stats(rows: list[dict]) -> dict:
 def is_built_benchmark(folder: str | os.PathLike) -> bool:
     """Whether ``folder`` is a benchmark :func:`build_from_forum` wrote (its benchmark.json)."""
     try:
-        manifest = json.loads((Path(folder) / BENCHMARK_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        manifest = read_json_object(Path(folder) / BENCHMARK_FILE, BenchmarkError)
+    except (OSError, BenchmarkError):  # broken or missing: a folder the build did not write
         return False
-    source = manifest.get("source") if isinstance(manifest, dict) else None
+    source = manifest.get("source")
     return (
         manifest.get("task") in DEFAULT_CANDIDATES
         and isinstance(source, dict)
@@ -122,7 +125,7 @@ def files_not_built(folder: str | os.PathLike) -> list[str]:
         ['notes.md']
     """
     folder = Path(folder)
-    manifest = json.loads((folder / BENCHMARK_FILE).read_text(encoding="utf-8"))
+    manifest = read_json_object(folder / BENCHMARK_FILE, BenchmarkError, "the descriptor")
     listed = manifest.get("files")
     if isinstance(listed, list):
         known = {str(f) for f in listed}
@@ -173,7 +176,8 @@ def build_from_forum(
 
     Raises:
         BenchmarkError: not a parsed forum, unknown task, no held-out test query, the forum
-            inside (or equal to) ``out_dir``, or ``out_dir`` holding something else.
+            inside (or equal to) ``out_dir`` or ``out_dir`` inside the forum, ``out_dir``
+            below a file or not writable, or ``out_dir`` holding something else.
 
     Example:
         >>> build_from_forum("parsed/beer.stackexchange.com", "bench/beer")  # doctest: +SKIP
@@ -184,13 +188,16 @@ def build_from_forum(
     if task not in DEFAULT_CANDIDATES:
         raise BenchmarkError(f"unknown task {task!r}; one of {', '.join(DEFAULT_CANDIDATES)}")
     size = DEFAULT_CANDIDATES[task] if candidates is None else candidates
-    check_number("candidates", size, integer=True, low=2, error=BenchmarkError)
+    check_number("candidates", size, integer=True, low=2, high=MAX_LIST, error=BenchmarkError)
     check_number("seed", seed, integer=True, low=0, high=2**32 - 1, error=BenchmarkError)
     forum_dir = Path(forum_dir)
     refuse_input_inside_output([forum_dir], out_dir, BenchmarkError)
+    # a benchmark inside the forum folder would go with it when the forum is parsed again
+    # (parse --overwrite replaces the folder whole)
+    refuse_output_inside_input([forum_dir], out_dir, BenchmarkError)
     # one build at a time into out_dir: a second is refused instead of replacing the first's
     with output_lock(out_dir, error=BenchmarkError):
-        check_replaceable(
+        check_output_folder(
             out_dir, ours=is_built_benchmark, overwrite=overwrite, what="a benchmark",
             error=BenchmarkError,
         )  # fmt: skip

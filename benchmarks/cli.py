@@ -9,15 +9,16 @@ from stackexchange.lists import BENCHMARK_FILE
 
 def register(subparsers) -> None:
     from stackexchange.numbers import (
+        MAX_LIST,
         max_length_int,
         number_option,
         seed_int,
         step_int,
     )
-    from stackexchange.paths import path_option
+    from stackexchange.paths import folder_option, output_folder_option, path_option
 
     # a list needs a positive and at least one other candidate
-    candidates_int = number_option(integer=True, low=2)
+    candidates_int = number_option(integer=True, low=2, high=MAX_LIST)
     evaluate = subparsers.add_parser(
         "evaluate", help="score a model on a benchmark and append the result to --results"
     )
@@ -41,7 +42,7 @@ def register(subparsers) -> None:
         "--data-dir", type=path_option, default=None, help="folder holding the benchmark files"
     )
     evaluate.add_argument(
-        "--results", type=path_option, default=None, help="folder of results.jsonl to append to"
+        "--results", type=folder_option, default=None, help="folder of results.jsonl to append to"
     )
     evaluate.add_argument("--finetune", choices=("full", "adapter", "tanda"), default=None)
     evaluate.add_argument(
@@ -87,7 +88,7 @@ def register(subparsers) -> None:
     board = subparsers.add_parser("leaderboard", help="tables and plots from a results folder")
     board.add_argument("results", type=path_option, help="results folder (or results.jsonl)")
     board.add_argument(
-        "--out", required=True, type=path_option,
+        "--out", required=True, type=output_folder_option,
         help="output folder: new, empty, or a leaderboard written by this command",
     )  # fmt: skip
     board.add_argument("--overwrite", action="store_true", help="replace --out whatever it holds")
@@ -97,7 +98,7 @@ def register(subparsers) -> None:
         "build-benchmark", help="LAS/AskUbuntu-style benchmark from a parsed forum's test split"
     )
     build.add_argument("forum_dir", type=path_option, help="a parsed forum folder DIR/<host>")
-    build.add_argument("--out", required=True, type=path_option)
+    build.add_argument("--out", required=True, type=output_folder_option)
     build.add_argument(
         "--task", choices=("answer_selection", "question_similarity"), default="answer_selection"
     )
@@ -155,13 +156,15 @@ def run_leaderboard(args) -> int:
 
 def run_build(args) -> int:
     from benchmarks.builder import build_from_forum
+    from benchmarks.errors import BenchmarkError
     from benchmarks.registry import get
+    from stackexchange.jsontext import read_json_object
 
     path = build_from_forum(
         args.forum_dir, args.out, task=args.task, candidates=args.candidates, seed=args.seed,
         overwrite=args.overwrite,
     )  # fmt: skip
-    manifest = json.loads((path / BENCHMARK_FILE).read_text(encoding="utf-8"))
+    manifest = read_json_object(path / BENCHMARK_FILE, BenchmarkError, "the descriptor")
     get("local:" + str(path)).load("test")  # the folder reads back
     counts = ", ".join(f"{split} {c['queries']}" for split, c in manifest["counts"].items())
     print(

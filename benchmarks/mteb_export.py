@@ -225,7 +225,7 @@ def main(argv=None) -> int:
     from benchmarks.evaluate import evaluate
     from stackexchange.errors import run_reported
     from stackexchange.io import check_writable
-    from stackexchange.paths import path_option
+    from stackexchange.paths import folder_option, path_option
 
     prog = "python -m benchmarks.mteb_export"
     parser = argparse.ArgumentParser(prog=prog, description=main.__doc__.splitlines()[0])
@@ -234,7 +234,7 @@ def main(argv=None) -> int:
     parser.add_argument("--split", default="test")
     parser.add_argument("--data-dir", type=path_option, default=None,
                         help="the benchmark files' folder")  # fmt: skip
-    parser.add_argument("--results", type=path_option, required=True,
+    parser.add_argument("--results", type=folder_option, required=True,
                         help="folder for MTEB's result JSON")  # fmt: skip
     args = parser.parse_args(argv)
 

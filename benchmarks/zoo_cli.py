@@ -13,6 +13,7 @@ def register(subparsers) -> None:
     from adapter_zoo.lengths import CROSS_MAX_LENGTH
     from adapter_zoo.precision import add_precision_option
     from stackexchange.numbers import (
+        list_int,
         max_length_int,
         non_negative_float,
         non_negative_int,
@@ -21,7 +22,7 @@ def register(subparsers) -> None:
         seed_int,
         step_int,
     )
-    from stackexchange.paths import path_option
+    from stackexchange.paths import folder_option, path_option
 
     alpha_float = number_option(low=0, high=1, high_open=True)  # a drop ratio
     train = subparsers.add_parser(
@@ -59,7 +60,7 @@ def register(subparsers) -> None:
     train.add_argument("--lr", type=non_negative_float, default=None)
     train.add_argument("--max-length", type=max_length_int, default=CROSS_MAX_LENGTH)
     train.add_argument(
-        "--negatives", type=positive_int, default=3, help="random negatives per positive"
+        "--negatives", type=list_int, default=3, help="random negatives per positive"
     )
     train.add_argument("--seed", type=seed_int, default=0)
     train.add_argument("--overwrite", action="store_true")
@@ -74,7 +75,7 @@ def register(subparsers) -> None:
     evaluate.add_argument("--split", default="test")
     evaluate.add_argument("--data-dir", type=path_option, default=None)
     evaluate.add_argument(
-        "--results", type=path_option, default=None, help="folder of results.jsonl to append to"
+        "--results", type=folder_option, default=None, help="folder of results.jsonl to append to"
     )
     evaluate.add_argument("--batch-size", type=positive_int, default=64)
     evaluate.set_defaults(func=run_cascade_eval)
@@ -88,7 +89,7 @@ def register(subparsers) -> None:
     sweep.add_argument("--split", default="test")
     sweep.add_argument("--data-dir", type=path_option, default=None)
     sweep.add_argument(
-        "--results", type=path_option, default=None, help="folder of results.jsonl to append to"
+        "--results", type=folder_option, default=None, help="folder of results.jsonl to append to"
     )
     sweep.add_argument("--batch-size", type=positive_int, default=64)
     sweep.add_argument(

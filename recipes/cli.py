@@ -8,7 +8,7 @@ import argparse
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     from stackexchange.numbers import step_int
-    from stackexchange.paths import path_option
+    from stackexchange.paths import folder_option
 
     run = subparsers.add_parser(
         "run",
@@ -21,7 +21,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="a recipe name (multicqa_mt_all; adapter-zoo recipes lists them) or a .toml path",
     )
     run.add_argument("--smoke", action="store_true", help="tiny model, shipped data, 2 steps")
-    run.add_argument("--work", type=path_option, help="output folder (default outputs/<recipe>)")
+    run.add_argument("--work", type=folder_option, help="output folder (default outputs/<recipe>)")
     run.add_argument("--dry-run", action="store_true", help="print the commands only")
     run.add_argument(
         "--verify",
@@ -51,7 +51,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "quickstart",
         help="the main job: parse a shipped forum, train its adapter, evaluate, leaderboard",
     )
-    quick.add_argument("--out", type=path_option, default="quickstart-output", help="output folder")
+    quick.add_argument(
+        "--out", type=folder_option, default="quickstart-output", help="output folder"
+    )
     quick.add_argument("--base", default="minilm-l6", help="base model (default minilm-l6)")
     quick.add_argument(
         "--max-steps",

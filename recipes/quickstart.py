@@ -14,14 +14,12 @@ Example:
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 from pathlib import Path
 
 from adapter_zoo.errors import ZooError
 from recipes.runner import own_zoo
 from stackexchange.catalog import shipped_data
-from stackexchange.parse import STATS_FILE
 
 HOME_FORUM = "beer.stackexchange.com"
 OTHER_FORUM = "bicycles.meta.stackexchange.com"
@@ -84,11 +82,14 @@ def quickstart(
             ``beer-fusion`` even when this quickstart did not train them.
 
     Raises:
-        ZooError: without ``overwrite``, ``out`` holds something the quickstart did not
-            write, or one of those zoo entries is not this quickstart's.
+        ZooError: ``out`` or a folder above it is a file; without ``overwrite``, ``out``
+            holds something the quickstart did not write, or one of those zoo entries is not
+            this quickstart's.
     """
     from stackexchange.io import atomic_write_json, check_replaceable
+    from stackexchange.paths import check_folder_path
 
+    check_folder_path(out, error=ZooError)  # written into, never replaced: no file in its place
     check_replaceable(
         Path(out),
         ours=lambda folder: (folder / MARKER).is_file(),
@@ -155,7 +156,7 @@ def _quickstart(out, *, base: str, max_steps: int | None, smoke: bool) -> Path:
         forum_dirs[host] = stackexchange.parse_forum(
             shipped_data() / f"{host}.7z", out / "parsed", overwrite=True
         )
-        stats = json.loads((forum_dirs[host] / STATS_FILE).read_text())
+        stats = stackexchange.read_stats(forum_dirs[host])
         print(
             f"   {host}: {stats['questions']} questions, {stats['answers']} answers, pairs {stats['pairs']}"
         )

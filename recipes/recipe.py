@@ -147,7 +147,7 @@ def load_recipe(path: str | Path) -> Recipe:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise RecipeError(f"{path}: recipe file not found") from None
-    except tomllib.TOMLDecodeError as error:
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:  # TOML is UTF-8 text
         raise RecipeError(f"{path}: not a valid TOML recipe: {error}") from None
     missing = [key for key in REQUIRED_KEYS if key not in data]
     if missing:

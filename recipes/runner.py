@@ -14,6 +14,7 @@ from pathlib import Path
 
 from recipes.recipe import Recipe, RecipeError, Step
 from stackexchange.catalog import shipped_data
+from stackexchange.paths import check_folder_path
 
 PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 FOREACH = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s+in\s+\{([A-Za-z_][A-Za-z0-9_]*)\}\s*$")
@@ -34,15 +35,29 @@ def recipe_dir() -> Path:
 
 
 def find_recipe(name_or_path: str) -> Path:
-    """Resolve a recipe name (``multicqa_mt_all``) or a path to a ``.toml`` file to a file."""
+    """Resolve a recipe name (``multicqa_mt_all``) or a path to a ``.toml`` file to a file.
+
+    A file ``name_or_path`` is the recipe, then a recipe shipped under that name: a folder
+    that happens to have the name (``outputs/multicqa_mt_all``) does not hide it.
+
+    Raises:
+        RecipeError: no shipped recipe has the name, or the path is a folder (one line
+            saying what a recipe is and where the shipped ones are).
+    """
     path = Path(name_or_path)
-    if path.suffix == ".toml" or path.exists():
-        return path
+    if path.is_file() or (path.suffix == ".toml" and not os.path.lexists(path)):
+        return path  # a missing .toml is load_recipe's to report
     candidate = recipe_dir() / f"{name_or_path.replace('-', '_')}.toml"
-    if candidate.exists():
+    if candidate.is_file():
         return candidate
-    known = sorted(p.stem for p in recipe_dir().glob("*.toml"))
-    raise RecipeError(f"unknown recipe {name_or_path!r}; known recipes: {', '.join(known)}")
+    known = ", ".join(sorted(p.stem for p in recipe_dir().glob("*.toml")))
+    if os.path.lexists(path):
+        what = "a folder" if path.is_dir() else "not a file"
+        raise RecipeError(
+            f"{name_or_path}: {what}, not a recipe; a recipe is a .toml file, or the name of "
+            f"one shipped in {recipe_dir()}: {known}"
+        )
+    raise RecipeError(f"unknown recipe {name_or_path!r}; known recipes: {known}")
 
 
 def work_folder(recipe: Recipe, smoke: bool, work=None) -> Path:
@@ -271,12 +286,13 @@ def run_recipe(
     :mod:`recipes.ray_executor`).
 
     Raises:
-        RecipeError: a variable is unknown, a step runs this recipe again (directly or
-            through another), or a step fails (the step is named).
+        RecipeError: the work folder or one above it is a file, a variable is unknown, a
+            step runs this recipe again (directly or through another), or a step fails
+            (the step is named).
     """
     if executor not in EXECUTORS:
         raise RecipeError(f"unknown executor {executor!r}; choose {' or '.join(EXECUTORS)}")
-    work = work_folder(recipe, smoke, work)
+    work = check_folder_path(work_folder(recipe, smoke, work), error=RecipeError)
     commands = _plan(recipe, smoke, work, builtin_variables(work))
     refuse_self_runs(recipe, smoke=smoke, work=work, chain=_RUNNING.get())
     log(f"recipe {recipe.name}: {recipe.paper}")

@@ -10,7 +10,7 @@ from stackexchange.errors import DumpError
 def register(subparsers) -> None:
     """Add ``parse`` and ``forums`` to the ``adapter-zoo`` parser."""
     from stackexchange.numbers import positive_int, seed_int
-    from stackexchange.paths import path_option
+    from stackexchange.paths import folder_option, path_option
 
     parse = subparsers.add_parser(
         "parse",
@@ -21,7 +21,7 @@ def register(subparsers) -> None:
     parse.add_argument("source", type=path_option, metavar="SOURCE", help="a site .7z, an extracted forum folder, "
                        "a Posts.xml, or a folder of many archives/forum folders")  # fmt: skip
     parse.add_argument(
-        "--out", required=True, type=path_option, metavar="DIR", help="output folder"
+        "--out", required=True, type=folder_option, metavar="DIR", help="output folder"
     )
     parse.add_argument(
         "--forums", nargs="+", metavar="NAME", help="only these (host or short name)"

@@ -173,9 +173,12 @@ def _crashed_temporary(entry: Path) -> bool:
     (a user's file) are not."""
     import psutil
 
-    try:
-        owner = json.loads(_record_of(entry).read_text(encoding="utf-8"))
-    except (OSError, ValueError, UnicodeDecodeError):
+    from stackexchange.errors import AdapterZooError
+    from stackexchange.jsontext import read_json_file
+
+    try:  # a user's file named like a record may hold anything, deep nesting included
+        owner = read_json_file(_record_of(entry))
+    except (OSError, AdapterZooError):
         return False
     if not isinstance(owner, dict) or owner.get("kind") != _RECORD_KIND:
         return False

@@ -84,4 +84,33 @@ def read_json_file(path: str | os.PathLike, error: type[Exception] = AdapterZooE
         raise error(f"{path}: not valid JSON ({failure})") from None
 
 
-__all__ = ["JSONTextError", "loads_text", "read_json_file"]
+def read_json_object(
+    path: str | os.PathLike, error: type[Exception] = AdapterZooError, what: str = "it"
+) -> dict:
+    """:func:`read_json_file` for a file that must hold a JSON object (a manifest, a
+    config, stats): a list, a string or a number there is one ``error`` line too, not an
+    AttributeError or TypeError from the first key the caller reads.
+
+    Args:
+        path: the file.
+        error: the exception type raised.
+        what: what the file is, for the message (``the benchmark descriptor``).
+
+    Example:
+        >>> import pathlib, tempfile
+        >>> file = pathlib.Path(tempfile.mkdtemp()) / "stats.json"
+        >>> _ = file.write_text("[1, 2]")
+        >>> read_json_object(file, ValueError, "a forum's stats")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        ValueError: .../stats.json: a forum's stats must be a JSON object, not a list
+    """
+    value = read_json_file(path, error)
+    if not isinstance(value, dict):
+        kind = {list: "a list", str: "a string", bool: "a boolean", type(None): "null"}
+        shown = kind.get(type(value), "a number")
+        raise error(f"{path}: {what} must be a JSON object, not {shown}")
+    return value
+
+
+__all__ = ["JSONTextError", "loads_text", "read_json_file", "read_json_object"]

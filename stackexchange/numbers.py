@@ -142,3 +142,11 @@ max_length_int = number_option(integer=True, low=1, high=MAX_TOKENS)
 # card and trainer_state.json keep it in JSON, exact only below 2**53 for most readers.
 MAX_STEPS = 10**9
 step_int = number_option(integer=True, low=1, high=MAX_STEPS)
+# A count of list items: candidates per query (build-benchmark, a rerank's top-k, dev lists),
+# negatives per positive, members of an adaptation. Each is cut to the list at hand, so a
+# typo (--top-k 1000000000) ran as if it were the list's length but went into the card or
+# benchmark.json as given. Published lists hold 100 candidates per query (LAS), 20
+# (AskUbuntu) or a whole document's passages (WikiPassageQA, under 300); 10,000 is a
+# hundred times the largest, and scoring it with a cross-encoder is hours per 100 queries.
+MAX_LIST = 10_000
+list_int = number_option(integer=True, low=1, high=MAX_LIST)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import shutil
 from pathlib import Path
@@ -12,10 +11,11 @@ from stackexchange.errors import DumpError
 from stackexchange.io import (
     atomic_directory,
     atomic_write_json,
-    check_replaceable,
     output_lock,
     refuse_input_inside_output,
 )
+from stackexchange.jsontext import read_json_object
+from stackexchange.paths import check_folder_path, check_output_folder
 from stackexchange.source import POST_LINKS, POSTS, forum_host, open_forum
 
 DEFAULT_MAX_POSITIVES = 100_000  # MultiCQA's cap on positives per forum
@@ -34,14 +34,18 @@ def check_output(source, out_dir, host: str, *, overwrite: bool = False) -> None
     """Refuse, before any work, a parse that could lose data.
 
     ``source`` inside (or equal to) ``out_dir`` is refused even with ``overwrite``: writing
-    the output could replace the raw dump. Without ``overwrite``, ``out_dir/<host>`` must be
+    the output could replace the raw dump. ``out_dir`` and the folders above it must be
+    folders where they exist, and ``out_dir/<host>`` must be writable there
+    (:func:`stackexchange.paths.check_output_folder`); without ``overwrite`` it must be
     free, empty or a forum the project parsed (``stats.json`` and ``questions/``).
 
     Raises:
-        DumpError: naming the source or the folder in the way.
+        DumpError: one line naming the source or the folder in the way.
     """
+    # out_dir is written into, never replaced: a file there is no --overwrite's business
+    check_folder_path(out_dir, error=DumpError)
     refuse_input_inside_output([source], out_dir, DumpError)
-    check_replaceable(
+    check_output_folder(
         Path(out_dir) / host, ours=is_complete, overwrite=overwrite, what="a parsed forum",
         error=DumpError,
     )  # fmt: skip
@@ -188,9 +192,14 @@ def _parse_files(files, tmp: Path, work: Path, max_positives, seed, progress, wo
 
 
 def read_stats(forum_dir: str | os.PathLike) -> dict:
-    """The ``stats.json`` of a parsed forum folder."""
+    """The ``stats.json`` of a parsed forum folder.
+
+    Raises:
+        DumpError: no stats.json (not a parsed forum), or one that is not a JSON object
+            (one line naming the file, :func:`stackexchange.jsontext.read_json_object`).
+    """
     path = Path(forum_dir) / STATS_FILE
     try:
-        return json.loads(path.read_text())
+        return read_json_object(path, DumpError, "a parsed forum's stats")
     except FileNotFoundError:
         raise DumpError(f"{forum_dir}: not a parsed forum (no stats.json)") from None

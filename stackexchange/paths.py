@@ -76,6 +76,64 @@ def path_option(text: str) -> str:
 path_option.__name__ = "path"  # argparse names the type in its message
 
 
+def check_folder_path(path, *, itself: bool = True, error: type[Exception] = ValueError) -> Path:
+    """Refuse a folder path that something other than a folder stands in the way of: ``path``
+    itself (when ``itself``) or the nearest existing folder above it. Found now, not as
+    ``[Errno 17] File exists`` or ``[Errno 20] Not a directory`` from the first write, once
+    the work is done.
+
+    Args:
+        path: the output folder.
+        itself: ``path`` itself must be a folder where it exists; False for a folder written
+            whole, which ``--overwrite`` may put in place of a file.
+        error: the exception type raised.
+
+    Raises:
+        error: one line naming the path, what is in the way and what to do.
+
+    Example:
+        >>> import pathlib, tempfile
+        >>> notes = pathlib.Path(tempfile.mkdtemp()) / "notes.txt"
+        >>> _ = notes.write_text("mine")
+        >>> check_folder_path(notes / "out")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        ValueError: .../notes.txt/out: .../notes.txt is not a folder; choose another folder
+    """
+    path = Path(path)
+    for above in [path, *path.parents] if itself else list(path.parents):
+        if not os.path.lexists(above):
+            continue
+        if not above.is_dir():
+            what = "exists and is not a folder" if above == path else f"{above} is not a folder"
+            raise error(f"{path}: {what}; choose another folder")
+        break  # the folders above an existing folder are folders
+    return path
+
+
+def _folder_type(itself: bool) -> Callable[[str], str]:
+    """An argparse ``type=`` for an output folder: :func:`path_option` and
+    :func:`check_folder_path`."""
+
+    def folder(text: str) -> str:
+        path_option(text)
+        try:
+            check_folder_path(text, itself=itself)
+        except ValueError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
+        return text
+
+    return folder
+
+
+# A folder a command writes into (parse --out, run --work, evaluate --results): neither it
+# nor a folder above it may be a file.
+folder_option = _folder_type(itself=True)
+# A folder a command writes whole (build-benchmark, export and leaderboard --out): a file in
+# its place is the replaceable output's business (--overwrite), one above it is not.
+output_folder_option = _folder_type(itself=False)
+
+
 def _name_max(folder: Path) -> int:
     """The longest file name the file system of ``folder`` (or its nearest existing parent)
     takes, in bytes."""
@@ -148,6 +206,7 @@ def check_output_folder(
     """
     final = check_path_text(final, error)
     check_name_lengths(final, error)
+    check_folder_path(final, itself=False, error=error)
     inputs = list(inputs)
     if inputs:
         refuse_input_inside_output(inputs, final, error)
@@ -159,9 +218,12 @@ def check_output_folder(
 
 
 __all__ = [
+    "check_folder_path",
     "check_name_lengths",
     "check_output_folder",
     "check_path_text",
+    "folder_option",
+    "output_folder_option",
     "path_option",
     "refuse_output_inside_input",
 ]

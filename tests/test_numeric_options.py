@@ -18,6 +18,8 @@ SEED = "must be a whole number in [0, 4294967295]"
 RATE = "must be a finite number >= 0"
 ALPHA = "must be a finite number in [0, 1)"
 STEPS = "must be a whole number in [1, 1000000000]"  # stackexchange.numbers.MAX_STEPS
+LIST = "must be a whole number in [1, 10000]"  # stackexchange.numbers.MAX_LIST
+ADAPT = ["adapt", "--target", "T", "--name", "n"]
 
 CASES = [
     (TRAIN, "--lr", "nan", RATE),
@@ -31,7 +33,7 @@ CASES = [
     (TRAIN, "--batch-size", "1_0", WHOLE_POSITIVE),
     (TRAIN, "--max-steps", "-3", STEPS),
     (TRAIN, "--eval-steps", "2.5", WHOLE_POSITIVE),
-    (TRAIN, "--negatives", " 1", WHOLE_POSITIVE),
+    (TRAIN, "--negatives", " 1", LIST),
     (TRAIN, "--drop-lower", "-1", "must be a whole number >= 0"),
     (TRAIN, "--transfer-lr", "nan", RATE),
     (TRAIN, "--patience", "0", WHOLE_POSITIVE),
@@ -46,14 +48,30 @@ CASES = [
     (CASCADE, "--max-steps", "1000000001", STEPS),
     (CASCADE, "--epochs", "1000000001", STEPS),
     (["evaluate", "--model", "bm25", "--benchmark", "b"], "--seed", "0x10", SEED),
-    (["build-benchmark", "F", "--out", "B"], "--candidates", "1", "must be a whole number >= 2"),
+    (
+        ["build-benchmark", "F", "--out", "B"],
+        "--candidates",
+        "1",
+        "must be a whole number in [2, 10000]",
+    ),
+    (
+        ["build-benchmark", "F", "--out", "B"],
+        "--candidates",
+        "10001",
+        "must be a whole number in [2, 10000]",
+    ),
+    (["compose", "--name", "c", "--rerank", "a", "b"], "--top-k", "1000000000", LIST),
+    (ADAPT, "--top-k", "10001", LIST),
+    (ADAPT, "--max-steps", "1000000001", STEPS),
+    (TRAIN, "--negatives", "10001", LIST),
+    (CASCADE, "--negatives", "10001", LIST),
     (["build-benchmark", "F", "--out", "B"], "--seed", "nan", SEED),
     (CASCADE, "--alpha", "1", ALPHA),
     (CASCADE, "--alpha", "nan", ALPHA),
     (CASCADE, "--lr", "nan", RATE),
     (CASCADE, "--exits", "0", WHOLE_POSITIVE),
     (CASCADE, "--max-length", "-5", MAX_LENGTH),
-    (CASCADE, "--negatives", "0", WHOLE_POSITIVE),
+    (CASCADE, "--negatives", "0", LIST),
     (["cascade-eval", "--model", "m", "--benchmark", "b"], "--alpha", "-0.1", ALPHA),
     (["cascade-eval", "--model", "m", "--benchmark", "b"], "--batch-size", "0", WHOLE_POSITIVE),
     (["sweep", "--benchmark", "b", "--adapters", "a"], "--batch-size", "0", WHOLE_POSITIVE),
@@ -66,7 +84,7 @@ CASES = [
     ),
     (["recommend", "--target", "t", "--adapters", "a"], "--questions", "0", WHOLE_POSITIVE),
     (["recommend", "--target", "t", "--adapters", "a"], "--max-length", "100001.5", MAX_LENGTH),
-    (["compose", "--name", "c", "--rerank", "a", "b"], "--top-k", "0", WHOLE_POSITIVE),
+    (["compose", "--name", "c", "--rerank", "a", "b"], "--top-k", "0", LIST),
     (["parse", "S", "--out", "O"], "--workers", "0", WHOLE_POSITIVE),
     (["parse", "S", "--out", "O"], "--max-positives", "-1", WHOLE_POSITIVE),
     (["parse", "S", "--out", "O"], "--seed", "1e3", SEED),
@@ -118,7 +136,9 @@ def test_training_config_checks_the_same_numbers_for_python_callers():
         ("transfer_epochs", 10**9 + 1, "a whole number in [1, 1000000000]"),
         ("eval_steps", float("inf"), "a whole number >= 1"),
         ("patience", 0, "a whole number >= 1"),
-        ("dev_candidates", 1, "a whole number >= 2"),
+        ("dev_candidates", 1, "a whole number in [2, 10000]"),
+        ("dev_candidates", 10**6, "a whole number in [2, 10000]"),
+        ("negatives", 10001, "a whole number in [1, 10000]"),
         ("weight_decay", -0.1, "a finite number >= 0"),
         ("transfer_lr", float("nan"), "a finite number >= 0"),
         ("seed", -1, "a whole number in [0, 4294967295]"),
@@ -166,3 +186,16 @@ def test_benchmark_and_parse_keywords_check_their_numbers(tmp_path):
         parse_dump(tmp_path, tmp_path / "out", workers=0)
     assert str(error.value) == "workers must be a whole number >= 1, not 0"
     assert list(tmp_path.iterdir()) == []
+
+
+def test_list_sizes_from_python_are_bounded_as_on_the_command_line():
+    """A top-k of a billion was cut to the list at hand and recorded as given."""
+    import numpy as np
+
+    from adapter_zoo.adapt.plan import plan_adaptation
+    from adapter_zoo.errors import ZooError
+
+    for top_k in (0, 10**9):
+        with pytest.raises(ZooError) as error:
+            plan_adaptation(np.array([1.0, 0.0]), {"a": np.array([0.0, 1.0])}, top_k=top_k)
+        assert str(error.value) == f"top_k must be a whole number in [1, 10000], not {top_k}"

@@ -11,7 +11,7 @@ def register(subparsers) -> None:
         STRATEGIES,
     )
     from adapter_zoo.precision import add_precision_option
-    from stackexchange.numbers import positive_int
+    from stackexchange.numbers import list_int, step_int
     from stackexchange.paths import path_option
 
     p = subparsers.add_parser(
@@ -42,11 +42,9 @@ def register(subparsers) -> None:
         help="entries to choose from (default: every local adapter/multitask entry)",
     )  # fmt: skip
     p.add_argument("--strategy", default=AUTO, choices=(AUTO, *STRATEGIES))
+    p.add_argument("--top-k", type=list_int, default=3, help="members of soup, fusion and route")
     p.add_argument(
-        "--top-k", type=positive_int, default=3, help="members of soup, fusion and route"
-    )
-    p.add_argument(
-        "--max-steps", type=positive_int, default=None,
+        "--max-steps", type=step_int, default=None,
         help="auto: steps of each training run (default: from the target's size)",
     )  # fmt: skip
     p.add_argument("--overwrite", action="store_true", help="replace an existing zoo entry")

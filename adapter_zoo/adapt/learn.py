@@ -22,7 +22,6 @@ pseudo-pairs where its texts are long enough; the card says what was possible.
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 import shutil
@@ -35,7 +34,7 @@ import numpy as np
 from adapter_zoo.adapt import plan as planning
 from adapter_zoo.errors import ZooError
 from adapter_zoo.names import DEFAULT_BASE
-from stackexchange.parse import STATS_FILE
+from stackexchange.parse import read_stats
 
 logger = logging.getLogger(__name__)
 
@@ -306,7 +305,7 @@ def _train_candidates(target_data, parts, tmp, name, cards, zoo_plans, base_mode
         skipped = "no selection thread with a ranking list: nothing to select a training run on"
         return {}, {"skipped": skipped}
     forum = write_training_folder(target_data, parts, tmp)
-    counts = json.loads((forum / STATS_FILE).read_text())["pairs"]
+    counts = read_stats(forum)["pairs"]
     train_pairs = {kind: counts[kind]["train"] for kind in counts}
     kinds = [k for k, folder in (("question_answer", "title_answer"), ("title_body", "title_body"),
                                  ("duplicates", "duplicates")) if train_pairs[folder] > 1]  # fmt: skip

@@ -22,6 +22,7 @@ import numpy as np
 
 from adapter_zoo.errors import ZooError
 from adapter_zoo.names import ZERO_SHOT_MODEL
+from stackexchange.numbers import MAX_LIST, check_number
 
 ZERO_SHOT = "zero-shot"
 NEAREST = "nearest"
@@ -123,8 +124,8 @@ def plan_adaptation(
     """
     if strategy not in STRATEGIES:
         raise ZooError(f"unknown strategy {strategy!r}: use one of {', '.join(STRATEGIES)}")
-    if top_k is not None and top_k < 1:
-        raise ZooError(f"top_k must be at least 1, not {top_k}")
+    if top_k is not None:
+        check_number("top_k", top_k, integer=True, low=1, high=MAX_LIST, error=ZooError)
     sims = {name: cosine(target_centroid, c) for name, c in entries.items()}
     sims = dict(sorted(sims.items(), key=lambda item: -item[1]))
     ranked = list(sims)

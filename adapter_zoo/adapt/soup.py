@@ -19,7 +19,6 @@ Example:
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -38,10 +37,14 @@ _IGNORED_CONFIG_KEYS = ("dropout", "init_weights")
 
 def _adapter_config(path: Path) -> dict:
     file = path / ADAPTER_CONFIG_FILE
+    from stackexchange.jsontext import read_json_object
+
     try:
-        config = json.loads(file.read_text(encoding="utf-8")).get("config") or {}
-    except (OSError, json.JSONDecodeError) as error:
+        config = read_json_object(file, ZooError, "the adapter config").get("config") or {}
+    except OSError as error:
         raise ZooError(f"{file}: unreadable adapter configuration ({error})") from None
+    if not isinstance(config, dict):
+        raise ZooError(f"{file}: its 'config' must be a JSON object")
     return {k: v for k, v in config.items() if k not in _IGNORED_CONFIG_KEYS}
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from adapter_zoo.errors import ZooError
-from stackexchange.jsontext import read_json_file
+from stackexchange.jsontext import read_json_object
 from stackexchange.lists import BENCHMARK_FILE
 
 DUMP_SUFFIX = ".7z"
@@ -85,9 +85,7 @@ def _text_file(path: Path) -> tuple[list[str], dict]:
 def _benchmark(path: Path) -> tuple[list[str], dict]:
     from stackexchange.store import read_dataset
 
-    manifest = read_json_file(path / BENCHMARK_FILE, ZooError)
-    if not isinstance(manifest, dict):
-        raise ZooError(f"{path / BENCHMARK_FILE}: the manifest must be a JSON object")
+    manifest = read_json_object(path / BENCHMARK_FILE, ZooError, "the manifest")
     texts = []
     for split in manifest.get("splits") or []:
         if split not in BENCHMARK_SPLITS:

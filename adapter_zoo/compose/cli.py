@@ -5,7 +5,7 @@ from __future__ import annotations
 
 def register(subparsers) -> None:
     from adapter_zoo.compose.rerank import DEFAULT_TOP_K
-    from stackexchange.numbers import positive_int
+    from stackexchange.numbers import list_int
     from stackexchange.paths import path_option
 
     p = subparsers.add_parser(
@@ -23,7 +23,7 @@ def register(subparsers) -> None:
     )
     p.add_argument(
         "--top-k",
-        type=positive_int,
+        type=list_int,
         default=None,
         help=f"with --rerank: candidates reranked per query (default {DEFAULT_TOP_K})",
     )

@@ -17,7 +17,7 @@ import numpy as np
 from adapter_zoo.compose.scoring import Composite, query_groups, score_with
 from adapter_zoo.errors import ZooError
 from adapter_zoo.ranker.inputs import text_pairs
-from stackexchange.numbers import check_number
+from stackexchange.numbers import MAX_LIST, check_number
 
 DEFAULT_TOP_K = 20
 
@@ -65,7 +65,7 @@ class Rerank(Composite):
     """
 
     def __init__(self, retriever, reranker, top_k: int = DEFAULT_TOP_K, *, card=None):
-        check_number("rerank: top_k", top_k, integer=True, low=1, error=ZooError)
+        check_number("rerank: top_k", top_k, integer=True, low=1, high=MAX_LIST, error=ZooError)
         self.retriever = retriever
         self.reranker = reranker
         self.top_k = int(top_k)

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import sys
 
+from adapter_zoo.errors import ZooError
 from adapter_zoo.names import DEFAULT_BASE
 
 # Two head layers with tanh = BERT's pooler followed by a linear classifier, so a full
@@ -80,19 +80,32 @@ def build_model(base: str):
 
 def mean_pooling_base(path: str) -> bool:
     """Whether ``path`` (a folder or Hub id) is a sentence-transformers model whose sentence
-    embedding is the mean of its token states (its ``modules.json`` and pooling config)."""
+    embedding is the mean of its token states (its ``modules.json`` and pooling config).
+
+    Raises:
+        ZooError: one of the two files is not valid JSON, or not of its shape (a list of
+            modules, a config object): one line naming the file.
+    """
     from transformers.utils import cached_file
 
-    def read(name: str):
+    from stackexchange.jsontext import read_json_file
+
+    def read(name: str, shape: type, what: str):
         try:
             found = cached_file(path, name, _raise_exceptions_for_missing_entries=False)
         except OSError:  # not a folder nor a reachable Hub repo: not a sentence encoder
             return None
-        return json.loads(open(found, encoding="utf-8").read()) if found else None
+        if not found:
+            return None
+        value = read_json_file(found, ZooError)  # a user's folder: deep nesting included
+        if not isinstance(value, shape):
+            raise ZooError(f"{found}: must be {what}")
+        return value
 
-    modules = read("modules.json") or []
-    pooling = next((m["path"] for m in modules if m.get("type", "").endswith("Pooling")), None)
-    config = read(f"{pooling}/config.json") if pooling else None
+    modules = read("modules.json", list, "a JSON list of modules") or []
+    pooling = next((m.get("path") for m in modules if isinstance(m, dict)
+                    and str(m.get("type", "")).endswith("Pooling")), None)  # fmt: skip
+    config = read(f"{pooling}/config.json", dict, "a JSON object") if pooling else None
     return bool(config and config.get("pooling_mode_mean_tokens"))
 
 

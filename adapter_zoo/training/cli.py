@@ -12,6 +12,7 @@ def register(subparsers) -> None:
     from adapter_zoo.losses import default_loss, loss_names
     from adapter_zoo.training.config import ENCODERS, METHODS, MODES, PAIR_KINDS
     from stackexchange.numbers import (
+        list_int,
         max_length_int,
         non_negative_float,
         non_negative_int,
@@ -73,7 +74,7 @@ def register(subparsers) -> None:
         help=f"cross: {', '.join(loss_names('cross'))} (default {default_loss('cross')}); "
         f"bi: {', '.join(loss_names('bi'))} (default {default_loss('bi')})",
     )
-    p.add_argument("--negatives", type=positive_int, default=1, help="negatives per positive")
+    p.add_argument("--negatives", type=list_int, default=1, help="negatives per positive")
     p.add_argument(
         "--hard-negatives",
         action="store_true",

@@ -10,7 +10,7 @@ from adapter_zoo.lengths import default_max_length
 from adapter_zoo.losses import default_loss, get_loss
 from adapter_zoo.names import DEFAULT_BASE
 from adapter_zoo.training.rates import default_lr
-from stackexchange.numbers import MAX_STEPS, MAX_TOKENS, check_number
+from stackexchange.numbers import MAX_LIST, MAX_STEPS, MAX_TOKENS, check_number
 
 MODES = ("adapter", "full", "multitask", "fusion", "tanda")
 ENCODERS = ("bi", "cross")
@@ -226,13 +226,14 @@ class TrainingConfig:
     def _check_numbers(self) -> None:
         """Every numeric field by type and range (NaN and infinity included), one line each."""
         whole = dict(integer=True, error=ZooError)
-        for key in ("batch_size", "negatives", "reduction_factor"):
+        for key in ("batch_size", "reduction_factor"):
             check_number(key, getattr(self, key), low=1, **whole)
+        check_number("negatives", self.negatives, low=1, high=MAX_LIST, **whole)
         for key in ("epochs", "transfer_epochs"):
             check_number(key, getattr(self, key), low=1, high=MAX_STEPS, **whole)
         check_number("max_length", self.max_length, low=1, high=MAX_TOKENS, **whole)
         check_number("dev_queries", self.dev_queries, low=1, **whole)
-        check_number("dev_candidates", self.dev_candidates, low=2, **whole)
+        check_number("dev_candidates", self.dev_candidates, low=2, high=MAX_LIST, **whole)
         check_number("drop_lower", self.drop_lower, low=0, **whole)
         check_number("seed", self.seed, low=0, high=2**32 - 1, **whole)
         if self.max_steps is not None:

@@ -11,12 +11,11 @@
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
 from adapter_zoo.errors import ZooError
-from stackexchange.jsontext import read_json_file
+from stackexchange.jsontext import read_json_object
 
 LAYOUTS = ("adapter", "full", "fusion")
 # The adapters library's files of a saved adapter (or head)
@@ -48,9 +47,7 @@ def adapter_files_base(folder: Path) -> dict:
     config_file = folder / ADAPTER_CONFIG_FILE
     leave_out = None
     if config_file.is_file():
-        config = read_json_file(config_file, ZooError)
-        if not isinstance(config, dict):
-            raise ZooError(f"{config_file}: the adapter config must be a JSON object")
+        config = read_json_object(config_file, ZooError, "the adapter config")
         found.update({k: config[k] for k in BASE_KEYS if k in config})
         if isinstance(config.get("config"), dict):
             leave_out = config["config"].get("leave_out")
@@ -68,10 +65,10 @@ def adapter_settings(folder: Path) -> dict:
     """The ``config`` dict of ``folder``'s adapter_config.json (the adapters library's)."""
     config_file = Path(folder) / ADAPTER_CONFIG_FILE
     try:
-        config = json.loads(config_file.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as error:
+        config = read_json_object(config_file, ZooError, "the adapter config")
+    except OSError as error:
         raise ZooError(f"{config_file}: unreadable adapter config ({error})") from None
-    inner = config.get("config") if isinstance(config, dict) else None
+    inner = config.get("config")
     return inner if isinstance(inner, dict) else {}
 
 

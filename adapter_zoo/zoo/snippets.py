@@ -7,7 +7,6 @@ the entry's own folder) and its Hub card (:mod:`adapter_zoo.hub.model_card`, the
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from adapter_zoo.zoo.layouts import HEAD_CONFIG_FILE
@@ -33,10 +32,13 @@ def hub_base_model(base_model: str) -> str | None:
 
 def entry_head_type(folder) -> str | None:
     """The ``head_type`` in an adapter entry's ``head_config.json``; None when it has none."""
-    try:
-        config = json.loads((Path(folder) / HEAD_CONFIG_FILE).read_text(encoding="utf-8"))
+    from stackexchange.errors import AdapterZooError
+    from stackexchange.jsontext import read_json_file
+
+    try:  # a snippet is written for any entry: a broken head config only leaves it out
+        config = read_json_file(Path(folder) / HEAD_CONFIG_FILE)
         return str(config["config"]["head_type"])
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, AdapterZooError, KeyError, TypeError):
         return None
 
 

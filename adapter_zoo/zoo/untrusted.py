@@ -21,11 +21,11 @@ Example:
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
 from adapter_zoo.errors import ZooError
+from stackexchange.errors import AdapterZooError
 from stackexchange.jsontext import read_json_file
 
 # sentence-transformers' own module classes an entry may name in modules.json (by class name;
@@ -253,8 +253,8 @@ def strip_model_paths(folder: Path, base_model: str) -> None:
         if file.name == "tokenizer.json" or file.is_symlink():
             continue
         try:
-            config = json.loads(file.read_text(encoding="utf-8"))
-        except (ValueError, UnicodeDecodeError):
+            config = read_json_file(file)
+        except AdapterZooError:  # not JSON (deep nesting too): no model names to rewrite
             continue
         if not isinstance(config, dict):
             continue

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from benchmarks.errors import BenchmarkError
 from benchmarks.registry import COLUMNS, Benchmark, check_rows
-from stackexchange.jsontext import read_json_file
+from stackexchange.jsontext import read_json_object
 from stackexchange.lists import BENCHMARK_FILE
 
 
@@ -33,9 +33,7 @@ class LocalBenchmark(Benchmark):
         descriptor = folder / BENCHMARK_FILE
         if not descriptor.is_file():
             raise BenchmarkError(f"{descriptor}: no benchmark descriptor (build one first)")
-        spec = read_json_file(descriptor, BenchmarkError)
-        if not isinstance(spec, dict):
-            raise BenchmarkError(f"{descriptor}: the descriptor must be a JSON object")
+        spec = read_json_object(descriptor, BenchmarkError, "the descriptor")
         try:
             # the builder writes {"forum", "path"}; older descriptors the folder's path
             source = spec.get("source") or {}

@@ -14,13 +14,13 @@ Splits: ``train`` = train-all, ``dev`` = clean-dev (65 questions), ``test`` = cl
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Mapping
 from pathlib import Path
 
 from benchmarks.datasets._io import group_pairs, keep, lines, parse_int
 from benchmarks.errors import BenchmarkError
 from benchmarks.registry import Benchmark, Reference, SourceFile, register
+from stackexchange.jsontext import JSONTextError, loads_text
 
 _FOLDERS = {
     "train": "train-all",
@@ -55,11 +55,11 @@ def read_jsonl(path: Path) -> list[tuple]:
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
+            record = loads_text(line)  # deep nesting and lone surrogates too, not only syntax
             question = record["question"]
             answer = next(record[k] for k in ("answer", "sentence", "candidate") if k in record)
             label = record["label"]
-        except (ValueError, KeyError, TypeError, StopIteration) as error:
+        except (JSONTextError, ValueError, KeyError, TypeError, StopIteration) as error:
             raise BenchmarkError(f"{path}:{number}: bad TREC-QA record ({error!r})") from None
         if isinstance(label, str | float | bool):
             raise BenchmarkError(f"{path}:{number}: label {label!r} is not 0 or 1")

@@ -8,13 +8,13 @@ comma-separated). A query's candidates are all passages of its document (MultiCQ
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Mapping
 from pathlib import Path
 
 from benchmarks.datasets._io import read_tsv
 from benchmarks.errors import BenchmarkError
 from benchmarks.registry import Benchmark, SourceFile, register
+from stackexchange.jsontext import read_json_object
 
 PASSAGES = "document_passages.json"
 
@@ -39,13 +39,7 @@ class WikiPassageQA(Benchmark):
     no_positive: str = "drop"
 
     def read(self, split: str, root: Path) -> list[dict]:
-        try:
-            with open(root / PASSAGES, encoding="utf-8") as handle:
-                documents = json.load(handle)
-        except (ValueError, UnicodeDecodeError) as error:
-            raise BenchmarkError(f"{root / PASSAGES}: not a JSON object ({error})") from None
-        if not isinstance(documents, dict):
-            raise BenchmarkError(f"{root / PASSAGES}: not a JSON object of documents")
+        documents = read_json_object(root / PASSAGES, BenchmarkError, "the documents")
         rows = []
         for fields in read_tsv(root / f"{split}.tsv", min_fields=5, header=True):
             qid, question, doc_id, _, relevant = fields[:5]

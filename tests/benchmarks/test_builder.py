@@ -73,12 +73,16 @@ def test_seeded_shuffle_is_deterministic_and_atomic(tiny_forum, tmp_path):
 
 
 def test_bad_forum_and_task(tmp_path, tiny_forum):
+    (tmp_path / "not-a-forum").mkdir()
     with pytest.raises(BenchmarkError, match=r"no questions/ folder; is it a parsed forum"):
-        benchmarks.build_from_forum(tmp_path, tmp_path / "out")
+        benchmarks.build_from_forum(tmp_path / "not-a-forum", tmp_path / "out")
     with pytest.raises(BenchmarkError, match="unknown task 'qa'"):
         benchmarks.build_from_forum(tiny_forum, tmp_path / "out", task="qa")
-    with pytest.raises(BenchmarkError, match=r"^candidates must be a whole number >= 2, not 1$"):
-        benchmarks.build_from_forum(tiny_forum, tmp_path / "out", candidates=1)
+    for bad in (1, 10**18):  # 10**18 was cut to each list, but written in benchmark.json
+        with pytest.raises(
+            BenchmarkError, match=rf"^candidates must be a whole number in \[2, 10000\], not {bad}$"
+        ):
+            benchmarks.build_from_forum(tiny_forum, tmp_path / "out", candidates=bad)
     assert not (tmp_path / "out").exists()
     with pytest.raises(BenchmarkError, match=r"benchmark.json: no benchmark descriptor"):
         benchmarks.get(f"local:{tmp_path}")
@@ -191,3 +195,23 @@ def test_a_second_build_into_the_same_folder_is_refused_while_one_runs(tiny_foru
     assert not out.exists()
     built = benchmarks.build_from_forum(tiny_forum, out, task="answer_selection", candidates=3)
     assert json.loads((built / "benchmark.json").read_text())["candidates"] == 3
+
+
+def test_build_benchmark_refuses_an_out_inside_the_forum_it_reads(tiny_forum, tmp_path, capsys):
+    """A benchmark written inside its forum folder went with it when the forum was parsed
+    again (parse --overwrite replaces the folder whole); export refused the same already."""
+    import shutil
+
+    from adapter_zoo.cli import main
+
+    forum = shutil.copytree(tiny_forum, tmp_path / "parsed" / "tiny.stackexchange.com")
+    before = _files(tmp_path)
+    out = forum / "bench"
+    for extra in ([], ["--overwrite"]):
+        assert main(["build-benchmark", str(forum), "--out", str(out), *extra]) == 2
+        assert capsys.readouterr().err == (
+            f"adapter-zoo build-benchmark: error: {out}: output inside the input {forum}; "
+            "choose another output\n"
+        )
+    assert _files(tmp_path) == before
+    assert not out.exists()

@@ -338,3 +338,42 @@ def test_a_recipe_that_runs_itself_is_refused_before_anything_runs(tmp_path, cap
         "(a -> a); a recipe may not run itself"
     )
     assert seen == [] and not (tmp_path / "w").exists()
+
+
+@pytest.mark.parametrize("name", ["experiments", "experiments.toml"])
+def test_a_recipe_that_is_a_folder_is_one_line_saying_what_a_recipe_is(
+    tmp_path, monkeypatch, capsys, name
+):
+    """It was ``[Errno 21] Is a directory``, naming neither a recipe nor where they are."""
+    from adapter_zoo.cli import main
+    from recipes.runner import recipe_dir
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / name).mkdir()
+    assert main(["run", name]) == 2
+    known = ", ".join(sorted(p.stem for p in recipe_dir().glob("*.toml")))
+    assert capsys.readouterr().err == (
+        f"adapter-zoo run: error: {name}: a folder, not a recipe; a recipe is a .toml file, "
+        f"or the name of one shipped in {recipe_dir()}: {known}\n"
+    )
+    assert [p.name for p in tmp_path.iterdir()] == [name]
+
+
+def test_a_folder_named_like_a_shipped_recipe_does_not_hide_it(tmp_path, monkeypatch):
+    from recipes.runner import find_recipe, recipe_dir
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "shipped_zoo").mkdir()  # outputs/<recipe> is such a folder
+    assert find_recipe("shipped_zoo") == recipe_dir() / "shipped_zoo.toml"
+
+
+def test_a_recipe_file_that_is_not_utf8_is_one_line_naming_it(tmp_path, capsys):
+    from adapter_zoo.cli import main
+
+    recipe = tmp_path / "mine.toml"
+    recipe.write_bytes(b'name = "caf\xe9"\n')
+    assert main(["run", str(recipe)]) == 2
+    assert capsys.readouterr().err == (
+        f"adapter-zoo run: error: {recipe}: not a valid TOML recipe: 'utf-8' codec can't decode "
+        "byte 0xe9 in position 11: invalid continuation byte\n"
+    )

@@ -142,9 +142,9 @@ def test_rerank_sends_only_the_top_k_to_the_reranker_and_orders_them_first():
     assert q1[2] == np.float32(-0.9 - 1.0)  # the best of the rest: 1 below the lowest
     np.testing.assert_allclose(q2, [-3.0, -6.0, -5.0, -7.0, -4.0])
     assert len(reranker.calls[-1]) == 2  # rank() of one query: 2 pairs again
-    for bad in (0, -1, 2.5, True):
+    for bad in (0, -1, 2.5, True, 10**9):  # 10**9: cut to the list, but in the card as given
         with pytest.raises(
-            ZooError, match=rf"^rerank: top_k must be a whole number >= 1, not {bad}$"
+            ZooError, match=rf"^rerank: top_k must be a whole number in \[1, 10000\], not {bad}$"
         ):
             Rerank(retriever, reranker, top_k=bad)
 

@@ -130,4 +130,4 @@ def test_adapt_into_a_zoo_home_whose_checkpoints_cannot_be_made_fails_first(
     with pytest.raises(SystemExit) as exit_code:
         main(["adapt", "--target", target, "--name", "x", "--top-k", "0"])
     assert exit_code.value.code == 2
-    assert "--top-k: must be a whole number >= 1, not '0'" in capsys.readouterr().err
+    assert "--top-k: must be a whole number in [1, 10000], not '0'" in capsys.readouterr().err

@@ -381,8 +381,8 @@ def test_missing_wikiqa_download_failure_names_file_url_and_data_dir(tmp_path, m
 @pytest.mark.parametrize(
     ("text", "reason"),
     [
-        (b"null", "the descriptor must be a JSON object"),
-        (b"[1]", "the descriptor must be a JSON object"),
+        (b"null", "the descriptor must be a JSON object, not null"),
+        (b"[1]", "the descriptor must be a JSON object, not a list"),
         (b"[" * 100_000, "not valid JSON (nested too deeply)"),
         (b'{"name": "caf\xe9"}', "not valid JSON ('utf-8' codec can't decode byte 0xe9 in "
                                  "position 13: invalid continuation byte)"),

@@ -101,9 +101,7 @@ PATHS = {
     "results-a-folder": ("{t}/a.jsonl", "{t}/board",
                          "{t}/a.jsonl: not a file; give a results folder or its results.jsonl"),
     "out-a-file": ("{t}/results", "{t}/file", f"{{t}}/file: {NOT_OURS}"),
-    "out-below-a-file": ("{t}/results", "{t}/file/board",
-                         "{t}/file: cannot write a leaderboard there ({t}/file is not a folder); "
-                         "make it writable or choose another output"),
+    # an --out below a file is argparse's to refuse: tests/test_output_folders.py
     "out-a-user-folder": ("{t}/results", "{t}/theirs", f"{{t}}/theirs: {NOT_OURS}"),
     "out-the-results": ("{t}/results", "{t}/results",
                         "{t}/results: input inside or equal to the output {t}/results; choose "
