@@ -9,10 +9,10 @@ The loss is MultipleNegativesRankingLoss: each query against its positive, the o
 of the batch, and with ``hard_negatives`` one answer of a BM25-similar question. A step that
 would not fit the run's memory budget recomputes activations in backward, and past that runs
 the loss through GradCache (:mod:`adapter_zoo.training.memory`).
-The run is scored on the forum's dev lists (:mod:`adapter_zoo.training.dev`) before the first
-step and every ``eval_steps``; the entry keeps the best state. Adapters start as the identity
-(zero up-projection), so the step-0 state is the base itself and a bi-encoder entry is never
-worse than its base on dev.
+The run is scored on the forum's dev lists (:mod:`adapter_zoo.training.selection`) before
+the first step and every ``eval_steps``; the entry keeps the best state. Adapters start as the
+identity (zero up-projection), so the step-0 state is the base itself and a bi-encoder entry
+is never worse than its base on dev.
 """
 
 from __future__ import annotations
@@ -30,8 +30,7 @@ import numpy as np
 from adapter_zoo.biencoder.encoder import BiEncoder, build_sentence_model, transformer_of
 from adapter_zoo.biencoder.layouts import write_bi_adapter, write_bi_full, write_bi_fusion
 from adapter_zoo.errors import ZooError
-from adapter_zoo.training.dev import forum_dev_lists
-from adapter_zoo.training.objective import dev_metrics
+from adapter_zoo.training.selection import dev_metrics, forum_dev_lists
 from adapter_zoo.training.trainer import (
     TRAINING_LOG_FILE,
     load_tensors,

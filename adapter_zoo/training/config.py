@@ -76,7 +76,7 @@ class TrainingConfig:
         dev_queries: dev MAP is measured on up to ``dev_queries`` dev queries per forum,
             each against its positive and ``dev_candidates - 1`` sampled negatives; a
             folder made from a benchmark is scored on the benchmark's own dev lists instead
-            (``adapter_zoo.training.dev``).
+            (``adapter_zoo.training.selection``).
         dev_candidates: the candidates of each of those dev queries.
         init_from: ``adapter``/``multitask``: start from this zoo adapter entry (same encoder
             and base) instead of a new adapter, and train it on ``forums``: TANDA's adapt

@@ -21,14 +21,13 @@ from pathlib import Path
 from adapter_zoo.errors import ZooError
 from adapter_zoo.training.config import TrainingConfig
 from adapter_zoo.training.data import (
-    dev_lists,
     epoch_batches,
     example_columns,
     load_pairs,
     resolve_forums,
     with_neighbours,
 )
-from adapter_zoo.training.dev import DEV_LISTS, forum_dev_lists
+from adapter_zoo.training.selection import DEV_LISTS, forum_dev_lists, sampled_dev_lists
 from adapter_zoo.training.trainer import TRAINING_LOG_FILE
 
 log = logging.getLogger(__name__)
@@ -135,8 +134,8 @@ def _dev(config: TrainingConfig, hosts: list[str], dev_tables: dict):
         # a benchmark's own dev lists (benchmarks.to_parse_folder): its real candidates, where
         # random negatives make every state look alike (dev MAP 0.96 on WikiQA)
         return forum_dev_lists(config.data, hosts)
-    return dev_lists(dev_tables, queries=config.dev_queries, candidates=config.dev_candidates,
-                     seed=config.seed)  # fmt: skip
+    return sampled_dev_lists(dev_tables, queries=config.dev_queries,
+                             candidates=config.dev_candidates, seed=config.seed)  # fmt: skip
 
 
 def memory_plan(config: TrainingConfig, model_config):
@@ -281,7 +280,7 @@ def _trainer(config, model, tokenizer, phase: Phase, plan: Plan, memory, dev, ou
     from adapter_zoo.losses.cross import backward_in_chunks, chunk_examples
     from adapter_zoo.ranker import Ranker
     from adapter_zoo.ranker.cross_encoder import as_cross_encoder
-    from adapter_zoo.training.evaluator import DevListsEvaluator
+    from adapter_zoo.training.selection import DevListsEvaluator
     from adapter_zoo.training.trainer import TrainableCheckpoints, use_cpu, use_logged_progress
 
     cross = as_cross_encoder(model, tokenizer, config.max_length)

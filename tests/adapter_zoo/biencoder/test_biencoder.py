@@ -15,8 +15,7 @@ import pytest
 import adapter_zoo
 from adapter_zoo.errors import ZooError
 from adapter_zoo.training import TrainingConfig, train
-from adapter_zoo.training.dev import forum_dev_lists
-from adapter_zoo.training.objective import dev_metrics
+from adapter_zoo.training.selection import dev_metrics, forum_dev_lists
 
 BEER = "beer.stackexchange.com"
 BICYCLES = "bicycles.meta.stackexchange.com"

@@ -20,7 +20,7 @@ from adapter_zoo.training.data import (
     round_robin,
     sample_negatives,
 )
-from adapter_zoo.training.evaluator import DevListsEvaluator
+from adapter_zoo.training.selection import DevListsEvaluator
 from adapter_zoo.zoo import zoo_home
 
 FAST = {"epochs": 1, "batch_size": 8, "max_length": 32}
