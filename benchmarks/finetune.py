@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from adapter_zoo.training.dev import DEV_LISTS
+from adapter_zoo.training.selection import DEV_LISTS
 from benchmarks.errors import BenchmarkError
 from stackexchange.io import atomic_directory, atomic_write_json
 from stackexchange.parse import STATS_FILE
@@ -34,7 +34,7 @@ def _positive_pairs(dataset, forum: str) -> dict[str, list]:
 
 def _dev_lists(dataset) -> dict[str, list]:
     """The dev split's lists with the positive first, one list per positive (a dev list
-    holds a single positive: ``adapter_zoo.training.objective.dev_metrics``); lists with no
+    holds a single positive: ``adapter_zoo.training.selection.dev_metrics``); lists with no
     negative rank nothing and are left out."""
     columns = {"query": [], "candidates": []}
     for row in dataset:

@@ -43,7 +43,7 @@ DECISION_SHARE = 0.25
 SELECTION_SHARE = 0.12
 # Hundreds of lists decide; past that, threads are worth more as training data.
 MAX_DECISION_THREADS = 400
-CANDIDATES = 20  # per list, as training's dev lists (adapter_zoo.training.dev)
+CANDIDATES = 20  # per list, as training's dev lists (adapter_zoo.training.selection)
 LIST_KINDS = ("answer", "body", "duplicate")
 _SALT = b"adapter-zoo adapt held-out"
 # A thread's accepted answer needs an id of its own in the pair tables; offset from the
@@ -162,7 +162,7 @@ def write_training_folder(target: Target, parts: list[str], out: Path) -> Path:
     import datasets
     import pyarrow as pa
 
-    from adapter_zoo.training.dev import DEV_LISTS
+    from adapter_zoo.training.selection import DEV_LISTS
     from stackexchange.assemble import PAIR_SCHEMA, QUESTIONS_SCHEMA
     from stackexchange.store import DatasetWriter, write_dataset_dict_json
 

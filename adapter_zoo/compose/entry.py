@@ -29,8 +29,7 @@ from adapter_zoo.compose.spec import (
 )
 from adapter_zoo.errors import ZooError
 from adapter_zoo.names import BM25, parse_model_name
-from adapter_zoo.training.dev import DEV_CANDIDATES
-from adapter_zoo.training.objective import positive_first_metrics
+from adapter_zoo.training.selection import DEV_CANDIDATES, positive_first_metrics
 
 # Weights tried for every member but the first (whose weight is 1).
 WEIGHT_GRID = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 1.0)
@@ -39,9 +38,9 @@ _QUESTION_COLUMNS = {"id", "title", "body", "accepted_answer_id", "accepted_answ
 
 def dev_lists_of(data, forum: str) -> tuple[str, list[tuple[str, list[str]]]]:
     """The forum's host and its dev ranking lists, positive first (the lists training selects
-    on: :func:`adapter_zoo.training.dev.forum_dev_lists`)."""
+    on: :func:`adapter_zoo.training.selection.forum_dev_lists`)."""
     from adapter_zoo.training.data import resolve_forums
-    from adapter_zoo.training.dev import forum_dev_lists
+    from adapter_zoo.training.selection import forum_dev_lists
 
     hosts = resolve_forums(data, (forum,))
     if len(hosts) != 1:

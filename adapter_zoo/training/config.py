@@ -69,14 +69,16 @@ class TrainingConfig:
         max_steps: stop after this many optimizer steps (all phases together). The rate
             warms up linearly over the first epoch (at most half of all steps; 10% of
             them when ``max_steps`` cuts training short), then decays linearly to 0.
-        patience: early stopping after this many epochs without a better dev MAP
-            (None: tanda stops after 2, other modes never stop early).
+        patience: early stopping after this many dev evaluations without a better dev MAP
+            (cross-encoders evaluate every epoch, bi-encoders every ``eval_steps``; None:
+            a cross-encoder's tanda stops after 2, everything else never stops early).
         eval_steps: bi-encoders: dev evaluation (and checkpoint) every this many steps
-            (None: six per run); the entry keeps the best state, the base's included.
+            (None: six per phase); the entry keeps the best checkpoint, the starting
+            state's (step 0) included.
         dev_queries: dev MAP is measured on up to ``dev_queries`` dev queries per forum,
             each against its positive and ``dev_candidates - 1`` sampled negatives; a
             folder made from a benchmark is scored on the benchmark's own dev lists instead
-            (``adapter_zoo.training.dev``).
+            (``adapter_zoo.training.selection``).
         dev_candidates: the candidates of each of those dev queries.
         init_from: ``adapter``/``multitask``: start from this zoo adapter entry (same encoder
             and base) instead of a new adapter, and train it on ``forums``: TANDA's adapt

@@ -285,26 +285,3 @@ def example_columns(examples: list[tuple], loss: str, k: int) -> dict[str, list]
         rows = examples
     columns = list(zip(*rows)) if rows else [() for _ in names]
     return {name: list(column) for name, column in zip(names, columns, strict=True)}
-
-
-def dev_lists(
-    forum_tables: dict[str, list[PairTable]], *, queries: int, candidates: int, seed: int
-) -> list[tuple[str, list[str]]]:
-    """Fixed dev ranking lists: (query, [positive, negative, ...]) with sampled negatives."""
-    rng = np.random.default_rng([seed, 10_000])
-    lists = []
-    for tables in forum_tables.values():
-        if not tables:
-            continue
-        table = tables[0]  # the first pair kind (title-body by default) measures dev MAP
-        if len(table) < 2:
-            continue
-        picked = rng.permutation(len(table))[:queries]
-        size = min(candidates - 1, len(table) - 1)
-        for i in picked:
-            others = rng.choice(len(table) - 1, size=size, replace=False)
-            others = others + (others >= i)
-            lists.append(
-                (table.queries[i], [table.positives[i]] + [table.positives[j] for j in others])
-            )
-    return lists

@@ -1,16 +1,30 @@
-"""What both encoders' sentence-transformers trainers share: checkpoints that hold only the
-trainable weights as safetensors, resuming without unpickling code, the run folder, and
-progress in the log.
+"""One training path for both encoders: what their sentence-transformers trainers share.
 
-The trainers are the library's (``SentenceTransformerTrainer``, ``CrossEncoderTrainer``);
-this module only says how a zoo run stores and reads its checkpoints.
+A run is one or more :class:`Phase` s (tanda: transfer, then adapt), each trained by the
+library's trainer (``SentenceTransformerTrainer``, ``CrossEncoderTrainer``) with the same
+TrainingArguments (:func:`training_arguments`): dev evaluation by
+:class:`~adapter_zoo.training.selection.DevListsEvaluator` every ``eval_steps`` and at the
+last step, a checkpoint at each, the best one loaded at the end of a selecting phase
+(``load_best_model_at_end``) and ``patience`` as transformers' ``EarlyStoppingCallback``. A
+phase may score its starting state first (``eval_on_start``); that state is then saved as
+``checkpoint-0``, a candidate like any other (:class:`ZooTrainer`).
+
+Checkpoints hold only the trainable weights as safetensors, and a resume reads nothing that
+unpickles code (:func:`check_resumable`); the run folder, the card's training log
+(:func:`phase_records`), the card's common fields (:func:`entry_card`) and the entry's
+writing (:func:`write_entry`) are here too. What differs between the encoders (data, batch
+order, loss, model, training step) is in :mod:`adapter_zoo.training.bi` and
+:mod:`adapter_zoo.training.cross`.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import math
 import shutil
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from adapter_zoo.errors import ZooError
@@ -64,6 +78,32 @@ class TrainableCheckpoints:
 
     def _load_from_checkpoint(self, checkpoint_path, model=None):
         load_tensors(self.model, Path(checkpoint_path) / TRAINABLE_FILE)
+
+
+class ZooTrainer(TrainableCheckpoints):
+    """Mixin for a sentence-transformers trainer: :class:`TrainableCheckpoints`, and the
+    state scored before the first step (``eval_on_start``) a candidate of the selection when
+    ``start_competes``: a continued adapter or an identity one is then never worse than its
+    start on dev.
+
+    The library compares only the evaluations of its own steps and loads the best only from a
+    checkpoint, so that state is compared and saved here as ``checkpoint-0``; it is named the
+    best checkpoint before it is saved, so a run resumed from it keeps it as a candidate (the
+    library records a best checkpoint only for a step above 0).
+    """
+
+    start_competes = False
+
+    def _evaluate(self, trial, ignore_keys_for_eval, skip_scheduler=False):
+        from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
+
+        metrics = super()._evaluate(trial, ignore_keys_for_eval, skip_scheduler)
+        if self.state.global_step == 0 and self.start_competes:
+            self._determine_best_metric(metrics=metrics, trial=trial)  # the first: the best
+            folder = Path(self.args.output_dir) / f"{PREFIX_CHECKPOINT_DIR}-0"
+            self.state.best_model_checkpoint = str(folder)
+            self._save_checkpoint(self.model_wrapped, trial)
+        return metrics
 
 
 def logged_progress_callback():
@@ -175,3 +215,267 @@ def use_cpu() -> bool:
     import torch
 
     return not torch.cuda.is_available()
+
+
+@dataclass
+class Phase:
+    """A stretch of training with one optimizer and its own trainer: tanda has transfer then
+    adapt, every other mode one phase.
+
+    Attributes:
+        name: the phase's name in the training log, and its checkpoint folder's.
+        lr: its learning rate.
+        steps: the optimizer steps it runs (0: none).
+        steps_per_epoch: the steps of one pass over its data (a log record's epoch).
+        eval_steps: a dev evaluation and a checkpoint every this many steps, and at the last.
+        warmup: steps of the rate's linear warmup (then it decays linearly to 0).
+        selects: the phase ends at its best checkpoint on dev, else at its last step.
+        data: the encoder's own: what its trainer trains on.
+        patience: stop after this many evaluations without a better dev MAP (None: never).
+        start: the log's name of an evaluation of the starting state (step 0), None for none.
+        start_competes: that state is a candidate of the selection.
+    """
+
+    name: str
+    lr: float
+    steps: int
+    steps_per_epoch: int
+    eval_steps: int
+    warmup: int
+    selects: bool
+    data: object = None
+    patience: int | None = None
+    start: str | None = None
+    start_competes: bool = False
+
+
+@dataclass
+class Trained:
+    """What a run's phases did: the training log, the optimizer steps of all phases, and the
+    log record of the state the last selecting phase kept (None: none selected)."""
+
+    log: list
+    steps: int
+    best: dict | None
+
+
+def training_arguments(config, phase: Phase, output_dir: Path, *, resumed: bool) -> dict:
+    """The TrainingArguments both encoders train ``phase`` with; the encoder adds its batch
+    size and sampler. A resumed phase has scored its start already (its log is in the
+    checkpoint)."""
+    return dict(
+        output_dir=str(output_dir),
+        max_steps=phase.steps,
+        learning_rate=phase.lr,
+        weight_decay=config.weight_decay,
+        warmup_steps=phase.warmup,
+        lr_scheduler_type="linear",
+        max_grad_norm=1.0,
+        eval_strategy="steps",
+        eval_steps=phase.eval_steps,
+        eval_on_start=phase.start is not None and not resumed,
+        save_strategy="steps",
+        save_steps=phase.eval_steps,
+        save_total_limit=1,
+        logging_steps=phase.eval_steps,
+        load_best_model_at_end=phase.selects,
+        metric_for_best_model="dev_map",
+        greater_is_better=True,
+        restore_callback_states_from_checkpoint=True,
+        report_to=[],
+        seed=config.seed,
+        data_seed=config.seed,
+        use_cpu=use_cpu(),
+        disable_tqdm=False,
+        dataloader_num_workers=0,
+    )
+
+
+def phase_callbacks(phase: Phase) -> list:
+    """The callbacks of every phase's trainer: the last step evaluated and saved, each dev
+    record in the log, early stopping where the phase has a patience."""
+    from transformers import EarlyStoppingCallback, TrainerCallback
+
+    class EvaluateAtTheEnd(TrainerCallback):
+        # a run cut short by --max-steps is measured (and saved) at its last step too
+        def on_step_end(self, args, state, control, **kwargs):
+            if state.global_step >= state.max_steps:
+                control.should_evaluate = control.should_save = control.should_log = True
+            return control
+
+    class LogRecord(TrainerCallback):
+        def on_evaluate(self, args, state, control, **kwargs):
+            if state.is_world_process_zero:
+                records = phase_records(state.log_history, phase)
+                if records:
+                    log.info("%s", json.dumps(records[-1]))
+            return control
+
+    callbacks = [EvaluateAtTheEnd(), LogRecord()]
+    if phase.selects and phase.patience is not None:
+        callbacks.append(EarlyStoppingCallback(early_stopping_patience=phase.patience))
+    return callbacks
+
+
+def run_phases(config, model, phases: list[Phase], folder: Path, make_trainer: Callable) -> Trained:
+    """Train ``phases`` in turn, each in ``folder / phase.name``, resumed from its last
+    checkpoint there; a phase a resumed run finished before is read back instead.
+
+    Args:
+        config: the run's :class:`~adapter_zoo.training.config.TrainingConfig`.
+        model: the module whose trainable weights a finished phase leaves to the next.
+        phases: the run's phases, in order.
+        folder: the run folder (:func:`open_run_folder`).
+        make_trainer: ``make_trainer(phase, arguments, callbacks)``, the encoder's trainer
+            of ``phase`` (a :class:`ZooTrainer`) with the TrainingArguments ``arguments``
+            (:func:`training_arguments`) and the ``callbacks`` (:func:`phase_callbacks`).
+    """
+    records, steps, best = [], 0, None
+    for phase in phases:
+        done = folder / f"{phase.name}-done.json"
+        if done.exists():  # a finished phase of a resumed run (tanda's transfer)
+            finished = json.loads(done.read_text(encoding="utf-8"))
+            load_tensors(model, folder / f"{phase.name}-done.safetensors")
+        else:
+            finished = _run_phase(config, phase, folder / phase.name, make_trainer)
+            _save_phase(model, folder, phase.name, finished)
+        records += finished["log"]
+        steps += finished["steps"]
+        best = finished["best"]
+    return Trained(records, steps, best)
+
+
+def _run_phase(config, phase: Phase, folder: Path, make_trainer: Callable) -> dict:
+    """Train one phase; its log, steps and best dev record."""
+    if phase.steps == 0:
+        return {"log": [], "steps": 0, "best": None}
+    resume = resume_point(folder)
+    arguments = training_arguments(config, phase, folder, resumed=resume is not None)
+    trainer = make_trainer(phase, arguments, phase_callbacks(phase))
+    trainer.start_competes = phase.selects and phase.start_competes
+    use_logged_progress(trainer)
+    trainer.train(resume_from_checkpoint=resume)
+    state = trainer.state
+    records = phase_records(state.log_history, phase)
+    best = None
+    if phase.selects and state.best_model_checkpoint:
+        best_step = int(Path(state.best_model_checkpoint).name.rsplit("-", 1)[1])
+        best = next(r for r in records if r["step"] == best_step)
+    return {"log": records, "steps": state.global_step, "best": best}
+
+
+def _save_phase(model, folder: Path, name: str, finished: dict) -> None:
+    """Mark phase ``name`` done (its weights, then its log), so a resumed run skips it."""
+    from stackexchange.io import atomic_write_json
+
+    state = process_state()
+    if state.is_main_process:
+        save_tensors(trainable_tensors(model), folder / f"{name}-done.safetensors")
+        atomic_write_json(folder / f"{name}-done.json", finished)
+    state.wait_for_everyone()
+
+
+def phase_records(log_history: list[dict], phase: Phase) -> list[dict]:
+    """The card's training log of one phase, one record per dev evaluation, from the
+    trainer's ``log_history`` (kept in its checkpoints); the evaluation of the starting state
+    is named ``phase.start``.
+
+    Example:
+        >>> history = [{"loss": 0.7, "learning_rate": 1e-4, "step": 2},
+        ...            {"eval_dev_map": 0.5, "eval_dev_p@1": 0.25, "eval_runtime": 1.5, "step": 2}]
+        >>> phase_records(history, Phase("train", 1e-4, 2, 2, 2, 0, True))
+        [{'phase': 'train', 'epoch': 1, 'step': 2, 'loss': 0.7, 'lr': 0.0001, 'dev_seconds': 1.5, 'dev_map': 0.5, 'dev_p@1': 0.25}]
+    """
+    losses = {r["step"]: r for r in log_history if "loss" in r}
+    records = []
+    for entry in log_history:
+        if "eval_dev_map" not in entry:
+            continue
+        step = entry["step"]
+        trained = losses.get(step, {})
+        records.append({
+            "phase": phase.start if step == 0 and phase.start else phase.name,
+            "epoch": math.ceil(step / phase.steps_per_epoch),
+            "step": step,
+            "loss": trained.get("loss"),
+            "lr": trained.get("learning_rate"),
+            "dev_seconds": entry.get("eval_runtime"),
+            "dev_map": entry["eval_dev_map"],
+            "dev_p@1": entry["eval_dev_p@1"],
+        })  # fmt: skip
+    return records
+
+
+def entry_card(config, *, hosts, pairs, transformer, setup, trained: Trained, dev_lists: int,
+               memory: dict) -> dict:  # fmt: skip
+    """The card fields every trained entry has: what trained on what, the training log, the
+    selected state's dev scores (its record in ``trained``) and the memory plan.
+
+    Args:
+        transformer: the transformers model inside the entry (its config is checked at load).
+        setup: the model's setup names (``adapter``, ``adapters``) from the encoder's setup.
+        dev_lists: how many dev lists selected the state.
+        memory: the card's ``training.memory`` (the plan of :mod:`~adapter_zoo.training.memory`).
+    """
+    from adapter_zoo.training.models import adapter_card, card_sources
+    from adapter_zoo.training.selection import dev_scores
+    from adapter_zoo.zoo.layouts import base_config
+
+    best = trained.best or {}
+    card = {
+        "kind": config.mode,
+        "encoder": config.encoder,
+        "layout": config.layout,
+        "base_model": config.base_model,
+        "base_config": base_config(transformer.config),  # checked when the entry loads
+        "forums": hosts,
+        "pairs": pairs,
+        "training": {
+            **config.to_dict(),
+            "learning_rate": config.learning_rate,
+            "steps": trained.steps,
+            "processes": process_state().num_processes,
+            "best_epoch": best.get("epoch"),
+            "best_step": best.get("step"),
+            "dev_lists": dev_lists,
+            "log": trained.log,
+            "memory": memory,
+        },
+        "seed": config.seed,
+        "scores": dev_scores(best),
+        "max_length": config.max_length,
+    }
+    if "adapter" in setup:
+        card.update(adapter_card(transformer, setup["adapter"]))
+    card.update(card_sources(config, setup))
+    return card
+
+
+def write_entry(config, hosts, card: dict, records: list, folder: Path, write_weights) -> Path:
+    """Write the zoo entry (``write_weights(target)``, the card, the training log, the domain
+    centroid) atomically from the main process, then remove the run folder.
+
+    Returns:
+        The entry folder.
+    """
+    import contextlib
+
+    from adapter_zoo.zoo.domain import with_domain
+    from adapter_zoo.zoo.store import entry_path, save_entry
+
+    state = process_state()
+    path = entry_path(config.name)
+    if state.is_main_process:
+
+        def writer(target: Path) -> None:
+            write_weights(target)
+            lines = "".join(json.dumps(record) + "\n" for record in records)
+            (target / TRAINING_LOG_FILE).write_text(lines, encoding="utf-8")
+
+        writer = with_domain(writer, card, config.data, hosts)
+        path = save_entry(writer, config.name, card, overwrite=config.overwrite)
+        shutil.rmtree(folder, ignore_errors=True)
+        with contextlib.suppress(OSError):  # other runs' checkpoints may still be there
+            folder.parent.rmdir()
+    state.wait_for_everyone()
+    return path

@@ -117,7 +117,7 @@ def test_bad_input():
 def test_training_dev_metrics_are_the_benchmark_metrics():
     """Training's dev MAP and P@1 (what entries keep and cards publish) are evaluate_rankings'
     numbers: a tie with the positive is the expectation over its orders, not a loss."""
-    from adapter_zoo.training.objective import positive_first_metrics
+    from adapter_zoo.training.selection import positive_first_metrics
 
     rng = np.random.default_rng(0)
     lists = [rng.integers(0, 3, size=n).astype(float) for n in (2, 5, 9, 20)]

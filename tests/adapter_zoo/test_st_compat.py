@@ -19,7 +19,7 @@ import adapter_zoo
 from adapter_zoo.errors import ZooError
 from adapter_zoo.metrics import evaluate_rankings
 from adapter_zoo.training import TrainingConfig, train
-from adapter_zoo.training.dev import DEV_LISTS, forum_dev_lists
+from adapter_zoo.training.selection import DEV_LISTS, forum_dev_lists
 
 # one xdist process runs this module (--dist loadgroup): trained entries are module fixtures
 pytestmark = pytest.mark.xdist_group("st_compat")

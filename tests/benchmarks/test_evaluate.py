@@ -322,7 +322,7 @@ def test_figure_2_is_readable_at_any_number_of_adapters(adapters):
 def test_a_benchmark_folder_holds_its_dev_lists_positive_first(fixtures, tmp_path):
     import datasets
 
-    from adapter_zoo.training.dev import forum_dev_lists
+    from adapter_zoo.training.selection import forum_dev_lists
 
     folder = benchmarks.to_parse_folder(benchmarks.get("wikiqa-raw"), tmp_path, fixtures)
     lists = datasets.load_from_disk(str(folder / "dev_lists")).to_list()
@@ -369,8 +369,7 @@ def test_cross_encoder_fine_tuning_selects_on_the_benchmark_dev_lists(
     tiny_forum, tiny_bert_path, tmp_path
 ):
     import adapter_zoo
-    from adapter_zoo.training.dev import forum_dev_lists
-    from adapter_zoo.training.objective import dev_metrics
+    from adapter_zoo.training.selection import dev_metrics, forum_dev_lists
 
     bench = benchmarks.get(f"local:{benchmarks.build_from_forum(tiny_forum, tmp_path / 'b')}")
     record = benchmarks.evaluate(str(tiny_bert_path), bench, finetune="adapter", max_steps=2)

@@ -15,8 +15,7 @@ import pytest
 import adapter_zoo
 from adapter_zoo.errors import ZooError
 from adapter_zoo.training import TrainingConfig, train
-from adapter_zoo.training.dev import forum_dev_lists
-from adapter_zoo.training.objective import dev_metrics
+from adapter_zoo.training.selection import dev_metrics, forum_dev_lists
 
 BEER = "beer.stackexchange.com"
 BICYCLES = "bicycles.meta.stackexchange.com"
@@ -177,18 +176,18 @@ def test_fusion_refuses_an_adapter_made_for_another_depth(
 
 def _crash_at_step_4(config, monkeypatch) -> None:
     """Train ``config`` until its dev evaluation at step 4 is interrupted (checkpoint-2 kept)."""
-    from adapter_zoo.training import bi as bi_train
     from adapter_zoo.training.checkpoint import checkpoint_dir
+    from adapter_zoo.training.selection import DevListsEvaluator
 
-    evaluate = bi_train._Selection.evaluate
+    evaluate = DevListsEvaluator.__call__
 
-    def crash_at_4(self, step, phase):
-        if step == 4:
+    def crash_at_4(self, model, output_path=None, epoch=-1, steps=-1):
+        if steps == 4:
             raise KeyboardInterrupt("killed")
-        return evaluate(self, step, phase)
+        return evaluate(self, model, output_path, epoch, steps)
 
     with monkeypatch.context() as patch:
-        patch.setattr(bi_train._Selection, "evaluate", crash_at_4)
+        patch.setattr(DevListsEvaluator, "__call__", crash_at_4)
         with pytest.raises(KeyboardInterrupt):
             train(config)
     assert (checkpoint_dir(config.name) / "train" / "checkpoint-2").is_dir()
@@ -217,6 +216,19 @@ def test_resume_after_a_crash_continues_from_the_checkpoint(
     ]
 
 
+def test_a_resumed_run_still_keeps_its_start_when_no_step_beats_it(
+    parsed_shipped, tiny_sentence_bert_path, monkeypatch
+):
+    """The start is checkpoint-0, the best checkpoint through the crash and the resume."""
+    config = bi_config(parsed_shipped, tiny_sentence_bert_path, "adapter", "kept", max_steps=6,
+                       lr=1e-12)  # fmt: skip
+    _crash_at_step_4(config, monkeypatch)
+    with pytest.warns(UserWarning, match=r"'kept' does not beat its base on dev"):
+        card = json.loads((train(config) / "card.json").read_text())
+    assert card["training"]["best_step"] == 0
+    assert card["dev_map_by_length"]["32"] == card["base_scores"]["dev_map"]
+
+
 def test_a_damaged_or_planted_checkpoint_file_is_one_line_and_restart_starts_over(
     parsed_shipped, tiny_sentence_bert_path, monkeypatch, planted_pickle
 ):
@@ -229,7 +241,7 @@ def test_a_damaged_or_planted_checkpoint_file_is_one_line_and_restart_starts_ove
     config = bi_config(parsed_shipped, tiny_sentence_bert_path, "adapter", "broken", max_steps=6)
     _crash_at_step_4(config, monkeypatch)
     checkpoint = checkpoint_dir("broken") / "train" / "checkpoint-2"
-    for name in ("optimizer.pt", "trainer_state.json", "best.safetensors"):
+    for name in ("optimizer.pt", "trainer_state.json", "trainable.safetensors"):
         damaged = checkpoint / name
         intact = damaged.read_bytes()
         damaged.write_bytes(intact[: len(intact) // 2])

@@ -15,7 +15,7 @@ from adapter_zoo.compose import BM25Scorer, Rerank, ScoreFusion, compose_entry, 
 from adapter_zoo.compose.entry import WEIGHT_GRID, dev_lists_of
 from adapter_zoo.training import TrainingConfig
 from adapter_zoo.training.models import setup_model, write_entry_weights
-from adapter_zoo.training.objective import dev_metrics
+from adapter_zoo.training.selection import dev_metrics
 from adapter_zoo.zoo import save_entry, verify_entry
 
 PLAIN_DECIMAL = "must be a plain decimal number >= 0, such as 0.2"

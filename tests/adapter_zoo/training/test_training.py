@@ -20,7 +20,7 @@ from adapter_zoo.training.data import (
     round_robin,
     sample_negatives,
 )
-from adapter_zoo.training.evaluator import DevListsEvaluator
+from adapter_zoo.training.selection import DevListsEvaluator
 from adapter_zoo.zoo import zoo_home
 
 FAST = {"epochs": 1, "batch_size": 8, "max_length": 32}
@@ -706,7 +706,9 @@ def test_training_logs_its_progress_and_the_command_line_shows_it(
     with caplog.at_level(logging.INFO, logger="adapter_zoo"):
         train(config(parsed_fixture, tiny_bert_path, "adapter", "logged"))
     assert capsys.readouterr().out == ""
-    records = [json.loads(r.getMessage()) for r in caplog.records if r.name.endswith(".cross")]
+    # the dev records (one JSON object a line) beside the progress lines ("step N: {...}")
+    messages = [r.getMessage() for r in caplog.records if r.name.endswith(".trainer")]
+    records = [json.loads(m) for m in messages if m.startswith("{")]
     assert records and all("dev_map" in r or "loss" in r for r in records)
     assert "scoring 2 dev lists (4 pairs)" in [r.getMessage() for r in caplog.records]
     assert main(cli_train_argv(parsed_fixture, tiny_bert_path)) == 0
