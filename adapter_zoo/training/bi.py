@@ -217,6 +217,7 @@ def _trainer(
     from transformers import TrainerCallback
 
     from adapter_zoo.losses import build_loss
+    from adapter_zoo.training.batches import length_grouped_sampling
     from adapter_zoo.training.trainer import TrainableCheckpoints, use_cpu, use_logged_progress
 
     class Trainer(TrainableCheckpoints, SentenceTransformerTrainer):
@@ -249,8 +250,7 @@ def _trainer(
         report_to=[],
         seed=config.seed,
         data_seed=config.seed,
-        batch_sampler="no_duplicates",
-        multi_dataset_batch_sampler="round_robin",
+        **length_grouped_sampling(model, config.seed),
         use_cpu=use_cpu(),
         disable_tqdm=False,
         dataloader_num_workers=0,

@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from adapter_zoo.errors import ZooError
+from adapter_zoo.training.batches import grouped_epoch_batches
 from adapter_zoo.training.config import TrainingConfig
 from adapter_zoo.training.data import (
     dev_lists,
-    epoch_batches,
     example_columns,
     load_pairs,
     resolve_forums,
@@ -97,10 +97,7 @@ def _plan(phase: Phase, phase_index: int, config: TrainingConfig, processes: int
     examples, batches = [], []
     per_epoch = None
     for epoch in range(phase.epochs):
-        epoch_plan = epoch_batches(
-            phase.tables, batch_size=config.batch_size, k=config.negatives, loss=config.loss,
-            seed=config.seed, epoch=1000 * phase_index + epoch,
-        )  # fmt: skip
+        epoch_plan = grouped_epoch_batches(config, phase.tables, epoch=1000 * phase_index + epoch)
         if processes > 1:  # every process takes its own, equally many batches
             epoch_plan = epoch_plan[: len(epoch_plan) // processes * processes]
         per_epoch = len(epoch_plan) // processes
