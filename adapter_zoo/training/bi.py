@@ -185,8 +185,9 @@ def _phase(config, name: str, train_sets: dict, lr: float, *, selects: bool, sta
 
 
 def _trainer(config, model, phase: Phase, loss: str, evaluator, arguments, callbacks):
-    """``phase``'s ``SentenceTransformerTrainer``: its pair datasets in batches without
-    duplicate texts (round-robin over forums), the loss ``loss``."""
+    """``phase``'s ``SentenceTransformerTrainer``: its pair datasets in batches of texts of
+    similar length without duplicate texts, one forum per batch in round-robin
+    (:mod:`adapter_zoo.training.batches`), the loss ``loss``."""
     import torch
     from sentence_transformers import (
         SentenceTransformerTrainer,
@@ -195,6 +196,7 @@ def _trainer(config, model, phase: Phase, loss: str, evaluator, arguments, callb
     from torch.utils.data import DataLoader
 
     from adapter_zoo.losses import build_loss
+    from adapter_zoo.training.batches import length_grouped_sampling
     from adapter_zoo.training.trainer import ZooTrainer
 
     class Trainer(ZooTrainer, SentenceTransformerTrainer):
@@ -207,8 +209,7 @@ def _trainer(config, model, phase: Phase, loss: str, evaluator, arguments, callb
     args = SentenceTransformerTrainingArguments(
         **arguments,
         per_device_train_batch_size=config.batch_size,
-        batch_sampler="no_duplicates",
-        multi_dataset_batch_sampler="round_robin",
+        **length_grouped_sampling(model, config.seed),
     )
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*Trainer.tokenizer.*")

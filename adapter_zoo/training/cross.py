@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from adapter_zoo.errors import ZooError
+from adapter_zoo.training.batches import grouped_epoch_batches
 from adapter_zoo.training.config import TrainingConfig
 from adapter_zoo.training.data import (
-    epoch_batches,
     example_columns,
     load_pairs,
     resolve_forums,
@@ -96,10 +96,7 @@ def _plan(stage: Stage, stage_index: int, config: TrainingConfig, processes: int
     examples, batches = [], []
     per_epoch = None
     for epoch in range(stage.epochs):
-        epoch_plan = epoch_batches(
-            stage.tables, batch_size=config.batch_size, k=config.negatives, loss=config.loss,
-            seed=config.seed, epoch=1000 * stage_index + epoch,
-        )  # fmt: skip
+        epoch_plan = grouped_epoch_batches(config, stage.tables, epoch=1000 * stage_index + epoch)
         if processes > 1:  # every process takes its own, equally many batches
             epoch_plan = epoch_plan[: len(epoch_plan) // processes * processes]
         per_epoch = len(epoch_plan) // processes

@@ -405,6 +405,46 @@ def _memory_plan_rows(data: dict) -> list[str]:
     return rows
 
 
+def _training_peak_rows(data: dict) -> list[str]:
+    paths, peak, targets = data["paths"], data["matmul"]["gflops"], data["targets"]
+    new = paths["new"]
+    date = data["machine"].get("date", "")[:10]
+    rows = []
+    for old in [p for p in ("old", "bounded") if p in paths]:
+        ratio = data["ratios"][f"new_over_{old}"]
+        against_bounded = old == "bounded"
+        rows.append(
+            _row(
+                f"`training_peak` bi-encoder steps, grouped vs {old}",
+                f"`adapter-zoo train {data['train']}` on {data['forum']}, {data['steps']} steps "
+                f"({data['precision']}): steps/s (padded share; GFLOP/s, share of the fp32 peak "
+                f"{peak['fp32']:.0f} / bf16 peak {peak['bf16']:.0f}), dev MAP",
+                f"{new['steps_per_s']:.3f} ({new['padded_share']:.0%}; {new['gflops']:.1f}, "
+                f"{new['share_of_fp32_peak']:.0%} / {new['share_of_bf16_peak']:.0%}), "
+                f"MAP {new['dev_map']:.4f}",
+                f"{old} {paths[old]['steps_per_s']:.3f} ({paths[old]['padded_share']:.0%}; "
+                f"{paths[old]['gflops']:.1f}), MAP {paths[old]['dev_map']:.4f}",
+                f"{ratio:.2f}×",
+                f"≥ {targets['ratio_over_bounded']}×, MAP ± {targets['map_tolerance']}, "
+                f"≥ {targets['share_of_bf16_peak']:.0%} of bf16 peak"
+                if against_bounded
+                else f"MAP ± {targets['map_tolerance']}, "
+                f"≥ {targets['share_of_bf16_peak']:.0%} of bf16 peak",
+                " / ".join(
+                    ([_met(ratio >= targets["ratio_over_bounded"])] if against_bounded else [])
+                    + [
+                        _met(
+                            abs(new["dev_map"] - paths[old]["dev_map"]) <= targets["map_tolerance"]
+                        ),
+                        _met(new["share_of_bf16_peak"] >= targets["share_of_bf16_peak"]),
+                    ]
+                ),
+                f"{_machine(data)}, {date}",
+            )
+        )
+    return rows
+
+
 def _quickstart_rows(data: dict) -> list[str]:
     plans = ", ".join(f"{n} {m}" for n, m in sorted(data["memory_plans"].items()))
     date = data["machine"].get("date", "")[:10]
@@ -449,6 +489,8 @@ def table() -> str:
             lines += _precision_rows(data)
         elif name == "memory_plan":
             lines += _memory_plan_rows(data)
+        elif name == "training_peak":
+            lines += _training_peak_rows(data)
         elif name == "quickstart_time":
             lines += _quickstart_rows(data)
     return "\n".join(lines)
