@@ -19,9 +19,10 @@ from adapter_zoo.training.selection import dev_metrics, forum_dev_lists
 
 BEER = "beer.stackexchange.com"
 BICYCLES = "bicycles.meta.stackexchange.com"
-# A high rate and a wide bottleneck, so that 4 steps move the tiny random model on dev.
+# A high rate and a wide bottleneck, so that 4 steps move the tiny random model on dev
+# whatever the order of its batches (at 1e-2 a batch order could leave it at its start).
 FAST = {"batch_size": 8, "max_length": 16, "max_steps": 4, "eval_steps": 2, "seed": 0,
-        "lr": 1e-2, "reduction_factor": 2}  # fmt: skip
+        "lr": 3e-2, "reduction_factor": 2}  # fmt: skip
 
 
 def bi_config(parsed, base, mode, name, forums=("beer",), **extra):
@@ -363,8 +364,10 @@ def test_drop_lower_bi_adapter_leaves_out_the_lowest_layers_and_reloads_bit_iden
         write(model, adapter_name, folder)
 
     monkeypatch.setattr(bi_train, "write_bi_adapter", capture)
+    # one of the two layers trains: 8 steps for it to beat the start on dev (4 did or did
+    # not, with the order of the batches)
     path = train(bi_config(parsed_shipped, tiny_sentence_bert_path, "adapter", "bi-drop",
-                           drop_lower=1))  # fmt: skip
+                           drop_lower=1, max_steps=8))  # fmt: skip
     card = json.loads((path / "card.json").read_text())
     assert card["training"]["drop_lower"] == 1 and card["training"]["best_step"] > 0
     config = json.loads((path / "adapter_config.json").read_text())
