@@ -556,6 +556,11 @@ README_PERF_ROWS = (
         "bi-encoder training step: memory budget's plain plan vs "
         "GradCache + recomputation (s/step, peak RSS, dev MAP)",
     ),
+    (
+        "`training_peak` bi-encoder steps, grouped vs bounded",
+        "default bi-encoder training steps/s, batches grouped by length vs the default before "
+        "memory budgets (padded share; GFLOP/s, share of fp32 / bf16 peak), dev MAP",
+    ),
 )
 
 

@@ -111,7 +111,7 @@ def test_the_walk_covers_every_module_that_writes_an_entry(tmp_path, monkeypatch
     covered = {
         "adapter_zoo/adapt/adapt.py", "adapter_zoo/adapt/route.py", "adapter_zoo/adapt/soup.py",
         "adapter_zoo/adapt/learn.py",
-        "adapter_zoo/training/bi.py", "adapter_zoo/training/cross.py",
+        "adapter_zoo/training/trainer.py",
         "adapter_zoo/training/train.py", "adapter_zoo/compose/entry.py",
         "adapter_zoo/zoo/multicqa.py", "adapter_zoo/build.py", "adapter_zoo/cascade/storage.py",
         "adapter_zoo/cascade/train.py", "benchmarks/finetune.py", "benchmarks/cascade.py",
