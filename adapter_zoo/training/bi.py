@@ -56,7 +56,9 @@ def pair_dataset(tables, *, hard_negatives: bool, seed: int):
         if hard_negatives:
             width = table.neighbours.shape[1]
             if width == 0:
-                raise ZooError(f"forum {table.forum}: {table.kind} needs 2 pairs for negatives")
+                raise ZooError(
+                    f"forum {table.forum}: {table.pair_kind} needs 2 pairs for negatives"
+                )
             picks = table.neighbours[np.arange(len(table)), rng.integers(0, width, len(table))]
             columns["negative"] += [table.positives[j] for j in picks]
     return datasets.Dataset.from_dict(columns)
@@ -151,16 +153,16 @@ def _datasets(config, data, hosts: list[str]) -> tuple[dict, dict]:
 
     sets, counts = {}, {}
     for host in hosts:
-        tables = load_pairs(data, host, config.kinds, "train")
+        tables = load_pairs(data, host, config.trained_pair_kinds, "train")
         if config.hard_negatives:
             with_neighbours(tables)
         if not sum(len(t) for t in tables):
             raise ZooError(
-                f"{Path(data) / host}: empty training set (no {', '.join(config.kinds)} "
+                f"{Path(data) / host}: empty training set (no {', '.join(config.trained_pair_kinds)} "
                 "pairs in split 'train')"
             )
         sets[host] = pair_dataset(tables, hard_negatives=config.hard_negatives, seed=config.seed)
-        counts[host] = {"train": {t.kind: len(t) for t in tables}}
+        counts[host] = {"train": {t.pair_kind: len(t) for t in tables}}
     return sets, counts
 
 

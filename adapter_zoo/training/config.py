@@ -258,7 +258,7 @@ class TrainingConfig:
         return LAYOUT[self.mode]
 
     @property
-    def kinds(self) -> tuple[str, ...]:
+    def trained_pair_kinds(self) -> tuple[str, ...]:
         """Pair kinds trained on (``extended`` adds title-answer and duplicate pairs)."""
         if not self.extended:
             return self.pair_kinds

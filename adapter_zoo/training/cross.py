@@ -68,7 +68,11 @@ def _stages(config: TrainingConfig, train_tables: dict) -> list[Stage]:
         return [adapt]
     transfer_hosts = resolve_forums(config.transfer_data, config.transfer_forums)
     transfer = _tables(
-        config.transfer_data, transfer_hosts, config.kinds, "train", config.hard_negatives
+        config.transfer_data,
+        transfer_hosts,
+        config.trained_pair_kinds,
+        "train",
+        config.hard_negatives,
     )
     adapt.name, adapt.patience = "adapt", config.patience or TANDA_PATIENCE
     return [
@@ -196,8 +200,10 @@ def train_cross_encoder(config: TrainingConfig, hosts: list[str]) -> Path:
         write_entry,
     )
 
-    train_tables = _tables(config.data, hosts, config.kinds, "train", config.hard_negatives)
-    dev_tables = _tables(config.data, hosts, config.kinds[:1], "dev")
+    train_tables = _tables(
+        config.data, hosts, config.trained_pair_kinds, "train", config.hard_negatives
+    )
+    dev_tables = _tables(config.data, hosts, config.trained_pair_kinds[:1], "dev")
     dev = _dev(config, hosts, dev_tables)
     phases = _phases(config, _stages(config, train_tables), process_state().num_processes)
 
@@ -215,7 +221,7 @@ def train_cross_encoder(config: TrainingConfig, hosts: list[str]) -> Path:
     trained = run_phases(config, model, phases, folder, make_trainer)
 
     def counts(tables):
-        return {t.kind: len(t) for t in tables}
+        return {t.pair_kind: len(t) for t in tables}
 
     pairs = {
         host: {"train": counts(train_tables[host]), "dev": counts(dev_tables[host])}

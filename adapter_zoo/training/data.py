@@ -71,7 +71,7 @@ class PairTable:
     """
 
     forum: str
-    kind: str
+    pair_kind: str
     queries: list[str]
     positives: list[str]
     neighbours: np.ndarray | None = None
@@ -177,7 +177,9 @@ def sample_negatives(table: PairTable, k: int, rng: np.random.Generator) -> np.n
     """
     n = len(table)
     if n < 2:
-        raise ZooError(f"forum {table.forum}: {table.kind} needs at least 2 pairs for negatives")
+        raise ZooError(
+            f"forum {table.forum}: {table.pair_kind} needs at least 2 pairs for negatives"
+        )
     if table.neighbours is not None:
         width = table.neighbours.shape[1]
         if width >= k:

@@ -297,7 +297,7 @@ def training_speeds(work: Path, methods) -> dict:
         trainable = [p for p in model.parameters() if p.requires_grad]
         runs[method] = (model, losses.MultipleNegativesRankingLoss(model),
                         torch.optim.AdamW(trainable, lr=5e-4), trainable, [])  # fmt: skip
-    tables = load_pairs(work / "parsed", FORUMS["beer"], config.kinds, "train")
+    tables = load_pairs(work / "parsed", FORUMS["beer"], config.trained_pair_kinds, "train")
     queries = [q for t in tables for q in t.queries]
     positives = [p for t in tables for p in t.positives]
 
