@@ -462,6 +462,23 @@ def _quickstart_rows(data: dict) -> list[str]:
     ]
 
 
+def _adapt_time_rows(data: dict) -> list[str]:
+    date = data["machine"].get("date", "")[:10]
+    return [
+        _row(
+            "`adapt_time` adapt",
+            f"`{data['command']}`: parse, training and decision, wall time (peak RSS of the "
+            f"process tree); chose `{data['chosen']}`",
+            f"{data['wall_s']:.0f} s ({data['peak_rss_gb']:.2f} GB)",
+            "—",
+            "—",
+            f"≤ {data['target_s']} s",
+            _met(data["meets_target"]),
+            f"{_machine(data)}, {date}",
+        )
+    ]
+
+
 def table() -> str:
     lines = list(HEADER)
     for path in sorted(RESULTS.glob("*.json")):
@@ -493,6 +510,8 @@ def table() -> str:
             lines += _training_peak_rows(data)
         elif name == "quickstart_time":
             lines += _quickstart_rows(data)
+        elif name == "adapt_time":
+            lines += _adapt_time_rows(data)
     return "\n".join(lines)
 
 
