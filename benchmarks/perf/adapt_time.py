@@ -23,8 +23,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
-from benchmarks.perf.machine import machine_info  # noqa: E402
-from benchmarks.perf.train_memory import measure  # noqa: E402
+from benchmarks.perf.quickstart_time import time_command  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 SHARED = Path(os.environ.get("ADAPTER_ZOO_SHARED", ROOT.parent / "shared")) / "data"
@@ -39,21 +38,15 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=RESULTS / "adapt_time.json")
     args = parser.parse_args()
 
+    from adapter_zoo.zoo.store import read_card
     from stackexchange.io import atomic_write_json
 
     work = Path(tempfile.mkdtemp(prefix="adapt-time-"))
     name = f"{args.forum.split('.')[0]}-adapt"
-    env = {**os.environ, "ADAPTER_ZOO_HOME": str(work / "zoo"), "HF_HUB_OFFLINE": "1"}
     target = SHARED / "stackexchange" / args.forum
-    command = [sys.executable, "-m", "adapter_zoo", "adapt", "--target", str(target),
-               "--name", name]  # fmt: skip
-    load_before = os.getloadavg()[0]
-    result = measure(command, env, 0.1, work / "adapt.log")
-    if result["exit_code"]:
-        print((work / "adapt.log").read_text(errors="replace")[-3000:], file=sys.stderr)
+    result = time_command(["adapt", "--target", str(target), "--name", name], work)
+    if result is None:
         return 1
-    from adapter_zoo.zoo.store import read_card
-
     card = read_card(work / "zoo" / name)["adapt"]
     record = {
         "benchmark": "adapt_time",
@@ -66,8 +59,6 @@ def main() -> int:
         "decision_lists": card["decision_lists"],
         "candidates": {c: round(r["map"], 4) for c, r in card["candidates"].items()},
         "training": card["training"].get("runs"),
-        "load_average_1m": {"before": round(load_before, 2), "after": round(os.getloadavg()[0], 2)},
-        "machine": machine_info(),
     }
     atomic_write_json(args.out, record)
     print(f"adapt on {args.forum}: {result['wall_s']:.0f} s, peak {result['peak_rss_gb']:.2f} GB, "

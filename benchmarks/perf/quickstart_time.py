@@ -27,23 +27,37 @@ RESULTS = Path(__file__).resolve().parent / "results"
 TARGET_S = 300
 
 
+def time_command(arguments: list[str], work: Path) -> dict | None:
+    """Run ``python -m adapter_zoo <arguments>`` as a user would, with its own empty zoo home
+    under ``work`` (nothing cached from an earlier run): its wall time, exit code and the
+    process tree's peak RSS, the load average before and after, and the machine. None (the
+    log's end printed) when the command fails."""
+    env = {**os.environ, "ADAPTER_ZOO_HOME": str(work / "zoo"), "HF_HUB_OFFLINE": "1"}
+    load_before = os.getloadavg()[0]
+    log = work / "command.log"
+    result = measure([sys.executable, "-m", "adapter_zoo", *arguments], env, 0.1, log)
+    if result["exit_code"]:
+        print(log.read_text(errors="replace")[-3000:], file=sys.stderr)
+        return None
+    return {
+        **result,
+        "load_average_1m": {"before": round(load_before, 2), "after": round(os.getloadavg()[0], 2)},
+        "machine": machine_info(),
+    }
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=RESULTS / "quickstart_time.json")
     args = parser.parse_args()
 
+    from adapter_zoo.zoo.store import find_card
     from stackexchange.io import atomic_write_json
 
     work = Path(tempfile.mkdtemp(prefix="quickstart-time-"))
-    env = {**os.environ, "ADAPTER_ZOO_HOME": str(work / "zoo"), "HF_HUB_OFFLINE": "1"}
-    command = [sys.executable, "-m", "adapter_zoo", "quickstart", "--out", str(work / "out")]
-    load_before = os.getloadavg()[0]
-    result = measure(command, env, 0.1, work / "quickstart.log")
-    if result["exit_code"]:
-        print((work / "quickstart.log").read_text(errors="replace")[-3000:], file=sys.stderr)
+    result = time_command(["quickstart", "--out", str(work / "out")], work)
+    if result is None:
         return 1
-    from adapter_zoo.zoo.store import find_card
-
     cards = {entry.name: find_card(entry) for entry in sorted((work / "zoo").iterdir())}
     cards = {name: card for name, card in cards.items() if card}
     record = {
@@ -57,8 +71,6 @@ def main() -> int:
             for name, card in cards.items()
             if "memory" in card.get("training", {})
         },
-        "load_average_1m": {"before": round(load_before, 2), "after": round(os.getloadavg()[0], 2)},
-        "machine": machine_info(),
     }
     atomic_write_json(args.out, record)
     print(f"quickstart: {result['wall_s']:.0f} s, peak {result['peak_rss_gb']:.2f} GB; "

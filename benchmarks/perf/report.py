@@ -445,38 +445,32 @@ def _training_peak_rows(data: dict) -> list[str]:
     return rows
 
 
+def _command_time_row(label: str, data: dict, measured: str) -> str:
+    """A row of a command timed as a user runs it (quickstart_time.time_command's record)."""
+    return _row(
+        label,
+        f"`{data['command']}`: {measured}",
+        f"{data['wall_s']:.0f} s ({data['peak_rss_gb']:.2f} GB)",
+        "—",
+        "—",
+        f"≤ {data['target_s']} s",
+        _met(data["meets_target"]),
+        f"{_machine(data)}, {data['machine'].get('date', '')[:10]}",
+    )
+
+
 def _quickstart_rows(data: dict) -> list[str]:
     plans = ", ".join(f"{n} {m}" for n, m in sorted(data["memory_plans"].items()))
-    date = data["machine"].get("date", "")[:10]
-    return [
-        _row(
-            "`quickstart_time` quickstart",
-            f"`{data['command']}`: wall time (peak RSS of the process tree); memory plans: {plans}",
-            f"{data['wall_s']:.0f} s ({data['peak_rss_gb']:.2f} GB)",
-            "—",
-            "—",
-            f"≤ {data['target_s']} s",
-            _met(data["meets_target"]),
-            f"{_machine(data)}, {date}",
-        )
-    ]
+    measured = f"wall time (peak RSS of the process tree); memory plans: {plans}"
+    return [_command_time_row("`quickstart_time` quickstart", data, measured)]
 
 
 def _adapt_time_rows(data: dict) -> list[str]:
-    date = data["machine"].get("date", "")[:10]
-    return [
-        _row(
-            "`adapt_time` adapt",
-            f"`{data['command']}`: parse, training and decision, wall time (peak RSS of the "
-            f"process tree); chose `{data['chosen']}`",
-            f"{data['wall_s']:.0f} s ({data['peak_rss_gb']:.2f} GB)",
-            "—",
-            "—",
-            f"≤ {data['target_s']} s",
-            _met(data["meets_target"]),
-            f"{_machine(data)}, {date}",
-        )
-    ]
+    measured = (
+        "parse, training and decision, wall time (peak RSS of the process tree); "
+        f"chose `{data['chosen']}`"
+    )
+    return [_command_time_row("`adapt_time` adapt", data, measured)]
 
 
 def table() -> str:
