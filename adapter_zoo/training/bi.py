@@ -199,7 +199,7 @@ def _trainer(config, model, phase: Phase, loss: str, evaluator, arguments, callb
 
     from adapter_zoo.losses import build_loss
     from adapter_zoo.training.batches import length_grouped_sampling
-    from adapter_zoo.training.trainer import ZooTrainer
+    from adapter_zoo.training.trainer import ZooTrainer, new_trainer
 
     class Trainer(ZooTrainer, SentenceTransformerTrainer):
         def get_eval_dataloader(self, eval_dataset=None):
@@ -213,16 +213,15 @@ def _trainer(config, model, phase: Phase, loss: str, evaluator, arguments, callb
         per_device_train_batch_size=config.batch_size,
         **length_grouped_sampling(model, config.seed),
     )
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=".*Trainer.tokenizer.*")
-        return Trainer(
-            model=model,
-            args=args,
-            train_dataset=phase.data,
-            loss=build_loss(loss, "bi", model),
-            evaluator=evaluator,
-            callbacks=callbacks,
-        )
+    return new_trainer(
+        Trainer,
+        model=model,
+        args=args,
+        train_dataset=phase.data,
+        loss=build_loss(loss, "bi", model),
+        evaluator=evaluator,
+        callbacks=callbacks,
+    )
 
 
 def _base_scores(evaluator: DevListsEvaluator, transformer) -> dict:

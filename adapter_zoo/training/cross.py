@@ -245,7 +245,6 @@ def train_cross_encoder(config: TrainingConfig, hosts: list[str]) -> Path:
 def _trainer(config, model, tokenizer, phase: Phase, memory, dev, arguments, callbacks):
     """``phase``'s ``CrossEncoderTrainer`` over the model inside a ``CrossEncoder``: its
     planned batches, its loss backpropagated in chunks when the memory plan bounds a step."""
-    import warnings
 
     from sentence_transformers.cross_encoder import (
         CrossEncoderTrainer,
@@ -257,7 +256,7 @@ def _trainer(config, model, tokenizer, phase: Phase, memory, dev, arguments, cal
     from adapter_zoo.ranker import Ranker
     from adapter_zoo.ranker.cross_encoder import as_cross_encoder
     from adapter_zoo.training.selection import DevListsEvaluator
-    from adapter_zoo.training.trainer import ZooTrainer
+    from adapter_zoo.training.trainer import ZooTrainer, new_trainer
 
     cross = as_cross_encoder(model, tokenizer, config.max_length)
     loss = build_loss(config.loss, "cross", cross, margin=config.margin)
@@ -283,13 +282,12 @@ def _trainer(config, model, tokenizer, phase: Phase, memory, dev, arguments, cal
         per_device_train_batch_size=max(len(b) for b in plan.batches),
         batch_sampler=_planned_batches(plan.batches),
     )
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=".*Trainer.tokenizer.*")
-        return Trainer(
-            model=cross,
-            args=args,
-            train_dataset=plan.dataset,
-            loss=loss,
-            evaluator=DevListsEvaluator(ranker, dev),
-            callbacks=callbacks,
-        )
+    return new_trainer(
+        Trainer,
+        model=cross,
+        args=args,
+        train_dataset=plan.dataset,
+        loss=loss,
+        evaluator=DevListsEvaluator(ranker, dev),
+        callbacks=callbacks,
+    )

@@ -317,6 +317,16 @@ def phase_callbacks(phase: Phase) -> list:
     return callbacks
 
 
+def new_trainer(trainer_class, **kwargs):
+    """``trainer_class(**kwargs)`` for either encoder: the library's trainers warn on
+    construction about ``Trainer.tokenizer``, which a zoo user cannot act on."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*Trainer.tokenizer.*")
+        return trainer_class(**kwargs)
+
+
 def run_phases(config, model, phases: list[Phase], folder: Path, make_trainer: Callable) -> Trained:
     """Train ``phases`` in turn, each in ``folder / phase.name``, resumed from its last
     checkpoint there; a phase a resumed run finished before is read back instead.

@@ -44,7 +44,7 @@ def main() -> int:
     work = Path(tempfile.mkdtemp(prefix="adapt-time-"))
     name = f"{args.forum.split('.')[0]}-adapt"
     target = SHARED / "stackexchange" / args.forum
-    result = time_command(["adapt", "--target", str(target), "--name", name], work)
+    result = time_command(["adapt", "--target", str(target), "--name", name], work, TARGET_S)
     if result is None:
         return 1
     card = read_card(work / "zoo" / name)["adapt"]
@@ -53,8 +53,6 @@ def main() -> int:
         "command": f"adapter-zoo adapt --target <{args.forum} dump> --name {name} (empty zoo)",
         "forum": args.forum,
         **result,
-        "target_s": TARGET_S,
-        "meets_target": result["wall_s"] <= TARGET_S,
         "chosen": card["decision"]["chosen"],
         "decision_lists": card["decision_lists"],
         "candidates": {c: round(r["map"], 4) for c, r in card["candidates"].items()},
