@@ -70,18 +70,10 @@ def _load_questions(folder: Path):
 def _load_duplicates(folder: Path) -> list[dict]:
     """Every split of ``duplicates/``, read split by split: datasets 5 writes an empty split
     without a shard and then cannot load the whole DatasetDict back."""
-    from stackexchange.store import read_dataset
+    from stackexchange.store import read_dataset, read_split_names
 
     path = folder / "duplicates"
-    index = path / "dataset_dict.json"
-    try:
-        names = read_json_object(index, BenchmarkError, "a DatasetDict's index").get("splits")
-    except OSError:
-        raise BenchmarkError(
-            f"{path}: missing or not a saved DatasetDict (adapter-zoo parse)"
-        ) from None
-    if not isinstance(names, list) or not all(isinstance(name, str) for name in names):
-        raise BenchmarkError(f"{index}: 'splits' must be a list of split names")
+    names = read_split_names(path, BenchmarkError)
     rows = []
     for name in names:
         if any((path / name).glob("*.arrow")):

@@ -95,6 +95,30 @@ def write_dataset_dict_json(folder: Path, splits) -> None:
     (Path(folder) / "dataset_dict.json").write_text(json.dumps({"splits": list(splits)}))
 
 
+def read_split_names(folder: str | Path, error: type[Exception] = ValueError) -> list[str]:
+    """The split names in the ``dataset_dict.json`` of ``folder`` (a pair kind of a parsed
+    forum, written by :func:`write_dataset_dict_json`): the one reader of that file, so a
+    damaged or hand-made one is one line naming it, not a TypeError from its first key.
+
+    Raises:
+        error: ``FOLDER: missing or not a saved DatasetDict (run adapter-zoo parse)``; the
+            file not valid JSON or not an object (``stackexchange.jsontext``); or
+            ``FILE: 'splits' must be a list of split names``.
+    """
+    from stackexchange.jsontext import read_json_object
+
+    index = Path(folder) / "dataset_dict.json"
+    try:
+        names = read_json_object(index, error, "a DatasetDict's index").get("splits")
+    except OSError:
+        raise error(
+            f"{folder}: missing or not a saved DatasetDict (run adapter-zoo parse)"
+        ) from None
+    if not isinstance(names, list) or not all(isinstance(name, str) for name in names):
+        raise error(f"{index}: 'splits' must be a list of split names")
+    return names
+
+
 def read_dataset(folder: str | Path, error: type[ValueError] = ValueError):
     """``datasets.load_from_disk(folder)``, with a missing, truncated or corrupt folder
     reported as ``error`` naming the folder (pyarrow's "Expected to be able to read N bytes"

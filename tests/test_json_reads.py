@@ -135,3 +135,78 @@ def test_deep_json_in_a_benchmarks_data_files_is_one_line_naming_it(tmp_path):
     with pytest.raises(BenchmarkError) as refused:
         WikiPassageQA().read("test", tmp_path)
     assert str(refused.value) == f"{passages}: {NESTED}"
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        (DEEP, NESTED),
+        ("[1]", "a DatasetDict's index must be a JSON object, not a list"),
+        ('{"splits": 5}', "'splits' must be a list of split names"),
+        ('{"splits": ["train", 1]}', "'splits' must be a list of split names"),
+    ],
+    ids=["deep", "list", "splits", "split-number"],
+)
+def test_a_broken_dataset_dict_json_of_a_parsed_forum_is_one_line_naming_it(tmp_path, text, reason):
+    """Training read it with ``json.loads(...)["splits"]``: a list there was a TypeError
+    traceback, deep nesting a RecursionError."""
+    from adapter_zoo.errors import ZooError
+    from adapter_zoo.training.data import read_split
+
+    index = _write(tmp_path / "beer" / "title_body" / "dataset_dict.json", text)
+    with pytest.raises(ZooError) as refused:
+        read_split(index.parent, "train")
+    assert str(refused.value) == f"{index}: {reason}"
+
+
+def test_a_missing_dataset_dict_json_still_says_to_parse(tmp_path):
+    from adapter_zoo.errors import ZooError
+    from adapter_zoo.training.data import read_split
+
+    with pytest.raises(ZooError) as refused:
+        read_split(tmp_path, "train")
+    assert str(refused.value) == (
+        f"{tmp_path}: missing or not a saved DatasetDict (run adapter-zoo parse)"
+    )
+
+
+def test_a_deep_run_json_in_a_checkpoint_folder_is_another_runs(tmp_path):
+    """The run file of ``.checkpoints/<name>`` decides whether a run resumes there; deep
+    nesting was a RecursionError traceback, now it is a run that is not this one (the
+    folder, the project's own, is emptied as for any other run)."""
+    from adapter_zoo.training.trainer import RUN_FILE, _run_of
+
+    _write(tmp_path / RUN_FILE, DEEP)
+    assert _run_of(tmp_path) is None
+    _write(tmp_path / RUN_FILE, '{"config": {}, "encoder": "bi"}')
+    assert _run_of(tmp_path) == {"config": {}, "encoder": "bi"}
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        (DEEP, "nested too deeply"),
+        ("[1]", "not a finished phase's log, steps and best record"),
+        ('{"log": [], "steps": 3}', "not a finished phase's log, steps and best record"),
+        (
+            '{"log": 1, "steps": 3, "best": null}',
+            "not a finished phase's log, steps and best record",
+        ),
+    ],
+    ids=["deep", "list", "no-best", "log-number"],
+)
+def test_a_broken_finished_phase_of_a_resumed_run_is_one_line_naming_it(tmp_path, text, reason):
+    """A resumed tanda run reads ``transfer-done.json``: it was ``json.loads(...)["log"]``,
+    a TypeError, KeyError or RecursionError traceback on a damaged one."""
+    from adapter_zoo.errors import ZooError
+    from adapter_zoo.training.trainer import Phase, run_phases
+
+    done = _write(tmp_path / "transfer-done.json", text)
+    phase = Phase("transfer", lr=1e-5, steps=1, steps_per_epoch=1, eval_steps=1, warmup=0,
+                  selects=False)  # fmt: skip
+    with pytest.raises(ZooError) as refused:
+        run_phases(None, None, [phase], tmp_path, make_trainer=None)
+    assert str(refused.value) == (
+        f"{done}: corrupt or truncated checkpoint ({reason}); "
+        "run adapter-zoo train again with --restart to start over"
+    )

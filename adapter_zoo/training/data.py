@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -86,14 +85,9 @@ def read_split(folder: Path, split: str):
     Read split by split because datasets 5 saves an empty split without any shard and
     then cannot load the whole DatasetDict back.
     """
-    from stackexchange.store import read_dataset
+    from stackexchange.store import read_dataset, read_split_names
 
-    try:
-        names = json.loads((folder / "dataset_dict.json").read_text())["splits"]
-    except (FileNotFoundError, json.JSONDecodeError, KeyError):
-        raise ZooError(
-            f"{folder}: missing or not a saved DatasetDict (run adapter-zoo parse)"
-        ) from None
+    names = read_split_names(folder, ZooError)
     if split not in names:
         raise ZooError(f"{folder}: no split {split!r} (has {', '.join(names)})")
     if not any((folder / split).glob("*.arrow")):

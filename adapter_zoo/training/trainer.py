@@ -145,13 +145,14 @@ def check_resumable(checkpoint: Path) -> None:
     from transformers.trainer import safe_globals
 
     from adapter_zoo.training.checkpoint import read_checkpoint_file
+    from stackexchange.jsontext import loads_text
 
     def pickled(path: Path):
         with safe_globals():
             return torch.load(path, map_location="cpu", weights_only=True, mmap=True)
 
     readers = {
-        ".json": lambda path: json.loads(path.read_text(encoding="utf-8")),
+        ".json": lambda path: loads_text(path.read_text(encoding="utf-8"), position=True),
         ".safetensors": lambda path: load_file(str(path)),
         ".pt": pickled,
         ".pth": pickled,
@@ -197,9 +198,13 @@ def open_run_folder(config) -> Path:
 
 
 def _run_of(folder: Path) -> dict | None:
+    """The run recorded in the checkpoint folder ``folder``, or None when there is none that
+    can be read (the folder is then another run's: emptied, as it is the project's own)."""
+    from stackexchange.jsontext import read_json_file
+
     try:
-        return json.loads((folder / RUN_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        return read_json_file(folder / RUN_FILE, ZooError)
+    except (OSError, ZooError):
         return None
 
 
@@ -344,7 +349,7 @@ def run_phases(config, model, phases: list[Phase], folder: Path, make_trainer: C
     for phase in phases:
         done = folder / f"{phase.name}-done.json"
         if done.exists():  # a finished phase of a resumed run (tanda's transfer)
-            finished = json.loads(done.read_text(encoding="utf-8"))
+            finished = read_finished_phase(done)
             load_tensors(model, folder / f"{phase.name}-done.safetensors")
         else:
             finished = _run_phase(config, phase, folder / phase.name, make_trainer)
@@ -353,6 +358,34 @@ def run_phases(config, model, phases: list[Phase], folder: Path, make_trainer: C
         steps += finished["steps"]
         best = finished["best"]
     return Trained(records, steps, best)
+
+
+def read_finished_phase(done: Path) -> dict:
+    """The record :func:`_save_phase` left of a finished phase (its log, steps and best dev
+    record), checked: a damaged or edited one is one line naming it and ``--restart``, not
+    a KeyError or TypeError once the run goes on.
+
+    Raises:
+        ZooError: ``done`` is not valid JSON or not such a record.
+    """
+    from adapter_zoo.training.checkpoint import read_checkpoint_file
+    from stackexchange.jsontext import loads_text
+
+    def read(path: Path) -> dict:
+        value = loads_text(path.read_text(encoding="utf-8"), position=True)
+        if not (
+            isinstance(value, dict)
+            and isinstance(value.get("log"), list)
+            and all(isinstance(record, dict) for record in value["log"])
+            and type(value.get("steps")) is int
+            and value["steps"] >= 0
+            and "best" in value
+            and (value["best"] is None or isinstance(value["best"], dict))
+        ):
+            raise ValueError("not a finished phase's log, steps and best record")
+        return value
+
+    return read_checkpoint_file(done, read)
 
 
 def _run_phase(config, phase: Phase, folder: Path, make_trainer: Callable) -> dict:
