@@ -23,7 +23,7 @@ from adapter_zoo.errors import ZooError
 from adapter_zoo.metrics import evaluate_rankings
 from benchmarks.registry import get
 from benchmarks.results import append_result, check_results_folder, make_record
-from stackexchange.numbers import check_number
+from stackexchange.numbers import MAX_BATCH, check_number
 from stackexchange.parse import STATS_FILE
 
 
@@ -103,7 +103,10 @@ def evaluate_cascade(
     from adapter_zoo.cascade.inference import run_cascade
     from adapter_zoo.cascade.model import CascadeRanker
 
-    check_number("cascade-eval: batch_size", batch_size, integer=True, low=1, error=ZooError)
+    check_number(
+        "cascade-eval: batch_size", batch_size, integer=True, low=1, high=MAX_BATCH,
+        error=ZooError,
+    )  # fmt: skip
     for alpha in alphas:
         check_number("cascade-eval: alpha", alpha, low=0, high=1, high_open=True, error=ZooError)
     check_results_folder(results)

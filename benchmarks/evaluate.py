@@ -28,7 +28,7 @@ from benchmarks.baselines import get_scorer, is_lexical
 from benchmarks.errors import BenchmarkError
 from benchmarks.registry import get
 from benchmarks.results import append_result, check_results_folder, make_record
-from stackexchange.numbers import MAX_STEPS, check_number
+from stackexchange.numbers import MAX_STEPS, MAX_TOKENS, check_number
 
 logger = logging.getLogger(__name__)
 
@@ -179,7 +179,8 @@ def evaluate(
     if max_steps is not None:
         check_number("max_steps", max_steps, low=1, high=MAX_STEPS, **whole)
     if max_length is not None:
-        check_number("max_length", max_length, low=1, **whole)  # the model's own limit at load
+        # the model's own limit is checked at load
+        check_number("max_length", max_length, low=1, high=MAX_TOKENS, **whole)
     if precision not in PRECISIONS:
         raise BenchmarkError(f"precision {precision!r}: must be one of {', '.join(PRECISIONS)}")
     check_results_folder(results)

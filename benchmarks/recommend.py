@@ -32,7 +32,7 @@ from adapter_zoo.zoo.domain import domain_centroid, forum_questions, load_embedd
 from benchmarks.registry import get
 from benchmarks.sweep import score_models, sweep_benchmark
 from stackexchange.lists import BENCHMARK_FILE
-from stackexchange.numbers import check_number
+from stackexchange.numbers import MAX_QUESTIONS, MAX_TOKENS, check_number
 
 
 def target_questions(target, *, split: str = "test", data_dir=None) -> list[str]:
@@ -157,11 +157,11 @@ def recommend(
     if not adapters:
         raise ZooError("recommend: no adapters given")
     whole = dict(integer=True, error=ZooError)
-    check_number("recommend: dev_sample", dev_sample, low=0, **whole)
-    check_number("recommend: max_questions", max_questions, low=1, **whole)
+    check_number("recommend: dev_sample", dev_sample, low=0, high=MAX_QUESTIONS, **whole)
+    check_number("recommend: max_questions", max_questions, low=1, high=MAX_QUESTIONS, **whole)
     check_number("recommend: seed", seed, low=0, high=2**32 - 1, **whole)
     if max_length is not None:
-        check_number("recommend: max_length", max_length, low=1, **whole)
+        check_number("recommend: max_length", max_length, low=1, high=MAX_TOKENS, **whole)
     similarity = similarities(
         target, adapters, split=split, data_dir=data_dir, forums_dir=forums_dir,
         max_questions=max_questions, seed=seed, embedder=embedder,

@@ -20,7 +20,7 @@ from adapter_zoo.errors import ZooError
 from adapter_zoo.metrics import evaluate_rankings
 from benchmarks.registry import get
 from benchmarks.results import append_result, check_results_folder, make_record
-from stackexchange.numbers import check_number
+from stackexchange.numbers import MAX_BATCH, MAX_TOKENS, check_number
 
 logger = logging.getLogger(__name__)
 
@@ -160,9 +160,10 @@ def sweep_benchmark(
     from adapter_zoo.sweep.sweep import refuse_repeats
 
     started = time.perf_counter()
-    check_number("sweep: batch_size", batch_size, integer=True, low=1, error=ZooError)
+    whole = dict(integer=True, error=ZooError)
+    check_number("sweep: batch_size", batch_size, low=1, high=MAX_BATCH, **whole)
     if max_length is not None:
-        check_number("sweep: max_length", max_length, integer=True, low=1, error=ZooError)
+        check_number("sweep: max_length", max_length, low=1, high=MAX_TOKENS, **whole)
     refuse_repeats(adapters)
     resolve_precision(precision)  # an unknown precision or a refused bf16: before any work
     check_results_folder(results)

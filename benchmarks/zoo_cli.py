@@ -13,12 +13,14 @@ def register(subparsers) -> None:
     from adapter_zoo.lengths import CROSS_MAX_LENGTH
     from adapter_zoo.precision import add_precision_option
     from stackexchange.numbers import (
+        MAX_QUESTIONS,
+        batch_int,
+        layer_int,
         list_int,
         max_length_int,
         non_negative_float,
-        non_negative_int,
         number_option,
-        positive_int,
+        question_int,
         seed_int,
         step_int,
     )
@@ -40,7 +42,7 @@ def register(subparsers) -> None:
     train.add_argument("--base", default="minilm-l6", help="base model: minilm-l6, bert-base, ...")
     train.add_argument(
         "--exits",
-        type=positive_int,
+        type=layer_int,
         nargs="+",
         default=None,
         metavar="LAYER",
@@ -56,7 +58,7 @@ def register(subparsers) -> None:
     )
     train.add_argument("--max-steps", type=step_int, default=None)
     train.add_argument("--epochs", type=step_int, default=1)
-    train.add_argument("--batch-size", type=positive_int, default=32)
+    train.add_argument("--batch-size", type=batch_int, default=32)
     train.add_argument("--lr", type=non_negative_float, default=None)
     train.add_argument("--max-length", type=max_length_int, default=CROSS_MAX_LENGTH)
     train.add_argument(
@@ -77,7 +79,7 @@ def register(subparsers) -> None:
     evaluate.add_argument(
         "--results", type=folder_option, default=None, help="folder of results.jsonl to append to"
     )
-    evaluate.add_argument("--batch-size", type=positive_int, default=64)
+    evaluate.add_argument("--batch-size", type=batch_int, default=64)
     evaluate.set_defaults(func=run_cascade_eval)
 
     sweep = subparsers.add_parser(
@@ -91,7 +93,7 @@ def register(subparsers) -> None:
     sweep.add_argument(
         "--results", type=folder_option, default=None, help="folder of results.jsonl to append to"
     )
-    sweep.add_argument("--batch-size", type=positive_int, default=64)
+    sweep.add_argument("--batch-size", type=batch_int, default=64)
     sweep.add_argument(
         "--max-length", type=max_length_int, default=None,
         help="token limit per pair for every adapter (default: each entry's own)",
@@ -108,7 +110,7 @@ def register(subparsers) -> None:
     recommend.add_argument("--adapters", nargs="+", required=True, metavar="NAME")
     recommend.add_argument(
         "--dev-sample",
-        type=non_negative_int,
+        type=number_option(integer=True, low=0, high=MAX_QUESTIONS),
         default=0,
         metavar="N",
         help="also probe-score N labelled queries (benchmark targets)",
@@ -124,7 +126,7 @@ def register(subparsers) -> None:
     recommend.add_argument("--data-dir", type=path_option, default=None)
     recommend.add_argument(
         "--questions",
-        type=positive_int,
+        type=question_int,
         default=500,
         help="at most this many target questions are embedded",
     )

@@ -9,7 +9,7 @@ from stackexchange.errors import DumpError
 
 def register(subparsers) -> None:
     """Add ``parse`` and ``forums`` to the ``adapter-zoo`` parser."""
-    from stackexchange.numbers import positive_int, seed_int
+    from stackexchange.numbers import process_int, question_int, seed_int
     from stackexchange.paths import folder_option, path_option
 
     parse = subparsers.add_parser(
@@ -26,9 +26,9 @@ def register(subparsers) -> None:
     parse.add_argument(
         "--forums", nargs="+", metavar="NAME", help="only these (host or short name)"
     )
-    parse.add_argument("--max-positives", type=positive_int, default=100_000, metavar="N")
+    parse.add_argument("--max-positives", type=question_int, default=100_000, metavar="N")
     parse.add_argument(
-        "--workers", type=positive_int, default=None, metavar="N",
+        "--workers", type=process_int, default=None, metavar="N",
         help="parallel processes: forums at once, or chunks of one big forum (default: cores)",
     )  # fmt: skip
     parse.add_argument("--overwrite", action="store_true", help="re-parse complete forums")

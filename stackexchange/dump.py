@@ -9,13 +9,14 @@ from pathlib import Path
 from stackexchange.catalog import short_name, unknown_forum
 from stackexchange.errors import DumpError
 from stackexchange.io import remove_stale_temporaries
-from stackexchange.numbers import check_number
 from stackexchange.parse import (
     DEFAULT_MAX_POSITIVES,
+    check_numbers,
     check_output,
     forum_locks,
     is_complete,
     parse_forum_unlocked,
+    refuse_output_in_dump,
 )
 from stackexchange.pool import process_pool
 from stackexchange.source import POSTS, forum_host
@@ -82,13 +83,10 @@ def parse_dump(
     stop the others; the run then raises one DumpError naming how many failed and the first.
     """
 
-    whole = dict(integer=True, error=DumpError)
-    check_number("max_positives", max_positives, low=1, **whole)
-    check_number("seed", seed, low=0, high=2**32 - 1, **whole)
-    if workers is not None:
-        check_number("workers", workers, low=1, **whole)
+    check_numbers(max_positives, seed, workers)
     chosen = select_forums(find_forums(source), forums)
     out = Path(out_dir)
+    refuse_output_in_dump(source, out)  # the whole dump: each forum's own is checked below
     for host, path in chosen.items():  # before any work: nothing may be lost
         check_output(path, out, host, overwrite=overwrite)
     with forum_locks(out, chosen):  # the forums' own folders: others may parse beside it

@@ -125,9 +125,9 @@ def number_option(
     return parse
 
 
-# The options most commands share.
-positive_int = number_option(integer=True, low=1)
-non_negative_int = number_option(integer=True, low=0)
+# The options most commands share. Every whole-number option has an upper bound too (the
+# named limits below): a typo such as an extra zero is refused before any work, not found
+# as an out-of-memory error or a run of years, or recorded as given in a card.
 # A learning rate: 0 is allowed (a run that must leave the weights as they are).
 non_negative_float = number_option(low=0)
 # A seed: what numpy's and torch's generators take.
@@ -150,3 +150,26 @@ step_int = number_option(integer=True, low=1, high=MAX_STEPS)
 # hundred times the largest, and scoring it with a cross-encoder is hours per 100 queries.
 MAX_LIST = 10_000
 list_int = number_option(integer=True, low=1, high=MAX_LIST)
+# A batch of pairs or texts (training or scoring): CLIP's contrastive batches of 32,768 are
+# the largest published in-batch-negative batches; twice that is a typo, refused before a
+# model loads instead of as an out-of-memory error at the first step.
+MAX_BATCH = 65_536
+batch_int = number_option(integer=True, low=1, high=MAX_BATCH)
+# A transformer layer number or count (cascade exits, AdapterDrop's lower layers): the
+# deepest published models have about a hundred layers (Llama 3.1 405B: 126); each is also
+# checked against the base's own count, read from its config.json before the model loads.
+MAX_LAYERS = 1_000
+layer_int = number_option(integer=True, low=1, high=MAX_LAYERS)
+# A width inside a model (a LoRA rank and its alpha, an adapter's reduction factor, a head's
+# hidden size): the widest published hidden states are 16,384 (Llama 3.1 405B).
+MAX_WIDTH = 65_536
+width_int = number_option(integer=True, low=1, high=MAX_WIDTH)
+# A count of one forum's questions or pairs (recommend's questions and dev sample, parse's
+# positives per pair kind, dev queries): Stack Overflow, the largest forum, had 16.8 million
+# questions in the catalog's 2018-12 dump; a hundred million leaves room for a large target.
+MAX_QUESTIONS = 10**8
+question_int = number_option(integer=True, low=1, high=MAX_QUESTIONS)
+# Parallel processes: each parse process holds a forum's tables in memory, so more than the
+# hardware threads of the largest machines (a few hundred) only exhausts memory.
+MAX_PROCESSES = 1_024
+process_int = number_option(integer=True, low=1, high=MAX_PROCESSES)

@@ -15,7 +15,12 @@ from stackexchange.io import (
     refuse_input_inside_output,
 )
 from stackexchange.jsontext import read_json_object
-from stackexchange.paths import check_folder_path, check_output_folder
+from stackexchange.numbers import MAX_PROCESSES, MAX_QUESTIONS, check_number
+from stackexchange.paths import (
+    check_folder_path,
+    check_output_folder,
+    refuse_output_inside_input,
+)
 from stackexchange.source import POST_LINKS, POSTS, forum_host, open_forum
 
 DEFAULT_MAX_POSITIVES = 100_000  # MultiCQA's cap on positives per forum
@@ -30,11 +35,26 @@ def is_complete(forum_dir: str | os.PathLike) -> bool:
     return (path / STATS_FILE).is_file() and (path / "questions").is_dir()
 
 
+def check_numbers(max_positives, seed, workers) -> None:
+    """The numeric keywords of a parse, checked as ``parse --max-positives/--seed/--workers``
+    are (:mod:`stackexchange.numbers`), before any work.
+
+    Raises:
+        DumpError: one line naming the keyword and its allowed range.
+    """
+    whole = dict(integer=True, error=DumpError)
+    check_number("max_positives", max_positives, low=1, high=MAX_QUESTIONS, **whole)
+    check_number("seed", seed, low=0, high=2**32 - 1, **whole)
+    if workers is not None:
+        check_number("workers", workers, low=1, high=MAX_PROCESSES, **whole)
+
+
 def check_output(source, out_dir, host: str, *, overwrite: bool = False) -> None:
     """Refuse, before any work, a parse that could lose data.
 
     ``source`` inside (or equal to) ``out_dir`` is refused even with ``overwrite``: writing
-    the output could replace the raw dump. ``out_dir`` and the folders above it must be
+    the output could replace the raw dump; so is ``out_dir`` inside a ``source`` folder
+    (see :func:`refuse_output_in_dump`). ``out_dir`` and the folders above it must be
     folders where they exist, and ``out_dir/<host>`` must be writable there
     (:func:`stackexchange.paths.check_output_folder`); without ``overwrite`` it must be
     free, empty or a forum the project parsed (``stats.json`` and ``questions/``).
@@ -45,10 +65,22 @@ def check_output(source, out_dir, host: str, *, overwrite: bool = False) -> None
     # out_dir is written into, never replaced: a file there is no --overwrite's business
     check_folder_path(out_dir, error=DumpError)
     refuse_input_inside_output([source], out_dir, DumpError)
+    refuse_output_in_dump(source, out_dir)
     check_output_folder(
         Path(out_dir) / host, ours=is_complete, overwrite=overwrite, what="a parsed forum",
         error=DumpError,
     )  # fmt: skip
+
+
+def refuse_output_in_dump(source, out_dir) -> None:
+    """Refuse an ``out_dir`` inside the dump folder or forum folder ``source`` it is parsed
+    from: the project never writes into its input, and the parsed forums would go with the
+    dump when it is replaced by a newer one or removed.
+
+    Raises:
+        DumpError: ``OUT: output inside the input SOURCE; choose another output``.
+    """
+    refuse_output_inside_input([source], out_dir, DumpError)
 
 
 @contextlib.contextmanager
@@ -98,6 +130,7 @@ def parse_forum(
         >>> forum_dir.name  # doctest: +SKIP
         'beer.stackexchange.com'
     """
+    check_numbers(max_positives, seed, workers)
     host = forum_host(source, forum)
     check_output(source, out_dir, host, overwrite=overwrite)
     with forum_locks(out_dir, [host]):  # one run at a time writes this forum's folder

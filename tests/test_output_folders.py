@@ -132,3 +132,60 @@ def test_build_benchmark_and_leaderboard_from_python_refuse_an_out_below_a_file(
         write_leaderboard(tmp_path / "results", out)
     assert str(refused.value) == f"{out}: {blocker} is not a folder; choose another folder"
     assert snapshot(tmp_path) == before
+
+
+@pytest.mark.parametrize("source", ["dump", "forum-folder"])
+def test_parse_refuses_an_out_inside_the_dump_it_reads(source, tmp_path, capsys, snapshot):
+    """``parse DUMP --out DUMP/parsed`` wrote its forums into the dump folder it read (and a
+    forum folder's parse into that forum's folder); build-benchmark already refused the
+    same of its forum."""
+    import shutil
+
+    from stackexchange.catalog import shipped_data
+    from stackexchange.dump import parse_dump
+    from stackexchange.errors import DumpError
+    from stackexchange.parse import parse_forum
+
+    dump = tmp_path / "dump"
+    dump.mkdir()
+    if source == "dump":
+        shutil.copy(shipped_data() / "beer.stackexchange.com.7z", dump)
+    else:  # an extracted forum: refused before its Posts.xml is read
+        dump = dump / "beer.stackexchange.com"
+        dump.mkdir()
+        (dump / "Posts.xml").write_text("<posts/>", encoding="utf-8")
+    out = dump / "parsed"
+    before = snapshot(tmp_path)
+    message = f"{out}: output inside the input {dump}; choose another output"
+    for extra in ([], ["--overwrite"]):
+        assert main(["parse", str(dump), "--out", str(out), *extra]) == 2
+        assert capsys.readouterr().err == f"adapter-zoo parse: error: {message}\n"
+    with pytest.raises(DumpError) as refused:
+        parse_dump(dump, out)
+    assert str(refused.value) == message
+    if source == "forum-folder":
+        with pytest.raises(DumpError) as refused:
+            parse_forum(dump, out)
+        assert str(refused.value) == message
+    assert snapshot(tmp_path) == before
+
+
+def test_leaderboard_refuses_an_out_inside_the_results_it_reads(tmp_path, capsys, snapshot):
+    """``leaderboard RESULTS --out RESULTS/board`` wrote the board into the results folder it
+    read; an --out holding the results was refused already."""
+    from benchmarks.errors import BenchmarkError
+    from benchmarks.leaderboard import write_leaderboard
+
+    results = tmp_path / "results"
+    results.mkdir()
+    (results / "results.jsonl").write_text('{"model": "bm25"}\n', encoding="utf-8")
+    out = results / "board"
+    before = snapshot(tmp_path)
+    message = f"{out}: output inside the input {results}; choose another output"
+    for extra in ([], ["--overwrite"]):
+        assert main(["leaderboard", str(results), "--out", str(out), *extra]) == 2
+        assert capsys.readouterr().err == f"adapter-zoo leaderboard: error: {message}\n"
+    with pytest.raises(BenchmarkError) as refused:
+        write_leaderboard(results, out)
+    assert str(refused.value) == message
+    assert snapshot(tmp_path) == before

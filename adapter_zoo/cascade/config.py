@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from adapter_zoo.errors import ZooError
 from adapter_zoo.lengths import CROSS_MAX_LENGTH
-from stackexchange.numbers import check_number
+from stackexchange.numbers import MAX_LAYERS, MAX_TOKENS, MAX_WIDTH, check_number
 
 # Exit layers used by the Cascade Transformer paper for 12-layer encoders; a 6-layer
 # encoder (MiniLM) gets an exit every 2 layers.
@@ -65,17 +65,28 @@ class CascadeConfig:
             "cascade config: alpha", self.alpha, low=0, high=1, high_open=True, error=ZooError
         )
         if self.exits is not None:
+            if not isinstance(self.exits, (list, tuple)):
+                raise ZooError(
+                    f"cascade config: exits must be a list of layer numbers, not {self.exits!r}"
+                )
+            for exit_ in self.exits:  # int() would cut 2.5 to 2 and end "x" in a traceback
+                check_number(
+                    "cascade config: exit layer", exit_, integer=True, low=1, high=MAX_LAYERS,
+                    error=ZooError,
+                )  # fmt: skip
             object.__setattr__(self, "exits", tuple(int(e) for e in self.exits))
-            if not self.exits or list(self.exits) != sorted(set(self.exits)) or self.exits[0] < 1:
+            if not self.exits or list(self.exits) != sorted(set(self.exits)):
                 raise ZooError(
                     f"cascade config: exits must be increasing layer numbers >= 1, got {self.exits}"
                 )
         check_number(
-            "cascade config: head_hidden", self.head_hidden, integer=True, low=1, error=ZooError
-        )
+            "cascade config: head_hidden", self.head_hidden, integer=True, low=1, high=MAX_WIDTH,
+            error=ZooError,
+        )  # fmt: skip
         check_number(
-            "cascade config: max_length", self.max_length, integer=True, low=8, error=ZooError
-        )
+            "cascade config: max_length", self.max_length, integer=True, low=8, high=MAX_TOKENS,
+            error=ZooError,
+        )  # fmt: skip
         check_number(
             "cascade config: head_dropout", self.head_dropout, low=0, high=1, high_open=True,
             error=ZooError,

@@ -18,7 +18,7 @@ from adapter_zoo.cascade.schedule import keep_schedule
 from adapter_zoo.errors import ZooError
 from adapter_zoo.ranker.inputs import check_ranking
 from adapter_zoo.ranker.ranker import pair_segments
-from stackexchange.numbers import check_number
+from stackexchange.numbers import MAX_BATCH, check_number
 
 
 @dataclass
@@ -86,7 +86,9 @@ def run_cascade(
     alpha = ranker.config.alpha if alpha is None else alpha
     if not 0.0 <= alpha < 1.0:
         raise ZooError(f"cascade: alpha must be in [0, 1), got {alpha}")
-    check_number("cascade: batch_size", batch_size, integer=True, low=1, error=ZooError)
+    check_number(
+        "cascade: batch_size", batch_size, integer=True, low=1, high=MAX_BATCH, error=ZooError
+    )
     check_number("cascade: chunk_pairs", chunk_pairs, integer=True, low=1, error=ZooError)
     items = [check_ranking(q, c, caller="cascade") for q, c in queries_with_candidates]
     n_exits = len(ranker.exits)

@@ -11,7 +11,7 @@ from adapter_zoo.errors import ZooError
 from adapter_zoo.lengths import CROSS_MAX_LENGTH
 from adapter_zoo.names import DEFAULT_BASE
 from adapter_zoo.training.rates import default_lr
-from stackexchange.numbers import MAX_LIST, MAX_STEPS, check_number
+from stackexchange.numbers import MAX_BATCH, MAX_LIST, MAX_STEPS, check_number
 
 
 def train_cascade(
@@ -212,7 +212,7 @@ def train_entry(
     if (data is None) == (pairs is None):
         raise ZooError("cascade-train: give exactly one of a parse output or a benchmark")
     whole = dict(integer=True, error=ZooError)
-    check_number("cascade-train: batch_size", batch_size, low=1, **whole)
+    check_number("cascade-train: batch_size", batch_size, low=1, high=MAX_BATCH, **whole)
     check_number("cascade-train: negatives", negatives, low=1, high=MAX_LIST, **whole)
     check_number("cascade-train: epochs", epochs, low=1, high=MAX_STEPS, **whole)
     if max_steps is not None:

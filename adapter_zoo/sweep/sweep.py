@@ -26,7 +26,7 @@ from adapter_zoo.errors import ZooError
 from adapter_zoo.lengths import CROSS_MAX_LENGTH
 from adapter_zoo.ranker.inputs import check_max_length, text_pairs
 from adapter_zoo.zoo.layouts import ADAPTER_CONFIG_FILE, ADAPTER_WEIGHTS_FILE, HEAD_CONFIG_FILE
-from stackexchange.numbers import check_number
+from stackexchange.numbers import MAX_BATCH, check_number
 
 
 def resolve_adapter(name_or_path) -> Path:
@@ -214,7 +214,9 @@ def sweep(
 
     from adapter_zoo.ranker.ranker import encode_pairs, length_order
 
-    check_number("sweep: batch_size", batch_size, integer=True, low=1, error=ZooError)
+    check_number(
+        "sweep: batch_size", batch_size, integer=True, low=1, high=MAX_BATCH, error=ZooError
+    )
     pairs = text_pairs(pairs, caller="sweep")
     model, tokenizer, names = load_parallel_model(
         base_model, adapter_names_or_paths, device=device, precision=precision

@@ -12,13 +12,15 @@ def register(subparsers) -> None:
     from adapter_zoo.losses import default_loss, loss_names
     from adapter_zoo.training.config import ENCODERS, METHODS, MODES, PAIR_KINDS
     from stackexchange.numbers import (
+        MAX_LAYERS,
+        batch_int,
         list_int,
         max_length_int,
         non_negative_float,
-        non_negative_int,
-        positive_int,
+        number_option,
         seed_int,
         step_int,
+        width_int,
     )
     from stackexchange.paths import path_option
 
@@ -52,7 +54,7 @@ def register(subparsers) -> None:
     p.add_argument("--base", default=DEFAULT_BASE, help=f"base model (default: {DEFAULT_BASE})")
     p.add_argument("--epochs", type=step_int, default=3)
     p.add_argument("--max-steps", type=step_int, default=None)
-    p.add_argument("--batch-size", type=positive_int, default=32)
+    p.add_argument("--batch-size", type=batch_int, default=32)
     p.add_argument(
         "--max-length",
         type=max_length_int,
@@ -61,7 +63,7 @@ def register(subparsers) -> None:
     )
     p.add_argument(
         "--eval-steps",
-        type=positive_int,
+        type=step_int,
         default=None,
         help="bi: score the dev split every N steps and keep the best (default: 6 per run)",
     )
@@ -99,7 +101,7 @@ def register(subparsers) -> None:
     )
     p.add_argument(
         "--drop-lower",
-        type=non_negative_int,
+        type=number_option(integer=True, low=0, high=MAX_LAYERS),
         default=0,
         metavar="K",
         help="AdapterDrop: no adapter in the lowest K layers (faster training and sweeps; "
@@ -114,8 +116,10 @@ def register(subparsers) -> None:
         "updates of attention query/value; exports merged as a plain model). Default: seqbn, "
         "or the --init-from entry's",
     )
-    p.add_argument("--lora-r", type=int, default=8, help="lora: rank (default 8)")
-    p.add_argument("--lora-alpha", type=int, default=16, help="lora: scaling alpha (default 16)")
+    p.add_argument("--lora-r", type=width_int, default=8, help="lora: rank (default 8)")
+    p.add_argument(
+        "--lora-alpha", type=width_int, default=16, help="lora: scaling alpha (default 16)"
+    )
     p.add_argument(
         "--transfer-data", type=path_option, default=None,
         help="tanda: transfer parse output folder",
@@ -127,7 +131,7 @@ def register(subparsers) -> None:
         help="tanda: transfer forums (default: all in --transfer-data)",
     )
     p.add_argument("--transfer-lr", type=non_negative_float, default=2e-5)
-    p.add_argument("--patience", type=positive_int, default=None, help="early stopping on dev MAP")
+    p.add_argument("--patience", type=step_int, default=None, help="early stopping on dev MAP")
     p.add_argument("--seed", type=seed_int, default=42)
     p.add_argument(
         "--memory-budget",

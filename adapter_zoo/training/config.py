@@ -10,7 +10,16 @@ from adapter_zoo.lengths import default_max_length
 from adapter_zoo.losses import default_loss, get_loss
 from adapter_zoo.names import DEFAULT_BASE
 from adapter_zoo.training.rates import default_lr
-from stackexchange.numbers import MAX_LIST, MAX_STEPS, MAX_TOKENS, check_number
+from stackexchange.numbers import (
+    MAX_BATCH,
+    MAX_LAYERS,
+    MAX_LIST,
+    MAX_QUESTIONS,
+    MAX_STEPS,
+    MAX_TOKENS,
+    MAX_WIDTH,
+    check_number,
+)
 
 MODES = ("adapter", "full", "multitask", "fusion", "tanda")
 ENCODERS = ("bi", "cross")
@@ -208,9 +217,6 @@ class TrainingConfig:
                 f"--method lora trains a LoRA adapter (modes adapter, multitask); mode "
                 f"{self.mode!r} trains every weight"
             )
-        for key in ("lora_r", "lora_alpha"):
-            if getattr(self, key) < 1:
-                raise ZooError(f"{key} must be at least 1, got {getattr(self, key)}")
         if self.mode == "fusion" and len(self.adapters) < 2:
             raise ZooError("mode 'fusion' needs at least two zoo adapters (--adapters A B ...)")
         if self.init_from and self.layout != "adapter":
@@ -228,21 +234,24 @@ class TrainingConfig:
     def _check_numbers(self) -> None:
         """Every numeric field by type and range (NaN and infinity included), one line each."""
         whole = dict(integer=True, error=ZooError)
-        for key in ("batch_size", "reduction_factor"):
-            check_number(key, getattr(self, key), low=1, **whole)
+        check_number("batch_size", self.batch_size, low=1, high=MAX_BATCH, **whole)
+        for key in ("reduction_factor", "lora_r", "lora_alpha"):
+            check_number(key, getattr(self, key), low=1, high=MAX_WIDTH, **whole)
         check_number("negatives", self.negatives, low=1, high=MAX_LIST, **whole)
         for key in ("epochs", "transfer_epochs"):
             check_number(key, getattr(self, key), low=1, high=MAX_STEPS, **whole)
         check_number("max_length", self.max_length, low=1, high=MAX_TOKENS, **whole)
-        check_number("dev_queries", self.dev_queries, low=1, **whole)
+        check_number("dev_queries", self.dev_queries, low=1, high=MAX_QUESTIONS, **whole)
         check_number("dev_candidates", self.dev_candidates, low=2, high=MAX_LIST, **whole)
-        check_number("drop_lower", self.drop_lower, low=0, **whole)
+        check_number("drop_lower", self.drop_lower, low=0, high=MAX_LAYERS, **whole)
         check_number("seed", self.seed, low=0, high=2**32 - 1, **whole)
         if self.max_steps is not None:
             check_number("max_steps", self.max_steps, low=1, high=MAX_STEPS, **whole)
-        for key in ("eval_steps", "patience", "memory_budget"):
+        for key in ("eval_steps", "patience"):  # evaluations are at most the steps
             if getattr(self, key) is not None:
-                check_number(key, getattr(self, key), low=1, **whole)
+                check_number(key, getattr(self, key), low=1, high=MAX_STEPS, **whole)
+        if self.memory_budget is not None:  # bytes: more than there is only means a plain step
+            check_number("memory_budget", self.memory_budget, low=1, **whole)
         for key in ("lr", "transfer_lr", "weight_decay", "margin"):
             if getattr(self, key) is not None:
                 check_number(key, getattr(self, key), low=0, error=ZooError)

@@ -146,10 +146,10 @@ def write_leaderboard(
 ) -> list[Path]:
     """Write leaderboard.md, leaderboard.html and the figures to ``out``; return the paths.
 
-    ``out`` is checked before the results are read (its name, the results inside it, a
-    folder the command did not write, its parent's writability), and appears complete or not
-    at all (``atomic_directory``), marked by ``leaderboard.json``; a rerun replaces it, stale
-    figures included.
+    ``out`` is checked before the results are read (its name, the results inside it or it
+    inside the results folder, a folder the command did not write, its parent's
+    writability), and appears complete or not at all (``atomic_directory``), marked by
+    ``leaderboard.json``; a rerun replaces it, stale figures included.
 
     Args:
         results: a results folder or its results.jsonl.
@@ -162,8 +162,11 @@ def write_leaderboard(
     """
     from benchmarks.errors import BenchmarkError
     from stackexchange.io import atomic_directory, output_lock
-    from stackexchange.paths import check_output_folder
+    from stackexchange.paths import check_output_folder, refuse_output_inside_input
 
+    # a board inside the results folder would go with it when the results are moved,
+    # replaced or removed, and the project never writes into its input
+    refuse_output_inside_input([results], out, BenchmarkError)
     out = check_output_folder(
         out, what="a leaderboard", ours=is_leaderboard, overwrite=overwrite, inputs=[results],
         error=BenchmarkError,

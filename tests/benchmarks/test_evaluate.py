@@ -173,7 +173,8 @@ def test_leaderboard_published_rows_and_fusion_plot(tmp_path):
     append_result(tmp_path, {**base, "benchmark": "wikiqa", "model": "fused",
                              "fusion_weights": weights})  # fmt: skip
     append_result(tmp_path, {**base, "benchmark": "trecqa", "model": "fused"})
-    written = benchmarks.write_leaderboard(tmp_path, tmp_path / "board")
+    # the results file: a board inside the results folder it reads is refused
+    written = benchmarks.write_leaderboard(tmp_path / "results.jsonl", tmp_path / "board")
     assert sorted(p.name for p in written) == ["fusion_fused.png", "leaderboard.html",
                                                "leaderboard.md", "models.png",
                                                "zero_shot.png"]  # fmt: skip

@@ -340,7 +340,7 @@ def test_the_shared_pass_refuses_a_bi_encoder_entry_in_one_line(
 def test_sweep_refuses_bad_numbers_and_non_string_pairs(tiny_bert_path, tiny_adapters):
     base = str(tiny_bert_path)
     for kwargs, message in [
-        ({"batch_size": 0}, "sweep: batch_size must be a whole number >= 1, not 0"),
+        ({"batch_size": 0}, "sweep: batch_size must be a whole number in [1, 65536], not 0"),
         ({"max_length": 0}, "sweep: max_length must be a whole number >= 1, not 0"),
         ({"max_length": 100_000}, f"sweep: max_length 100000 is above the 512 positions of {base}"),
     ]:

@@ -682,7 +682,7 @@ def test_fusion_takes_drop_lower_from_its_adapters(parsed_fixture, tiny_bert_pat
 def test_drop_lower_must_leave_a_layer(parsed_fixture, tiny_bert_path, capsys):
     with pytest.raises(ZooError) as error:
         config(parsed_fixture, tiny_bert_path, "adapter", "beer", drop_lower=-1)
-    assert str(error.value) == "drop_lower must be a whole number >= 0, not -1"
+    assert str(error.value) == "drop_lower must be a whole number in [0, 1000], not -1"
     argv = [*cli_train_argv(parsed_fixture, tiny_bert_path), "--drop-lower", "2"]
     capsys.readouterr()
     assert main(argv) == 2

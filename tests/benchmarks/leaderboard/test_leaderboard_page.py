@@ -209,8 +209,9 @@ def test_names_are_escaped_in_the_markdown_and_the_page(browser, tmp_path):
     records = [json.loads(line) for line in lines]
     records[0]["model"] = PAYLOAD
     records[1]["benchmark_name"] = PAYLOAD + "|`x`"
-    (tmp_path / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
-    benchmarks.write_leaderboard(tmp_path, tmp_path / "board")
+    results = tmp_path / "results.jsonl"  # a board inside a results folder is refused
+    results.write_text("".join(json.dumps(r) + "\n" for r in records))
+    benchmarks.write_leaderboard(results, tmp_path / "board")
     markdown = (tmp_path / "board" / "leaderboard.md").read_text()
     assert "<svg" not in markdown and "&lt;svg onload=alert(1)&gt;" in markdown
     assert "&lt;svg onload=alert(1)&gt;\\|\\`x\\` (test, p@1)" in markdown
@@ -263,7 +264,7 @@ def test_a_bad_results_record_is_refused_by_file_line_and_field(tmp_path, capsys
     with pytest.raises(BenchmarkError) as error:
         benchmarks.read_results(results)
     assert str(error.value) == f"{results}:3: {field}"
-    assert main(["leaderboard", str(tmp_path), "--out", str(tmp_path / "board")]) == 2
+    assert main(["leaderboard", str(results), "--out", str(tmp_path / "board")]) == 2
     assert capsys.readouterr().err == f"adapter-zoo leaderboard: error: {results}:3: {field}\n"
     assert not (tmp_path / "board" / "leaderboard.md").exists()
 
