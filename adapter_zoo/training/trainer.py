@@ -32,6 +32,11 @@ from adapter_zoo.errors import ZooError
 log = logging.getLogger(__name__)
 
 RUN_FILE = "run.json"
+# The checkpoint layout this trainer writes and resumes, recorded in RUN_FILE. 2: both
+# encoders on the library's trainers, step 0 saved as checkpoint-0 and every dev record in
+# trainer_state.json's log. A folder of format 1 (the hand-written selection callback) resumed
+# with no step-0 record and ended in a StopIteration traceback; another format is another run.
+CHECKPOINT_FORMAT = 2
 TRAINABLE_FILE = "trainable.safetensors"
 TRAINING_LOG_FILE = "training_log.jsonl"  # in the entry: one JSON line per logged step
 
@@ -186,7 +191,7 @@ def open_run_folder(config) -> Path:
     from stackexchange.io import atomic_write_json
 
     folder = checkpoint_dir(config.name)
-    run = {"config": config.to_dict(), "encoder": config.encoder}
+    run = {"config": config.to_dict(), "encoder": config.encoder, "format": CHECKPOINT_FORMAT}
     state = process_state()
     if state.is_main_process:  # one process prepares it; the others wait until it is ready
         if folder.exists() and (config.restart or _run_of(folder) != run):

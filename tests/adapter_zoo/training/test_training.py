@@ -866,3 +866,24 @@ def test_tanda_resumed_in_its_adapt_phase_skips_the_transfer_and_ends_the_same(
     again = json.loads((resumed / "card.json").read_text())["training"]["log"]
     strip = [{k: v for k, v in r.items() if k != "dev_seconds"} for r in log]
     assert [{k: v for k, v in r.items() if k != "dev_seconds"} for r in again] == strip
+
+
+def test_a_checkpoint_folder_of_another_format_or_run_is_emptied_not_resumed(
+    parsed_fixture, tiny_bert_path
+):
+    """A checkpoint written by an older trainer (no ``format`` in its run file) has no step-0
+    dev record to resume with: it is another run's, emptied, and training starts at step 0."""
+    from adapter_zoo.training.checkpoint import checkpoint_dir
+    from adapter_zoo.training.trainer import CHECKPOINT_FORMAT, RUN_FILE, open_run_folder
+
+    cfg = config(parsed_fixture, tiny_bert_path, "adapter", "beer")
+    folder = open_run_folder(cfg)
+    run = json.loads((folder / RUN_FILE).read_text())
+    assert folder == checkpoint_dir("beer") and run["format"] == CHECKPOINT_FORMAT
+    (folder / "train").mkdir()
+    assert open_run_folder(cfg) == folder and (folder / "train").is_dir()  # the same run resumes
+    del run["format"]
+    (folder / RUN_FILE).write_text(json.dumps(run))
+    open_run_folder(cfg)
+    assert not (folder / "train").exists()
+    assert json.loads((folder / RUN_FILE).read_text())["format"] == CHECKPOINT_FORMAT
