@@ -27,6 +27,7 @@ from pathlib import Path
 
 from adapter_zoo.errors import ZooError
 from adapter_zoo.names import DEFAULT_BASE
+from adapter_zoo.precision import training_precision
 from stackexchange.catalog import Forum, find_forum
 from stackexchange.errors import DumpError, first_line
 from stackexchange.numbers import MAX_STEPS, check_number
@@ -83,6 +84,7 @@ def build_entry(
     steps: int = BUILD_STEPS,
     overwrite: bool = False,
     progress: bool = True,
+    precision: str = "auto",
 ) -> Path:
     """Build ``forum``'s default bi-encoder adapter from its dump into the local zoo.
 
@@ -99,6 +101,8 @@ def build_entry(
         steps: training steps (the zoo's default, :data:`BUILD_STEPS`; fewer is quicker).
         overwrite: replace an existing entry of that name.
         progress: show progress bars.
+        precision: ``auto``, ``fp32`` or ``bf16``: what the frozen base trains in
+            (:func:`adapter_zoo.precision.training_precision`).
 
     Returns:
         The entry folder.
@@ -114,6 +118,7 @@ def build_entry(
     from adapter_zoo.zoo.store import entry_path, zoo_home
 
     check_number("build steps", steps, integer=True, low=1, high=MAX_STEPS, error=ZooError)
+    training_precision(precision, trains_base=False)  # a refused bf16 before the download
     forum = forum if isinstance(forum, Forum) else _forum(forum)
     name = forum.short_name if name is None else name
     final = entry_path(name)
@@ -132,7 +137,9 @@ def build_entry(
             archive, record = source.path, _source_record(source)
         else:
             archive, record = Path(dump).expanduser(), _local_record(Path(dump).expanduser())
-        path = _parse_and_train(forum, archive, work, name, base_model, steps, overwrite, progress)
+        path = _parse_and_train(
+            forum, archive, work, name, base_model, steps, overwrite, progress, precision
+        )
     finally:
         shutil.rmtree(work, ignore_errors=True)
     _record_source(path, record)
@@ -256,7 +263,9 @@ def _local_record(dump: Path) -> dict:
     return record
 
 
-def _parse_and_train(forum, archive, work, name, base_model, steps, overwrite, progress) -> Path:
+def _parse_and_train(
+    forum, archive, work, name, base_model, steps, overwrite, progress, precision
+) -> Path:
     from adapter_zoo.training import TrainingConfig, train
     from stackexchange.parse import parse_forum
 
@@ -274,6 +283,7 @@ def _parse_and_train(forum, archive, work, name, base_model, steps, overwrite, p
         max_steps=steps,
         eval_steps=min(BUILD_EVAL_STEPS, steps),
         max_length=BUILD_TRAIN_LENGTH,
+        precision=precision,
         overwrite=overwrite,
         restart=True,  # a checkpoint of an earlier, crashed build read another parse folder
     )

@@ -20,8 +20,13 @@ or in another precision would mislead a timing or a quality comparison.
 Scoring in bf16 casts the weights of the model's linear layers (the base's and its adapters':
 inference only) once, at load (:func:`cast_for_inference`); they multiply in bf16 and hand
 float32 on, so the residual stream, LayerNorms, softmax, pooling, heads and cosines run in
-float32 and scores are float32 numpy arrays as before. Training and its dev selection stay
-float32 for now (they build their rankers directly, not through ``load``).
+float32 and scores are float32 numpy arrays as before.
+
+Training decides once too (:func:`training_precision`, recorded in the run's log and the
+card's ``training.precision``): in bf16 the frozen base's linear layers are cast the same
+way (:func:`cast_frozen_for_training`), while every trainable weight (adapters, LoRA, fusion,
+the head) and the optimizer's state stay float32. Full fine-tuning trains every weight, so
+it runs in float32.
 
 Example:
     >>> resolve_precision("fp32", "cpu")
@@ -150,6 +155,20 @@ def _float_output(module, inputs, output):
     return output.float()
 
 
+def _cast_linears(linears, dtype) -> None:
+    """Each of ``linears`` (``torch.nn.Linear``) in ``dtype``: weights cast once, in place;
+    each call casts its input to ``dtype`` and its output back to float32."""
+    import torch
+
+    for sub in linears:
+        if sub.weight.dtype == torch.float32 and dtype != torch.float32:
+            sub.to(dtype)
+            if not getattr(sub, "_adapter_zoo_cast", False):
+                sub.register_forward_pre_hook(_to_dtype_input)
+                sub.register_forward_hook(_float_output)
+                sub._adapter_zoo_cast = True
+
+
 def cast_for_inference(module, dtype, *, keep_float=()):
     """``module``'s linear layers (``torch.nn.Linear``: the attention projections, the
     feed-forward, the adapters' bottlenecks; all but a few percent of an encoder's FLOPs) in
@@ -166,16 +185,78 @@ def cast_for_inference(module, dtype, *, keep_float=()):
     import torch
 
     kept = {id(sub) for part in keep_float for sub in part.modules()}
-    for sub in module.modules():
-        if not isinstance(sub, torch.nn.Linear) or id(sub) in kept:
-            continue
-        if sub.weight.dtype == torch.float32 and dtype != torch.float32:
-            sub.to(dtype)
-            if not getattr(sub, "_adapter_zoo_cast", False):
-                sub.register_forward_pre_hook(_to_dtype_input)
-                sub.register_forward_hook(_float_output)
-                sub._adapter_zoo_cast = True
+    _cast_linears(
+        [
+            sub
+            for sub in module.modules()
+            if isinstance(sub, torch.nn.Linear) and id(sub) not in kept
+        ],
+        dtype,
+    )
     return module
+
+
+# Module-dict names under which the adapters library keeps what it adds to a base model.
+# Frozen modules in them (the members of a fusion, a continued entry's adapter) stay float32:
+# a fusion entry writes its members back from the model, and they must stay bit-identical.
+ADAPTER_MODULE_KEYS = frozenset(
+    {"adapters", "adapter_fusion_layer", "loras", "prefix_tunings", "refts", "heads"}
+)
+
+
+def frozen_base_linears(module) -> list:
+    """The linear layers of ``module``'s base model that training leaves as they are: no
+    trainable parameter in them, and not inside a module the adapters library added."""
+    import torch
+
+    return [
+        sub
+        for name, sub in module.named_modules()
+        if isinstance(sub, torch.nn.Linear)
+        and not ADAPTER_MODULE_KEYS.intersection(name.split("."))
+        and not any(p.requires_grad for p in sub.parameters())
+    ]
+
+
+def cast_frozen_for_training(module, precision: str):
+    """``module`` set to train in ``precision`` (``fp32`` or ``bf16``, as
+    :func:`training_precision` resolved it): in bf16 the frozen base's linear layers
+    (:func:`frozen_base_linears`) multiply in bf16 and hand float32 on, as at inference;
+    gradients flow through them to the float32 trainable weights below. Returns ``module``.
+
+    Example:
+        >>> cast_frozen_for_training(model, "bf16")  # doctest: +SKIP
+    """
+    import torch
+
+    if precision == BF16:
+        _cast_linears(frozen_base_linears(module), torch.bfloat16)
+    return module
+
+
+def training_precision(precision: str, *, trains_base: bool, device=None) -> str:
+    """The precision a training run trains in, ``fp32`` or ``bf16``, decided once.
+
+    ``auto`` is :func:`resolve_precision`'s choice for ``device`` (bf16 on AMX-BF16 CPUs and
+    CUDA GPUs with bf16). Full fine-tuning (``trains_base``) trains the base's own weights,
+    which stay float32, so ``auto`` is fp32 there and an explicit ``bf16`` is refused.
+
+    Example:
+        >>> training_precision("auto", trains_base=True)
+        'fp32'
+
+    Raises:
+        PrecisionError: an unknown precision; bf16 where the hardware lacks it or for full
+            fine-tuning.
+    """
+    if trains_base:
+        if check_precision(precision) == BF16:
+            raise PrecisionError(
+                "precision bf16: full fine-tuning trains the base's own weights, which stay "
+                "float32 (bf16 casts only a frozen base); use --precision auto or fp32"
+            )
+        return FP32
+    return precision_name(resolve_precision(precision, device))
 
 
 def apply_precision(scorer, dtype) -> str:
@@ -190,12 +271,13 @@ def apply_precision(scorer, dtype) -> str:
 
 
 def add_precision_option(parser) -> None:
-    """``--precision {auto,fp32,bf16}`` (default auto), for the commands that score."""
+    """``--precision {auto,fp32,bf16}`` (default auto), for the commands that run a model."""
     parser.add_argument(
         "--precision", choices=PRECISIONS, default=AUTO,
-        help="the dtype the model's weights score in: auto (default) is bf16 on a CPU with "
-        "AMX-BF16 or a CUDA GPU with bf16, else fp32; bf16 also runs on AVX512-BF16 and is "
-        "refused where the hardware has neither. Scores are float32 either way",
+        help="the dtype the model's frozen weights run in: auto (default) is bf16 on a CPU "
+        "with AMX-BF16 or a CUDA GPU with bf16, else fp32; bf16 also runs on AVX512-BF16 and "
+        "is refused where the hardware has neither. Scores, trained weights and the "
+        "optimizer's state are float32 either way",
     )  # fmt: skip
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 def register(subparsers) -> None:
     from adapter_zoo.adapt.cli import register as register_adapt
+    from adapter_zoo.precision import add_precision_option
     from stackexchange.numbers import step_int
     from stackexchange.paths import output_folder_option, path_option
 
@@ -52,6 +53,7 @@ def register(subparsers) -> None:
     )
     build.add_argument("--base", default=None, help="base model (default: minilm-l6)")
     build.add_argument("--steps", type=step_int, default=None, help="training steps (default: 40)")
+    add_precision_option(build)
     build.add_argument("--overwrite", action="store_true", help="replace an existing entry")
     build.set_defaults(func=run_build)
 
@@ -104,6 +106,7 @@ def run_build(args) -> int:
         dump=args.dump,
         name=args.name,
         overwrite=args.overwrite,
+        precision=args.precision,
         **{k: v for k, v in options.items() if v is not None},
     )
     print(f"adapter-zoo build: wrote zoo entry {path.name!r} at {path}")

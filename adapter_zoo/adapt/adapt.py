@@ -108,9 +108,9 @@ def adapt(
         top_k: members of soup, fusion and route.
         overwrite: replace an existing entry of that name.
         max_steps: ``auto``: steps of each training run (default: from the target's size).
-        precision: ``auto``: the dtype the candidates score in on the decision lists
-            (``auto``, ``fp32``, ``bf16``; :mod:`adapter_zoo.precision`); training and its
-            dev selection stay fp32.
+        precision: ``auto``: the dtype the candidates score in on the decision lists and
+            the frozen base trains in (``auto``, ``fp32``, ``bf16``;
+            :mod:`adapter_zoo.precision`); trained weights stay fp32.
 
     Returns:
         The entry's folder; ``adapter_zoo.load(name)`` scores with it. Its card's ``adapt``:

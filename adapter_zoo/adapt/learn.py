@@ -298,6 +298,7 @@ def _train_candidates(target_data, parts, tmp, name, cards, zoo_plans, base_mode
     return (candidate -> entry name, the card's training record)."""
     from adapter_zoo.adapt.adapt import CANDIDATE_MARK
     from adapter_zoo.adapt.heldout import SELECTION, held_out_lists, write_training_folder
+    from adapter_zoo.precision import current_precision
     from adapter_zoo.registry import kind_for_card
     from adapter_zoo.training import TrainingConfig, train
 
@@ -335,7 +336,7 @@ def _train_candidates(target_data, parts, tmp, name, cards, zoo_plans, base_mode
             name=entry, base_model=base_model, pair_kinds=tuple(kinds), hard_negatives=True,
             max_length=TRAIN_LENGTH, max_steps=run_steps, batch_size=batch,
             eval_steps=max(1, run_steps // EVALUATIONS), seed=seed, init_from=start,
-            keep_start=False, overwrite=True,
+            keep_start=False, precision=current_precision(), overwrite=True,
         )  # fmt: skip
         began = time.perf_counter()
         logger.info("adapt: training %s (%d steps%s)", entry, run_steps,

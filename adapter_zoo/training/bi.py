@@ -244,6 +244,7 @@ def train_bi_encoder(config, hosts: list[str]) -> Path:
     """
     from transformers import set_seed
 
+    from adapter_zoo.precision import cast_frozen_for_training
     from adapter_zoo.training.data import resolve_forums
     from adapter_zoo.training.models import bound_activation_memory
     from adapter_zoo.training.trainer import entry_card, open_run_folder, run_phases, write_entry
@@ -256,6 +257,7 @@ def train_bi_encoder(config, hosts: list[str]) -> Path:
         )
     set_seed(config.seed)  # the adapter's initial down-projection comes from the global RNG
     model, setup = _setup(config, hosts)
+    cast_frozen_for_training(model, config.precision)  # before any step or dev score
     plan, run_loss = memory_plan(config, transformer_of(model))
     if plan.recompute:
         bound_activation_memory(transformer_of(model))

@@ -10,6 +10,7 @@ from adapter_zoo.names import DEFAULT_BASE
 def register(subparsers) -> None:
     from adapter_zoo.lengths import BI_MAX_LENGTH, CROSS_MAX_LENGTH
     from adapter_zoo.losses import default_loss, loss_names
+    from adapter_zoo.precision import add_precision_option
     from adapter_zoo.training.config import ENCODERS, METHODS, MODES, PAIR_KINDS
     from stackexchange.numbers import (
         MAX_LAYERS,
@@ -141,6 +142,7 @@ def register(subparsers) -> None:
         "is available, times the process's share of the cores); GradCache, chunked backward "
         "and recomputed activations only past it",
     )
+    add_precision_option(p)
     p.add_argument("--overwrite", action="store_true", help="replace an existing zoo entry")
     p.add_argument(
         "--restart",
@@ -195,6 +197,7 @@ def run_train(args) -> int:
         transfer_lr=args.transfer_lr,
         patience=args.patience,
         seed=args.seed,
+        precision=args.precision,
         memory_budget=args.memory_budget,
         overwrite=args.overwrite,
         restart=args.restart,

@@ -9,6 +9,7 @@ from adapter_zoo.errors import ZooError
 from adapter_zoo.lengths import default_max_length
 from adapter_zoo.losses import default_loss, get_loss
 from adapter_zoo.names import DEFAULT_BASE
+from adapter_zoo.precision import check_precision
 from adapter_zoo.training.rates import default_lr
 from stackexchange.numbers import (
     MAX_BATCH,
@@ -113,6 +114,9 @@ class TrainingConfig:
             ``init_from`` entry), so the entry is never worse than its start on dev. ``adapt``
             turns it off: its candidates are compared with the base on held-out lists of
             their own, and a candidate left at its start would be the base again.
+        precision: ``auto`` (default), ``fp32`` or ``bf16``: the dtype the frozen base's
+            linear layers run in (:func:`adapter_zoo.precision.training_precision`; trained
+            weights and the optimizer stay float32). ``train`` records the resolved one.
         memory_budget: bytes a training step's activations may take (None: half the memory
             available at the start, times the process's share of the cores); GradCache,
             chunked backward and recomputed activations are used only when a step would not
@@ -168,6 +172,7 @@ class TrainingConfig:
     dev_candidates: int = 10
     eval_steps: int | None = None
     keep_start: bool = True
+    precision: str = "auto"
     memory_budget: int | None = None
     overwrite: bool = False
     restart: bool = False
@@ -202,6 +207,7 @@ class TrainingConfig:
             raise ZooError(f"unknown pair kind {unknown[0]!r}; known: {', '.join(PAIR_KINDS)}")
         if not self.forums:
             raise ZooError("no forums given: name at least one forum or a catalog set")
+        check_precision(self.precision)
         self._check_numbers()
         if self.method is None and not self.init_from:
             object.__setattr__(self, "method", "seqbn")

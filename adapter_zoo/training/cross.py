@@ -186,6 +186,7 @@ def train_cross_encoder(config: TrainingConfig, hosts: list[str]) -> Path:
     """
     from transformers import set_seed
 
+    from adapter_zoo.precision import cast_frozen_for_training
     from adapter_zoo.training.models import (
         bound_activation_memory,
         fusion_weights,
@@ -209,6 +210,7 @@ def train_cross_encoder(config: TrainingConfig, hosts: list[str]) -> Path:
 
     set_seed(config.seed)  # the new adapter's and head's initial weights
     model, tokenizer, setup = setup_model(config)
+    cast_frozen_for_training(model, config.precision)  # before any step or dev score
     memory = memory_plan(config, model.config)
     if memory.recompute:
         bound_activation_memory(model)

@@ -3,10 +3,15 @@ trainer (:mod:`adapter_zoo.training.cross`, :mod:`adapter_zoo.training.bi`)."""
 
 from __future__ import annotations
 
+import dataclasses
+import logging
 from pathlib import Path
 
 from adapter_zoo.errors import ZooError
+from adapter_zoo.precision import training_precision
 from adapter_zoo.training.config import TrainingConfig
+
+log = logging.getLogger(__name__)
 
 
 def train(config: TrainingConfig) -> Path:
@@ -21,8 +26,10 @@ def train(config: TrainingConfig) -> Path:
 
     Raises:
         ZooError: the entry exists (without ``overwrite``), a forum is not parsed in
-            ``config.data``, mode ``adapter`` names several forums, or ``drop_lower`` or
-            ``max_length`` do not fit the base; all before anything is written.
+            ``config.data``, mode ``adapter`` names several forums, ``drop_lower`` or
+            ``max_length`` do not fit the base, or bf16 is asked for where it cannot run
+            (:func:`adapter_zoo.precision.training_precision`); all before anything is
+            written.
     """
     from adapter_zoo.training.checkpoint import checkpoint_dir
     from adapter_zoo.training.data import resolve_forums
@@ -40,6 +47,10 @@ def train(config: TrainingConfig) -> Path:
             f"({', '.join(hosts)}); use --mode multitask"
         )
     config = resolve_drop_lower(config)  # checked on the base; a fusion's from its adapters
+    # decided once, before any model loads; the card's training.precision is what ran
+    precision = training_precision(config.precision, trains_base=config.layout == "full")
+    config = dataclasses.replace(config, precision=precision)
+    log.info("training precision: %s", precision)
     if config.encoder == "bi":
         from adapter_zoo.training.bi import train_bi_encoder
 

@@ -177,3 +177,19 @@ def planted_pickle(tmp_path):
     """An object whose unpickling creates a marker file, and that (absent) marker."""
     marker = tmp_path / "code-ran"
     return _Planted(marker), marker
+
+
+@pytest.fixture
+def cpu_without_bf16(monkeypatch):
+    """A CPU with neither AMX-BF16 nor AVX512-BF16, whatever this machine has."""
+    from adapter_zoo import precision
+
+    monkeypatch.setattr(precision, "cpu_bf16_flags", lambda: ())
+
+
+@pytest.fixture
+def cpu_with_bf16(monkeypatch):
+    """A CPU with AMX-BF16 (and AVX512-BF16): where ``auto`` runs in bf16."""
+    from adapter_zoo import precision
+
+    monkeypatch.setattr(precision, "cpu_bf16_flags", lambda: ("amx_bf16", "avx512_bf16"))

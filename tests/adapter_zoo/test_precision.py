@@ -18,18 +18,6 @@ PAIRS = [
 ]
 
 
-@pytest.fixture
-def cpu_without_bf16(monkeypatch):
-    """A CPU with neither AMX-BF16 nor AVX512-BF16, whatever this machine has."""
-    monkeypatch.setattr(precision, "cpu_bf16_flags", lambda: ())
-
-
-@pytest.fixture
-def cpu_with_bf16(monkeypatch):
-    """A CPU with AMX-BF16 (and AVX512-BF16): where ``auto`` scores in bf16."""
-    monkeypatch.setattr(precision, "cpu_bf16_flags", lambda: ("amx_bf16", "avx512_bf16"))
-
-
 def test_auto_is_fp32_on_a_cpu_without_bf16(cpu_without_bf16):
     assert resolve_precision("auto", "cpu") == torch.float32
     assert resolve_precision("fp32", "cpu") == torch.float32
