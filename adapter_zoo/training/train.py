@@ -50,7 +50,7 @@ def train(config: TrainingConfig) -> Path:
     # decided once, before any model loads; the card's training.precision is what ran
     precision = training_precision(config.precision, trains_base=config.layout == "full")
     config = dataclasses.replace(config, precision=precision)
-    log.info("training precision: %s", precision)
+    log.debug("training precision: %s", precision)  # the card records it
     if config.encoder == "bi":
         from adapter_zoo.training.bi import train_bi_encoder
 
