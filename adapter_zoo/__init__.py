@@ -65,8 +65,10 @@ def __getattr__(name: str):
     # These modules import torch at their top; importing them here on first use keeps
     # ``import adapter_zoo`` torch-free.
     if name == "CascadeRanker":
+        # heavy: cascade.model loads torch, transformers, adapters when imported
         from adapter_zoo.cascade.model import CascadeRanker as value
     elif name == "register_heads":
+        # heavy: ranker.heads loads torch, transformers, adapters when imported
         from adapter_zoo.ranker.heads import register_heads as value
     else:
         raise AttributeError(f"module 'adapter_zoo' has no attribute {name!r}")

@@ -18,6 +18,7 @@ Example:
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 import os
@@ -28,9 +29,32 @@ from pathlib import Path
 from adapter_zoo.errors import ZooError
 from adapter_zoo.names import DEFAULT_BASE
 from adapter_zoo.precision import training_precision
+from adapter_zoo.ranker.model import resolve_base_model
+from adapter_zoo.training import TrainingConfig, train
+from adapter_zoo.training.checkpoint import checkpoint_dir
+from adapter_zoo.zoo.store import (
+    CARD_FILE,
+    README_FILE,
+    check_zoo_writable,
+    entry_path,
+    read_card,
+    render_readme,
+    zoo_home,
+)
 from stackexchange.catalog import Forum, find_forum
+from stackexchange.download import (
+    MIRROR_ENV,
+    OFFLINE_ENV,
+    NoNetwork,
+    archive_name,
+    download_dump,
+    dump_mirror,
+)
 from stackexchange.errors import DumpError, first_line
+from stackexchange.io import atomic_write_text, sha256_file
 from stackexchange.numbers import MAX_STEPS, check_number
+from stackexchange.parse import parse_forum
+from stackexchange.paths import check_path_text
 
 logger = logging.getLogger(__name__)
 
@@ -115,7 +139,6 @@ def build_entry(
         >>> build_entry("travel")  # doctest: +SKIP
         PosixPath('.../adapter-zoo/travel')
     """
-    from adapter_zoo.zoo.store import entry_path, zoo_home
 
     check_number("build steps", steps, integer=True, low=1, high=MAX_STEPS, error=ZooError)
     training_precision(precision, trains_base=False)  # a refused bf16 before the download
@@ -156,9 +179,6 @@ def _check_before_work(name: str, dump, base_model: str) -> None:
     Raises:
         ZooError: one line naming the folder, file or base and what to do.
     """
-    from adapter_zoo.training.checkpoint import checkpoint_dir
-    from adapter_zoo.zoo.store import check_zoo_writable
-    from stackexchange.paths import check_path_text
 
     check_zoo_writable(checkpoint_dir(name).parent)
     if dump is not None:
@@ -171,9 +191,8 @@ def _check_before_work(name: str, dump, base_model: str) -> None:
 def _check_base(base_model: str) -> None:
     """Refuse a base whose config.json cannot be read (a missing folder, a name neither
     cached nor reachable), before anything is downloaded or parsed."""
+    # transformers on first use: the CLI starts without it
     from transformers import AutoConfig
-
-    from adapter_zoo.ranker.model import resolve_base_model
 
     try:
         AutoConfig.from_pretrained(resolve_base_model(base_model), trust_remote_code=False)
@@ -213,8 +232,6 @@ def _forum(name: str) -> Forum:
 
 def _plan(forum: Forum, name: str, base_model: str, steps: int, dump) -> str:
     if dump is None:
-        from stackexchange.download import dump_mirror
-
         size = f"{forum.archive_bytes / 1e6:,.0f} MB" if forum.archive_bytes else "its dump"
         fetch = f"downloading {size} from {dump_mirror()}"
     else:
@@ -228,14 +245,6 @@ def _plan(forum: Forum, name: str, base_model: str, steps: int, dump) -> str:
 
 
 def _download(forum: Forum, folder: Path, progress: bool):
-    from stackexchange.download import (
-        MIRROR_ENV,
-        OFFLINE_ENV,
-        NoNetwork,
-        archive_name,
-        download_dump,
-    )
-
     try:
         return download_dump(forum, folder, progress=progress)
     except NoNetwork as error:
@@ -255,8 +264,6 @@ def _source_record(dump) -> dict:
 
 
 def _local_record(dump: Path) -> dict:
-    from stackexchange.io import sha256_file
-
     record = {"dump": str(dump.resolve())}
     if dump.is_file():
         record.update(size=dump.stat().st_size, sha256=sha256_file(dump))
@@ -266,9 +273,6 @@ def _local_record(dump: Path) -> dict:
 def _parse_and_train(
     forum, archive, work, name, base_model, steps, overwrite, progress, precision
 ) -> Path:
-    from adapter_zoo.training import TrainingConfig, train
-    from stackexchange.parse import parse_forum
-
     try:
         parse_forum(archive, work / "parsed", forum=forum.host, progress=progress)
     except DumpError as error:
@@ -293,10 +297,6 @@ def _parse_and_train(
 def _record_source(path: Path, record: dict) -> None:
     """Add where the entry's data came from to its card (``card.json`` and ``README.md``
     are not hashed, so the entry stays verifiable)."""
-    import json
-
-    from adapter_zoo.zoo.store import CARD_FILE, README_FILE, read_card, render_readme
-    from stackexchange.io import atomic_write_text
 
     card = read_card(path)
     card["source"] = {**record, "built_by": "adapter_zoo.build.build_entry"}

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 def pick_device(device=None):
     """``device`` as a torch.device; by default CUDA when available, else the CPU."""
+    # torch on first use: the CLI starts without it
     import torch
 
     if device is not None:

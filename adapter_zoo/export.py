@@ -17,9 +17,20 @@ import os
 import tempfile
 from pathlib import Path
 
+import numpy as np
+
+from adapter_zoo.biencoder.encoder import build_sentence_model, transformer_of
 from adapter_zoo.errors import ZooError
-from adapter_zoo.zoo.layouts import ADAPTER_CONFIG_FILE
-from adapter_zoo.zoo.store import README_FILE
+from adapter_zoo.hub.model_card import hub_base_model
+from adapter_zoo.loading import resolve_entry
+from adapter_zoo.ranker.model import add_ranking_head, build_model
+from adapter_zoo.registry import kind_for_card, kind_for_name
+from adapter_zoo.zoo.cards import attribution, dev_scores_section, front_matter
+from adapter_zoo.zoo.cards import licence_metadata as licence
+from adapter_zoo.zoo.layouts import ADAPTER_CONFIG_FILE, adapter_method
+from adapter_zoo.zoo.store import README_FILE, verify_entry
+from stackexchange.io import atomic_directory, atomic_write_json, output_lock
+from stackexchange.paths import check_output_folder, refuse_output_inside_input
 
 EXPORT_FILE = "adapter_zoo_export.json"  # what was exported; marks the folder as ours
 EXPORTABLE_TYPES = ("bert",)
@@ -36,7 +47,6 @@ def card_refusal(card: dict, path: Path | None = None) -> str | None:
     """Why the entry of ``card`` (at ``path``) cannot be a CrossEncoder, as its kind says
     (:mod:`adapter_zoo.kinds`); None if it may. A bi-encoder's reason says how to open it in
     sentence-transformers."""
-    from adapter_zoo.registry import kind_for_card
 
     return kind_for_card(card).export_refusal(card, path)
 
@@ -75,6 +85,7 @@ def write_cross_encoder(model, tokenizer, head: str, folder: Path, *, max_length
     Raises:
         ZooError: the model or head does not map onto a CrossEncoder (see :func:`model_refusal`).
     """
+    # sentence-transformers, torch, transformers on first use: the CLI starts without them
     import torch
     from sentence_transformers.cross_encoder import CrossEncoder
     from transformers import BertConfig, BertForSequenceClassification
@@ -135,11 +146,11 @@ def export_cross_encoder(
         >>> from sentence_transformers import CrossEncoder
         >>> CrossEncoder("beer-ce").predict([("a question", "an answer")])  # doctest: +SKIP
     """
-    from stackexchange.io import atomic_directory, atomic_write_json, output_lock
 
     name = str(name_or_path)
     card, path = _exportable_entry(name)
     out = _writable_output(path, out, overwrite, "a CrossEncoder export")
+    # looked up per call: tests monkeypatch loading.load
     from adapter_zoo.loading import load
 
     ranker = load(str(path), device="cpu", precision="fp32")
@@ -159,7 +170,6 @@ def _writable_output(entry: Path, out, overwrite: bool, what: str) -> Path:
     """``out`` as a Path, checked before the entry loads (``check_output_folder``: its name,
     the entry inside it, what an export did not write, its parent's writability) and refused
     inside the entry, which writing would change."""
-    from stackexchange.paths import check_output_folder, refuse_output_inside_input
 
     out = check_output_folder(
         out, what=what, ours=lambda f: (f / EXPORT_FILE).is_file(), overwrite=overwrite,
@@ -171,9 +181,6 @@ def _writable_output(entry: Path, out, overwrite: bool, what: str) -> Path:
 
 def _exportable_entry(name: str) -> tuple[dict, Path]:
     """The verified card and folder of ``name``, refused before anything is written."""
-    from adapter_zoo.loading import resolve_entry
-    from adapter_zoo.registry import kind_for_name
-    from adapter_zoo.zoo.store import verify_entry
 
     named = kind_for_name(name)
     if named is not None:
@@ -191,9 +198,9 @@ def _check_reproduces(reference, folder: Path, what: str, *, bi: bool = False) -
     """Refuse the export in ``folder`` unless it scores PROBE_PAIRS as ``reference`` (the
     entry's scores) within PROBE_TOLERANCE: cosines of a SentenceTransformer with ``bi``,
     else a CrossEncoder's logits."""
-    import numpy as np
 
     if bi:
+        # sentence-transformers on first use: the CLI starts without it
         from sentence_transformers import SentenceTransformer
 
         exported = SentenceTransformer(str(folder), device="cpu", trust_remote_code=False)
@@ -201,6 +208,7 @@ def _check_reproduces(reference, folder: Path, what: str, *, bi: bool = False) -
         answers = exported.encode([c for _, c in PROBE_PAIRS], normalize_embeddings=True)
         theirs = np.einsum("ij,ij->i", queries, answers)
     else:
+        # sentence-transformers on first use: the CLI starts without it
         from sentence_transformers.cross_encoder import CrossEncoder
 
         exported = CrossEncoder(str(folder), device="cpu", trust_remote_code=False)
@@ -215,9 +223,6 @@ def _check_reproduces(reference, folder: Path, what: str, *, bi: bool = False) -
 def _readme(card: dict, name: str, *, lora: bool = False, bi: bool = False) -> str:
     """The export's model card: a CrossEncoder, or with ``bi`` a SentenceTransformer; ``lora``
     says the entry's LoRA adapter was merged into its base."""
-    from adapter_zoo.hub.model_card import hub_base_model
-    from adapter_zoo.zoo.cards import attribution, dev_scores_section, front_matter
-    from adapter_zoo.zoo.cards import licence_metadata as licence
 
     kind = ["sentence-similarity", "lora"] if bi else ["cross-encoder", "text-ranking"]
     lines = front_matter(
@@ -259,8 +264,6 @@ MERGED_TOLERANCE = PROBE_TOLERANCE
 
 def merged_refusal(card: dict, path: Path) -> str | None:
     """Why the entry of ``card`` at ``path`` cannot be exported merged; None if it can."""
-    from adapter_zoo.registry import kind_for_card
-    from adapter_zoo.zoo.layouts import adapter_method
 
     kind = kind_for_card(card)
     if kind.layout != "adapter":
@@ -275,9 +278,6 @@ def merged_refusal(card: dict, path: Path) -> str | None:
 
 def lora_entry(name: str) -> str | None:
     """``bi`` or ``cross`` when ``name`` is a LoRA adapter entry (exported merged), else None."""
-    from adapter_zoo.loading import resolve_entry
-    from adapter_zoo.registry import kind_for_card, kind_for_name
-    from adapter_zoo.zoo.store import verify_entry
 
     if kind_for_name(name) is not None:
         return None
@@ -313,9 +313,6 @@ def export_merged_lora(
         >>> from sentence_transformers import SentenceTransformer
         >>> SentenceTransformer("beer-st").encode(["Is a porter a stout?"])  # doctest: +SKIP
     """
-    from adapter_zoo.loading import resolve_entry
-    from adapter_zoo.zoo.store import verify_entry
-    from stackexchange.io import atomic_directory, atomic_write_json, output_lock
 
     name = str(name_or_path)
     path = resolve_entry(name)
@@ -324,8 +321,8 @@ def export_merged_lora(
     if reason:
         raise ZooError(f"cannot export {name!r} merged: {reason}")
     out = _writable_output(path, out, overwrite, "an adapter-zoo export")
+    # looked up per call: tests monkeypatch loading.load
     from adapter_zoo.loading import load
-    from adapter_zoo.registry import kind_for_card
 
     model = load(str(path), device="cpu", precision="fp32")
     bi = kind_for_card(card).encoder == "bi"
@@ -364,8 +361,6 @@ def _single_adapter(model) -> str:
 
 
 def _write_merged_sentence_transformer(encoder, card: dict, folder: Path) -> None:
-    from adapter_zoo.biencoder.encoder import build_sentence_model, transformer_of
-
     transformer = transformer_of(encoder.model)
     plain = build_sentence_model(card["base_model"], with_adapters=False, device="cpu")
     _merge_into(transformer, transformer_of(plain), _single_adapter(transformer))
@@ -374,8 +369,6 @@ def _write_merged_sentence_transformer(encoder, card: dict, folder: Path) -> Non
 
 
 def _write_merged_cross_encoder(ranker, card: dict, folder: Path, name: str) -> None:
-    from adapter_zoo.ranker.model import add_ranking_head, build_model
-
     head = ranker.model.active_head
     head_type = dict(ranker.model.heads[head].config).get("head_type")
     if head_type != "classification":

@@ -14,7 +14,10 @@ from pathlib import Path
 
 from adapter_zoo.build import build_entry
 from adapter_zoo.errors import ZooError
+from adapter_zoo.hub import list_remote
 from adapter_zoo.names import parse_model_name
+from adapter_zoo.precision import apply_precision, resolve_precision
+from adapter_zoo.registry import kind_for_card, kind_for_name
 from adapter_zoo.resolve import resolve_entry as find_entry
 from adapter_zoo.zoo.store import CARD_FILE, local_cards, local_entry, verify_entry
 
@@ -112,8 +115,6 @@ def load(
         ... # doctest: +SKIP
         >>> ranker.rank("Which glass for a stout?", ["A nonic pint.", "Any bicycle."])  # doctest: +SKIP
     """
-    from adapter_zoo.precision import resolve_precision
-    from adapter_zoo.registry import kind_for_card, kind_for_name
 
     name = parse_model_name(name_or_path)
     local_entry(name_or_path)  # refuses "." and ".." before anything is read
@@ -143,9 +144,8 @@ def load(
 
 
 def _at_precision(model, dtype, name: str):
+    # torch on first use: the CLI starts without it
     import torch
-
-    from adapter_zoo.precision import apply_precision
 
     if dtype != torch.float32:
         logger.debug("%s: %s", name, apply_precision(model, dtype))
@@ -164,8 +164,6 @@ def list_entries(remote: bool = False) -> list[dict]:
     cannot be read is listed with ``broken``, the reason (see ``adapter_zoo.zoo.local_cards``)."""
     cards = local_cards()
     if remote:
-        from adapter_zoo.hub import list_remote
-
         local = {card["name"] for card in cards}
         for card in list_remote():
             if card.get("name") not in local:

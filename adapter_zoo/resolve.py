@@ -24,6 +24,7 @@ from pathlib import Path
 
 from adapter_zoo.errors import ZooError
 from adapter_zoo.zoo.store import local_cards, local_entry, zoo_home
+from adapter_zoo.zoo.untrusted import UnsafeEntryError
 from stackexchange.catalog import Forum, find_forum
 from stackexchange.errors import DumpError, first_line
 
@@ -80,7 +81,6 @@ def resolve_entry(
         return local_entry(key)
     # inside the function: the Hub client (huggingface_hub) loads only for a name the zoo lacks
     from adapter_zoo.hub import fetch
-    from adapter_zoo.zoo.untrusted import UnsafeEntryError
 
     try:
         return Path(fetch(key, revision=revision))

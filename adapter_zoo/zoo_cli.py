@@ -6,13 +6,19 @@ a LoRA adapter entry merged into its base (SentenceTransformer or CrossEncoder f
 
 from __future__ import annotations
 
+import json
+
+from adapter_zoo.adapt.cli import register as register_adapt
+from adapter_zoo.build import build_entry
+from adapter_zoo.export import export_cross_encoder, export_merged_lora, lora_entry
+from adapter_zoo.loading import list_entries
+from adapter_zoo.precision import add_precision_option
+from adapter_zoo.zoo.store import zoo_home
+from stackexchange.numbers import step_int
+from stackexchange.paths import output_folder_option, path_option
+
 
 def register(subparsers) -> None:
-    from adapter_zoo.adapt.cli import register as register_adapt
-    from adapter_zoo.precision import add_precision_option
-    from stackexchange.numbers import step_int
-    from stackexchange.paths import output_folder_option, path_option
-
     register_adapt(subparsers)
     parser = subparsers.add_parser("list", help="list the zoo's entries")
     parser.add_argument("--remote", action="store_true", help="also list the Hub index")
@@ -59,11 +65,6 @@ def register(subparsers) -> None:
 
 
 def run_list(args) -> int:
-    import json
-
-    from adapter_zoo.loading import list_entries
-    from adapter_zoo.zoo.store import zoo_home
-
     cards = list_entries(remote=args.remote)
     if args.json:
         print(json.dumps(cards, indent=2, ensure_ascii=False))
@@ -85,8 +86,6 @@ def run_list(args) -> int:
 
 
 def run_export(args) -> int:
-    from adapter_zoo.export import export_cross_encoder, export_merged_lora, lora_entry
-
     lora = lora_entry(args.name)
     if lora:
         out = export_merged_lora(args.name, args.out, overwrite=args.overwrite)
@@ -98,8 +97,6 @@ def run_export(args) -> int:
 
 
 def run_build(args) -> int:
-    from adapter_zoo.build import build_entry
-
     options = {"base_model": args.base, "steps": args.steps}
     path = build_entry(
         args.forum,

@@ -27,8 +27,17 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from adapter_zoo.adapt import plan as planning
+from adapter_zoo.adapt import soup
+from adapter_zoo.adapt.domain import entry_centroid
+from adapter_zoo.adapt.route import route_entry
+from adapter_zoo.adapt.soup import soup_entry
+from adapter_zoo.compose.entry import compose_entry
+from adapter_zoo.compose.spec import ALIAS, FUSION, Spec, load_member
 from adapter_zoo.errors import ZooError
+from adapter_zoo.loading import resolve_entry
+from adapter_zoo.precision import resolve_precision, scoring_precision
 from adapter_zoo.registry import kind_for_card
+from adapter_zoo.zoo.store import entry_folder, is_entry_name, local_cards, read_card, save_entry
 
 logger = logging.getLogger(__name__)
 
@@ -47,8 +56,6 @@ def zoo_centroids(zoo: Sequence[str] | None = None) -> tuple[dict, dict]:
     ``zoo=None``: every local ``adapter``/``multitask`` entry with a domain centroid (the
     others are skipped and logged); named entries must each have one.
     """
-    from adapter_zoo.adapt.domain import entry_centroid
-    from adapter_zoo.zoo.store import local_cards, read_card
 
     centroids, cards = {}, {}
     if zoo is None:
@@ -66,8 +73,6 @@ def zoo_centroids(zoo: Sequence[str] | None = None) -> tuple[dict, dict]:
                 continue
             cards[name] = card
         return centroids, cards
-    from adapter_zoo.loading import resolve_entry
-    from adapter_zoo.zoo.store import is_entry_name
 
     for name in map(str, zoo):
         path = resolve_entry(name) if is_entry_name(name) else Path(name).expanduser()
@@ -120,9 +125,9 @@ def adapt(
     Raises:
         ZooError: an empty or unreadable target, an unknown strategy, no usable entry.
     """
+    # looked up per call: tests monkeypatch read_target and domain_centroid
     from adapter_zoo.adapt.targets import read_target
     from adapter_zoo.zoo.domain import domain_centroid
-    from adapter_zoo.zoo.store import entry_folder
 
     if strategy not in (*planning.STRATEGIES, planning.AUTO):
         raise ZooError(
@@ -130,8 +135,8 @@ def adapt(
             f"{', '.join((planning.AUTO, *planning.STRATEGIES))}"
         )
     if strategy == planning.AUTO:
+        # cycle: adapt.learn imports this module at its top
         from adapter_zoo.adapt.learn import learn_and_decide
-        from adapter_zoo.precision import resolve_precision, scoring_precision
 
         resolve_precision(precision)  # a refused bf16 before any work
         with scoring_precision(precision):
@@ -193,8 +198,6 @@ def adapt(
 
 
 def _soup_candidates(entries: dict, cards: dict) -> dict:
-    from adapter_zoo.adapt import soup
-
     usable = {
         n: c for n, c in entries.items()
         if kind_for_card(cards[n]).name in soup.SOUP_KINDS
@@ -207,17 +210,10 @@ def _soup_candidates(entries: dict, cards: dict) -> dict:
 def _save(name: str, chosen, record: dict, overwrite: bool) -> Path:
     extra = {"adapt": record}
     if chosen.strategy == planning.SOUP:
-        from adapter_zoo.adapt.soup import soup_entry
-
         return soup_entry(name, chosen.members, chosen.weights, card=extra, overwrite=overwrite)
     if chosen.strategy == planning.ROUTE:
-        from adapter_zoo.adapt.route import route_entry
-
         return route_entry(name, chosen.members, card=extra, overwrite=overwrite)
     if chosen.strategy == planning.FUSION and len(chosen.members) > 1:
-        from adapter_zoo.compose.entry import compose_entry
-        from adapter_zoo.compose.spec import FUSION, Spec
-
         spec = Spec(FUSION, chosen.members, chosen.weights)
         return compose_entry(name, str(spec), card=extra, overwrite=overwrite)
     return alias_entry(name, chosen.members[0], card=extra, overwrite=overwrite)
@@ -238,8 +234,6 @@ def alias_entry(
     Example:
         >>> alias_entry("my-domain", "sbert:minilm-l6")  # doctest: +SKIP
     """
-    from adapter_zoo.compose.spec import ALIAS, load_member
-    from adapter_zoo.zoo.store import entry_folder, save_entry
 
     if entry_folder(name).name == str(member):
         raise ZooError(f"alias {name!r} cannot name itself")

@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
+from adapter_zoo.adapt.adapt import adapt
+from adapter_zoo.adapt.plan import (
+    AUTO,
+    AUTO_MIN_SIMILARITY,
+    AUTO_STRATEGY,
+    STRATEGIES,
+)
+from adapter_zoo.precision import add_precision_option
+from adapter_zoo.zoo.store import read_card
+from stackexchange.numbers import list_int, step_int
+from stackexchange.paths import path_option
+
 
 def register(subparsers) -> None:
-    from adapter_zoo.adapt.plan import (
-        AUTO,
-        AUTO_MIN_SIMILARITY,
-        AUTO_STRATEGY,
-        STRATEGIES,
-    )
-    from adapter_zoo.precision import add_precision_option
-    from stackexchange.numbers import list_int, step_int
-    from stackexchange.paths import path_option
-
     p = subparsers.add_parser(
         "adapt",
         help="build a zoo model for a domain nobody labelled, from its own posts",
@@ -53,9 +55,6 @@ def register(subparsers) -> None:
 
 
 def run_adapt(args) -> int:
-    from adapter_zoo.adapt.adapt import adapt
-    from adapter_zoo.zoo.store import read_card
-
     path = adapt(
         args.target, name=args.name, zoo=args.zoo, strategy=args.strategy,
         top_k=args.top_k, overwrite=args.overwrite, max_steps=args.max_steps,

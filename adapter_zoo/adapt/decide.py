@@ -25,13 +25,14 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from adapter_zoo.metrics import average_precision
+
 BOOTSTRAP_SAMPLES = 2000
 CONFIDENCE = 0.95
 
 
 def list_average_precisions(scores: Sequence[float], labels: Sequence[Sequence[int]]) -> np.ndarray:
     """AP of each list, from the flat ``scores`` of all lists' candidates in order."""
-    from adapter_zoo.metrics import average_precision
 
     scores = np.asarray(scores, dtype=np.float64)
     out, start = [], 0

@@ -34,7 +34,14 @@ import numpy as np
 
 from adapter_zoo.adapt.threads import MIN_BODY_CHARS, MIN_TITLE_CHARS, Target, Thread
 from adapter_zoo.errors import ZooError
+from adapter_zoo.training.selection import DEV_LISTS
+from stackexchange.lists import (
+    BM25Neighbours,
+    answer_selection_lists,
+    question_similarity_lists,
+)
 from stackexchange.parse import STATS_FILE
+from stackexchange.text import question_text
 
 DECISION = "decision"
 SELECTION = "dev"  # the training run's dev split
@@ -105,8 +112,6 @@ class RankingLists:
 
 
 def _question(thread: Thread) -> str:
-    from stackexchange.text import question_text
-
     return question_text(thread.title, thread.body)
 
 
@@ -116,11 +121,6 @@ def _has_body_pair(thread: Thread) -> bool:
 
 def held_out_lists(target: Target, parts: list[str], part: str, *, seed: int = 0) -> RankingLists:
     """The ranking lists of the threads assigned ``part``; candidates from every thread."""
-    from stackexchange.lists import (
-        BM25Neighbours,
-        answer_selection_lists,
-        question_similarity_lists,
-    )
 
     rng = np.random.default_rng(seed)
     lists = RankingLists()
@@ -159,10 +159,11 @@ def write_training_folder(target: Target, parts: list[str], out: Path) -> Path:
     with ``train`` and ``dev`` splits, the questions table, and the selection lists as the
     run's dev lists (``dev_lists/``). Decision threads are not written at all.
     """
+    # datasets, pyarrow on first use: importing this module stays light
     import datasets
     import pyarrow as pa
 
-    from adapter_zoo.training.selection import DEV_LISTS
+    # stackexchange.assemble, .store load pyarrow: importing this module stays light
     from stackexchange.assemble import PAIR_SCHEMA, QUESTIONS_SCHEMA
     from stackexchange.store import DatasetWriter, write_dataset_dict_json
 

@@ -32,8 +32,19 @@ from pathlib import Path
 import numpy as np
 
 from adapter_zoo.adapt import plan as planning
+from adapter_zoo.adapt.adapt import CANDIDATE_MARK, MULTITASK_KINDS, alias_entry
+from adapter_zoo.adapt.decide import list_average_precisions
+from adapter_zoo.compose.entry import compose_entry
+from adapter_zoo.compose.fusion import fuse
 from adapter_zoo.errors import ZooError
+from adapter_zoo.loading import load
 from adapter_zoo.names import DEFAULT_BASE
+from adapter_zoo.precision import current_precision, precision_name, resolve_precision
+from adapter_zoo.registry import kind_for_card
+from adapter_zoo.training import TrainingConfig, train
+from adapter_zoo.training.checkpoint import checkpoint_dir
+from adapter_zoo.zoo.store import check_zoo_writable, entry_folder, read_card, save_entry
+from stackexchange.lists import bm25_candidate_scores
 from stackexchange.parse import read_stats
 
 logger = logging.getLogger(__name__)
@@ -93,11 +104,10 @@ def learn_and_decide(
     Example:
         >>> learn_and_decide("parsed/augur.stackexchange.com", name="augur")  # doctest: +SKIP
     """
+    # looked up per call: tests monkeypatch zoo_centroids, held_out_lists and read_threads
     from adapter_zoo.adapt.adapt import zoo_centroids
     from adapter_zoo.adapt.heldout import DECISION, assign, held_out_lists
     from adapter_zoo.adapt.threads import read_threads
-    from adapter_zoo.training.checkpoint import checkpoint_dir
-    from adapter_zoo.zoo.store import check_zoo_writable, entry_folder
 
     started = time.perf_counter()
     final = entry_folder(name)
@@ -116,7 +126,6 @@ def learn_and_decide(
     centroids, cards = zoo_centroids(zoo)
     centroids.pop(final.name, None)
     zero_shot = f"sbert:{base_model}"
-    from adapter_zoo.precision import current_precision, precision_name, resolve_precision
 
     # said once the target has proved readable, as the scoring starts
     ran = precision_name(resolve_precision(current_precision()))
@@ -131,6 +140,7 @@ def learn_and_decide(
         )
         for candidate, entry in trained.items():
             scorer.add(candidate, entry)
+    # looked up per call: tests monkeypatch adapt.decide.decide
     from adapter_zoo.adapt.decide import decide
 
     single = [c for c in _single_models(scorer)
@@ -183,8 +193,6 @@ class _DecisionScorer:
         self.models: dict[str, str] = {}
 
     def _record(self, candidate: str, scores, model: str) -> None:
-        from adapter_zoo.adapt.decide import list_average_precisions
-
         self.scores[candidate] = np.asarray(scores, dtype=np.float64)
         self.aps[candidate] = list_average_precisions(scores, self.lists.labels)
         self.models[candidate] = model
@@ -192,9 +200,6 @@ class _DecisionScorer:
                     self.aps[candidate].mean())  # fmt: skip
 
     def add(self, candidate: str, model: str, *, max_length: int | None = None) -> None:
-        from adapter_zoo.loading import load
-        from adapter_zoo.precision import current_precision
-
         if model in self.models.values() and max_length is None:
             known = next(c for c, m in self.models.items() if m == model)
             self._record(candidate, self.scores[known], model)
@@ -214,8 +219,6 @@ class _DecisionScorer:
     def fuse(self, candidate: str, members, weights) -> None:
         """A z-score fusion (:func:`adapter_zoo.compose.fusion.fuse`) of candidates and
         ``bm25`` per list; ``members`` name candidates, BM25 is added last."""
-        from adapter_zoo.compose.fusion import fuse
-        from stackexchange.lists import bm25_candidate_scores
 
         bm25 = bm25_candidate_scores(self.lists.queries, self.lists.candidates)
         parts = [self.scores[m] for m in members]
@@ -241,8 +244,7 @@ class _DecisionScorer:
 def _zoo_candidates(target_data, centroids, cards, top_k, zero_shot, scorer) -> dict:
     """Score the zoo's centroid strategies; return what they chose (for the card, and the
     entries the training candidates continue)."""
-    from adapter_zoo.adapt.adapt import MULTITASK_KINDS
-    from adapter_zoo.registry import kind_for_card
+    # looked up per call: tests monkeypatch zoo.domain.domain_centroid
     from adapter_zoo.zoo.domain import domain_centroid
 
     if not centroids:
@@ -275,8 +277,6 @@ def _zoo_candidates(target_data, centroids, cards, top_k, zero_shot, scorer) -> 
 
 
 def _fuse_members(scorer, candidate, members, weights) -> None:
-    from adapter_zoo.compose.fusion import fuse
-
     parts = [scorer.member_scores(m) for m in members]
     fused, start = [], 0
     for candidates in scorer.lists.candidates:
@@ -296,11 +296,8 @@ def _train_candidates(target_data, parts, tmp, name, cards, zoo_plans, base_mode
                       max_steps):  # fmt: skip
     """Train the candidates into the zoo as hidden-purpose entries ``<name>--<candidate>``;
     return (candidate -> entry name, the card's training record)."""
-    from adapter_zoo.adapt.adapt import CANDIDATE_MARK
+    # looked up per call: tests monkeypatch adapt.heldout.held_out_lists
     from adapter_zoo.adapt.heldout import SELECTION, held_out_lists, write_training_folder
-    from adapter_zoo.precision import current_precision
-    from adapter_zoo.registry import kind_for_card
-    from adapter_zoo.training import TrainingConfig, train
 
     if not held_out_lists(target_data, parts, SELECTION).positive_first():
         skipped = "no selection thread with a ranking list: nothing to select a training run on"
@@ -342,7 +339,6 @@ def _train_candidates(target_data, parts, tmp, name, cards, zoo_plans, base_mode
         logger.info("adapt: training %s (%d steps%s)", entry, run_steps,
                     f", from {start}" if start else "")  # fmt: skip
         path = train(config)
-        from adapter_zoo.zoo.store import read_card
 
         card = read_card(path)
         runs[candidate] = {
@@ -368,9 +364,6 @@ def _texts_only_note(target_data, training) -> str:
 
 
 def _save(name, chosen, scorer, trained, record, overwrite, zero_shot) -> Path:
-    from adapter_zoo.adapt.adapt import alias_entry
-    from adapter_zoo.compose.entry import compose_entry
-
     card = {"adapt": record}
     if chosen in (BASE, BASE_LONG):
         length = LONG_LENGTH if chosen == BASE_LONG else None
@@ -398,7 +391,6 @@ def _save(name, chosen, scorer, trained, record, overwrite, zero_shot) -> Path:
 
 def _copy_entry(source: str, name: str, extra: dict, overwrite: bool) -> Path:
     """Entry ``name`` holding ``source``'s files, its card with ``extra`` added."""
-    from adapter_zoo.zoo.store import entry_folder, read_card, save_entry
 
     folder = entry_folder(source)
     card = read_card(folder)
@@ -415,6 +407,5 @@ def _copy_entry(source: str, name: str, extra: dict, overwrite: bool) -> Path:
 
 def _remove_candidate(entry: str) -> None:
     """Remove a candidate entry this run trained (only those: ``<name>--<candidate>``)."""
-    from adapter_zoo.zoo.store import entry_folder
 
     shutil.rmtree(entry_folder(entry), ignore_errors=True)

@@ -17,10 +17,14 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+from safetensors.numpy import save_file
 
+from adapter_zoo.adapt.domain import entry_centroid
 from adapter_zoo.compose.route import RoutedRanker, route
 from adapter_zoo.compose.spec import ROUTE, ROUTE_FILE, ROUTE_TENSOR
 from adapter_zoo.errors import ZooError
+from adapter_zoo.loading import resolve_entry
+from adapter_zoo.zoo.store import entry_folder, save_entry
 
 __all__ = ["RoutedRanker", "route", "route_entry"]
 
@@ -46,11 +50,6 @@ def route_entry(
     Returns:
         The entry's folder.
     """
-    from safetensors.numpy import save_file
-
-    from adapter_zoo.adapt.domain import entry_centroid
-    from adapter_zoo.loading import resolve_entry
-    from adapter_zoo.zoo.store import entry_folder, save_entry
 
     members = [str(m) for m in members]
     if not members:

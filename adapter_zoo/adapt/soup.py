@@ -23,9 +23,14 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
+from adapter_zoo.biencoder.encoder import build_sentence_model, transformer_of
+from adapter_zoo.biencoder.layouts import write_bi_adapter
 from adapter_zoo.errors import ZooError
+from adapter_zoo.loading import resolve_entry
 from adapter_zoo.registry import card_max_length, kind_for_card
-from adapter_zoo.zoo.layouts import ADAPTER_CONFIG_FILE
+from adapter_zoo.zoo.layouts import ADAPTER_CONFIG_FILE, check_base
+from adapter_zoo.zoo.store import entry_folder, is_entry_name, save_entry, verify_entry
+from stackexchange.jsontext import read_json_object
 
 SOUP = "soup"
 # Kinds whose entry is one bottleneck adapter in a sentence encoder.
@@ -37,7 +42,6 @@ _IGNORED_CONFIG_KEYS = ("dropout", "init_weights")
 
 def _adapter_config(path: Path) -> dict:
     file = path / ADAPTER_CONFIG_FILE
-    from stackexchange.jsontext import read_json_object
 
     try:
         config = read_json_object(file, ZooError, "the adapter config").get("config") or {}
@@ -49,9 +53,6 @@ def _adapter_config(path: Path) -> dict:
 
 
 def _member(name: str) -> tuple[Path, dict]:
-    from adapter_zoo.loading import resolve_entry
-    from adapter_zoo.zoo.store import is_entry_name, verify_entry
-
     path = resolve_entry(name) if is_entry_name(name) else Path(name).expanduser()
     card = verify_entry(path)
     kind = kind_for_card(card)
@@ -88,10 +89,6 @@ def soup_entry(
         ZooError: a member that is not a bi-encoder adapter entry, members of different
             bases or adapter configurations, bad weights.
     """
-    from adapter_zoo.biencoder.encoder import build_sentence_model, transformer_of
-    from adapter_zoo.biencoder.layouts import write_bi_adapter
-    from adapter_zoo.zoo.layouts import check_base
-    from adapter_zoo.zoo.store import entry_folder, save_entry
 
     entry_folder(name)  # a name that is no plain entry name is refused before any work
     members = [str(m) for m in members]

@@ -57,6 +57,7 @@ def read_target(target) -> tuple[list[str], dict]:
     if (path / BENCHMARK_FILE).is_file():
         return _benchmark(path)
     # a dump or parsed forums: their questions without the evaluation split
+    # (looked up per call: tests monkeypatch adapt.threads.read_threads)
     from adapter_zoo.adapt.threads import read_threads
 
     target = read_threads(path)
@@ -83,6 +84,7 @@ def _text_file(path: Path) -> tuple[list[str], dict]:
 
 
 def _benchmark(path: Path) -> tuple[list[str], dict]:
+    # stackexchange.store loads pyarrow: the CLI starts without it
     from stackexchange.store import read_dataset
 
     manifest = read_json_object(path / BENCHMARK_FILE, ZooError, "the manifest")

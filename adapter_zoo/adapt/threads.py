@@ -28,7 +28,11 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from adapter_zoo.cascade.data import forum_dirs
 from adapter_zoo.errors import ZooError
+from adapter_zoo.training.data import read_split
+from stackexchange import parse_forum
+from stackexchange.jsontext import JSONTextError, loads_text
 from stackexchange.lists import BENCHMARK_FILE
 
 EVALUATION_SPLIT = "test"  # never read: the forum's held-out test questions
@@ -106,11 +110,11 @@ def read_threads(target) -> Target:
     if path.suffix == ".7z" or (path / "Posts.xml").is_file():
         return _dump(path)
     if path.is_file() or (path / BENCHMARK_FILE).is_file():
+        # looked up per call: tests monkeypatch adapt.targets.read_target
         from adapter_zoo.adapt.targets import read_target
 
         texts, about = read_target(path)
         return _from_texts(texts, about, path)
-    from adapter_zoo.cascade.data import forum_dirs
 
     forums = forum_dirs(path)
     return _checked(_forums(forums), path)
@@ -140,8 +144,10 @@ def _from_texts(texts: list[str], about: dict, where) -> Target:
 
 def _forums(forums: list[Path]) -> Target:
     """Threads of parsed forums, their test split dropped at the Arrow level."""
+    # pyarrow on first use: importing this module stays light
     import pyarrow.compute as pc
 
+    # stackexchange.store loads pyarrow: importing this module stays light
     from stackexchange.store import read_dataset
 
     threads, duplicates = [], []
@@ -160,8 +166,6 @@ def _forums(forums: list[Path]) -> Target:
 
 
 def _duplicate_links(forum: Path) -> list[tuple[int, int]]:
-    from adapter_zoo.training.data import read_split
-
     links = []
     if not (forum / "duplicates").is_dir():
         return links
@@ -173,8 +177,6 @@ def _duplicate_links(forum: Path) -> list[tuple[int, int]]:
 
 
 def _dump(path: Path) -> Target:
-    from stackexchange import parse_forum
-
     with tempfile.TemporaryDirectory(prefix="adapter-zoo-adapt-") as tmp:
         forum = parse_forum(path, tmp)
         target = _forums([forum])
@@ -188,8 +190,6 @@ def _pair_thread(number: int, question: str, answer: str | None) -> Thread:
 
 
 def _jsonl(path: Path) -> Target:
-    from stackexchange.jsontext import JSONTextError, loads_text
-
     threads = []
     for number, line in enumerate(_lines(path), start=1):
         if not line.strip():

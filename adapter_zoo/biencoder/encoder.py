@@ -14,6 +14,7 @@ import numpy as np
 from adapter_zoo.devices import pick_device
 from adapter_zoo.lengths import BI_MAX_LENGTH
 from adapter_zoo.names import DEFAULT_BASE
+from adapter_zoo.precision import cast_for_inference, precision_name
 from adapter_zoo.ranker.inputs import (
     check_max_length,
     check_ranking,
@@ -21,7 +22,8 @@ from adapter_zoo.ranker.inputs import (
     check_top_k,
     text_pairs,
 )
-from adapter_zoo.ranker.model import resolve_base_model
+from adapter_zoo.ranker.model import own_tensors, quiet_adapter_activation, resolve_base_model
+from adapter_zoo.ranker.ranker import clip_text
 
 # all-MiniLM-L6-v2 was trained on pairs of up to 128 tokens and reads up to 256.
 
@@ -30,8 +32,10 @@ def build_sentence_model(base: str, *, with_adapters: bool = True, device=None):
     """``base`` as a SentenceTransformer; ``with_adapters`` makes its transformer accept
     adapters (``adapters.init``). A base without sentence-transformers files gets mean pooling.
     """
+    # sentence-transformers on first use: the CLI starts without it
     from sentence_transformers import SentenceTransformer
 
+    # heavy: biencoder.guard loads torch, transformers, sentence-transformers when imported
     from adapter_zoo.biencoder.guard import AdapterSentenceTransformer
 
     # with adapters: a SentenceTransformer that refuses to save a folder dropping them
@@ -39,9 +43,8 @@ def build_sentence_model(base: str, *, with_adapters: bool = True, device=None):
         resolve_base_model(base), device=str(pick_device(device)), trust_remote_code=False
     )
     if with_adapters:
+        # adapters on first use: the CLI starts without it
         import adapters
-
-        from adapter_zoo.ranker.model import own_tensors, quiet_adapter_activation
 
         quiet_adapter_activation()
         adapters.init(model[0].auto_model)
@@ -93,7 +96,6 @@ class BiEncoder:
         """Embed with the model's linear layers (base, adapters) in ``dtype`` (inference
         only; see :mod:`adapter_zoo.precision`); token states stay float32, so pooling and
         normalisation run in float32 and embeddings are float32."""
-        from adapter_zoo.precision import cast_for_inference, precision_name
 
         cast_for_inference(self.model, dtype)
         self.precision = precision_name(dtype)
@@ -147,8 +149,6 @@ class BiEncoder:
         return self._encode(self.model.encode_document, texts, batch_size, progress, kwargs)
 
     def _encode(self, function, texts, batch_size: int, progress: bool, kwargs: dict):
-        from adapter_zoo.ranker.ranker import clip_text
-
         options = {
             "batch_size": batch_size,
             "normalize_embeddings": True,
@@ -221,6 +221,7 @@ class BiEncoder:
         return self
 
     def to(self, device) -> BiEncoder:
+        # torch on first use: the CLI starts without it
         import torch
 
         self.device = torch.device(device)
@@ -279,6 +280,7 @@ class BiEncoder:
             >>> encoder.search(["puncture repair"], corpus, top_k=1)  # doctest: +SKIP
             [[(0, 0.62)]]
         """
+        # sentence-transformers, torch on first use: the CLI starts without them
         import torch
         from sentence_transformers.util import semantic_search
 

@@ -12,6 +12,8 @@ from pathlib import Path
 
 from adapter_zoo.biencoder.encoder import BiEncoder, build_sentence_model, transformer_of
 from adapter_zoo.errors import ZooError
+from adapter_zoo.zoo.layouts import check_base
+from adapter_zoo.zoo.untrusted import check_sentence_modules
 
 
 def write_bi_adapter(model, adapter_name: str, folder: Path) -> None:
@@ -25,6 +27,7 @@ def write_bi_full(model, folder: Path) -> None:
 
 
 def write_bi_fusion(model, adapter_names: list[str], folder: Path) -> None:
+    # adapters on first use: the CLI starts without it
     from adapters.composition import Fuse
 
     transformer = transformer_of(model)
@@ -41,16 +44,14 @@ def read_bi_encoder(
     """The BiEncoder of a verified bi-encoder entry stored in ``layout``, its adapters
     active, scoring at ``max_length`` (its kind, :mod:`adapter_zoo.kinds.bi`, reads both)."""
     if layout == "full":
+        # sentence-transformers on first use: the CLI starts without it
         from sentence_transformers import SentenceTransformer
-
-        from adapter_zoo.zoo.untrusted import check_sentence_modules
 
         check_sentence_modules(path / "model")  # it would import a module file of the entry
         model = SentenceTransformer(str(path / "model"), device="cpu", trust_remote_code=False)
         return BiEncoder(
             model, base_model=card["base_model"], card=card, max_length=max_length, device=device
         )
-    from adapter_zoo.zoo.layouts import check_base
 
     model = build_sentence_model(card["base_model"], device="cpu")
     transformer = transformer_of(model)
@@ -62,6 +63,7 @@ def read_bi_encoder(
             name = transformer.load_adapter(str(path), use_safetensors=True)
             transformer.set_active_adapters(name)
         elif layout == "fusion":
+            # adapters on first use: the CLI starts without it
             from adapters.composition import Fuse
 
             names = list(card["adapters"])

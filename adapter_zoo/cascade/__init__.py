@@ -44,10 +44,13 @@ __all__ = [
 def __getattr__(name: str):
     # torch is imported at the top of these modules: only on first use of their names.
     if name == "CascadeRanker":
+        # heavy: cascade.model loads torch, transformers, adapters when imported
         from adapter_zoo.cascade.model import CascadeRanker as value
     elif name == "CascadeOutput":
+        # heavy: cascade.inference loads torch when imported
         from adapter_zoo.cascade.inference import CascadeOutput as value
     elif name == "run_cascade":
+        # heavy: cascade.inference loads torch when imported
         from adapter_zoo.cascade.inference import run_cascade as value
     else:
         raise AttributeError(f"module 'adapter_zoo.cascade' has no attribute {name!r}")

@@ -14,7 +14,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+
 from adapter_zoo.errors import ZooError
+from adapter_zoo.training.data import forum_examples, load_pairs
 from stackexchange.parse import STATS_FILE
 
 TRAIN_KINDS = ("title_answer",)
@@ -32,9 +35,6 @@ def forum_dirs(parsed: Path) -> list[Path]:
 
 def pairs_from_parsed(parsed, *, negatives: int = 3, seed: int = 0, split: str = "train"):
     """Pointwise pairs from the title-answer ``split`` of every forum under ``parsed``."""
-    import numpy as np
-
-    from adapter_zoo.training.data import forum_examples, load_pairs
 
     rng = np.random.default_rng(seed)
     examples = []

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 from torch.nn.utils.rnn import pad_sequence
+from tqdm.auto import tqdm
 
 from adapter_zoo.cascade.schedule import keep_schedule
 from adapter_zoo.errors import ZooError
@@ -81,7 +82,6 @@ def run_cascade(
         chunk_pairs: about how many pairs are in flight at once (bounds memory).
         progress: show a tqdm bar over queries.
     """
-    from tqdm.auto import tqdm
 
     alpha = ranker.config.alpha if alpha is None else alpha
     if not 0.0 <= alpha < 1.0:

@@ -10,24 +10,29 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
+import adapters
 import numpy as np
 import torch
 from torch import nn
+from tqdm.auto import tqdm
+from transformers import AutoModel, AutoTokenizer
 
 from adapter_zoo.cascade.config import CascadeConfig
+from adapter_zoo.cascade.inference import run_cascade
 from adapter_zoo.cascade.schedule import head_flops, layer_flops
+from adapter_zoo.cascade.storage import load_cascade, save_cascade
 from adapter_zoo.errors import ZooError
 from adapter_zoo.names import DEFAULT_BASE
-from adapter_zoo.ranker.heads import SEGMENTS_KEY, pair_cosine_logits
+from adapter_zoo.ranker import resolve_base_model
+from adapter_zoo.ranker.heads import INITIAL_BIAS, INITIAL_SCALE, SEGMENTS_KEY, pair_cosine_logits
 from adapter_zoo.ranker.inputs import check_max_length, check_ranking, text_pairs
+from adapter_zoo.ranker.model import mean_pooling_base, quiet_adapter_activation
 from adapter_zoo.ranker.ranker import encode_pairs
 
 ADAPTER_NAME = "cascade"
 
 
 def _resolve_base_model(name: str) -> str:
-    from adapter_zoo.ranker import resolve_base_model
-
     return resolve_base_model(name)
 
 
@@ -47,7 +52,6 @@ class PairCosineExit(nn.Module):
 
     def __init__(self):
         super().__init__()
-        from adapter_zoo.ranker.heads import INITIAL_BIAS, INITIAL_SCALE
 
         self.scale = nn.Parameter(torch.tensor(INITIAL_SCALE))
         self.bias = nn.Parameter(torch.tensor(INITIAL_BIAS))
@@ -58,7 +62,6 @@ class PairCosineExit(nn.Module):
 
 def default_exit_head(encoder) -> str:
     """``pair_cosine`` for a mean-pooling sentence encoder (MiniLM), else ``cls``."""
-    from adapter_zoo.ranker.model import mean_pooling_base
 
     return "pair_cosine" if mean_pooling_base(encoder.config.name_or_path) else "cls"
 
@@ -111,7 +114,6 @@ class CascadeRanker(nn.Module):
         seed: int = 0,
     ) -> CascadeRanker:
         """An untrained cascade over a pretrained encoder; heads (and adapter) seeded."""
-        from transformers import AutoModel, AutoTokenizer
 
         config = config or CascadeConfig()
         path = _resolve_base_model(base)
@@ -177,7 +179,6 @@ class CascadeRanker(nn.Module):
 
         This is the monolithic model (no candidate dropped); pairs are batched by length.
         """
-        from tqdm.auto import tqdm
 
         pairs = text_pairs(pairs)
         scores = np.zeros(len(pairs), dtype=np.float32)
@@ -208,13 +209,11 @@ class CascadeRanker(nn.Module):
         so candidates dropped earlier always rank below the survivors and, within one
         depth, the order is that exit's. With ``alpha=0`` the order is the monolithic one.
         """
-        from adapter_zoo.cascade.inference import run_cascade
 
         return run_cascade(self, queries_with_candidates, alpha=alpha, **kwargs).scores
 
     def exit_scores(self, queries_with_candidates, *, alpha: float | None = None, **kwargs):
         """Per query an array (exits, candidates) of logits; NaN where a candidate was dropped."""
-        from adapter_zoo.cascade.inference import run_cascade
 
         return run_cascade(self, queries_with_candidates, alpha=alpha, **kwargs).exit_logits
 
@@ -247,23 +246,18 @@ class CascadeRanker(nn.Module):
     # -- persistence -----------------------------------------------------------------------
     def save(self, name_or_path, *, card: dict | None = None, overwrite: bool = False):
         """Write this ranker as a zoo entry of kind ``cascade``; returns its folder."""
-        from adapter_zoo.cascade.storage import save_cascade
 
         return save_cascade(self, name_or_path, card=card, overwrite=overwrite)
 
     @classmethod
     def load(cls, name_or_path, *, device=None) -> CascadeRanker:
         """Load a cascade zoo entry (checks every file's sha256 first)."""
-        from adapter_zoo.cascade.storage import load_cascade
 
         return load_cascade(name_or_path, device=device)
 
 
 def attach_adapter(encoder, adapter_config: str) -> None:
     """Add one trainable bottleneck adapter to ``encoder`` (frozen otherwise) and activate it."""
-    import adapters
-
-    from adapter_zoo.ranker.model import quiet_adapter_activation
 
     quiet_adapter_activation()
     adapters.init(encoder)

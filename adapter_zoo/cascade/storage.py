@@ -15,8 +15,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from adapter_zoo.cascade.config import CascadeConfig
 from adapter_zoo.errors import ZooError
+from adapter_zoo.ranker.model import quiet_adapter_activation
+from adapter_zoo.registry import kind_for_card
+from adapter_zoo.zoo.layouts import base_config, check_base
 from adapter_zoo.zoo.store import (
+    CARD_FILE,
     entry_folder,
     entry_location,
     read_card,
@@ -26,11 +31,13 @@ from adapter_zoo.zoo.store import (
 
 
 def _write_files(ranker, folder: Path) -> None:
+    # safetensors.torch on first use: importing this module stays light
     from safetensors.torch import save_file
 
     state = {k: v.detach().cpu().contiguous() for k, v in ranker.heads.state_dict().items()}
     save_file(state, str(folder / "exits.safetensors"))
     if ranker.config.adapter:
+        # heavy: cascade.model loads torch, transformers, adapters when imported
         from adapter_zoo.cascade.model import ADAPTER_NAME
 
         # safetensors: the layer count load_cascade checks against the base is in its keys
@@ -45,7 +52,6 @@ def save_cascade(
 ) -> Path:
     """Write ``ranker`` atomically as a zoo entry (through the zoo's one entry writer,
     ``adapter_zoo.zoo.save_entry``) and return the entry folder."""
-    from adapter_zoo.zoo.layouts import base_config
 
     entry_folder(name_or_path)  # the name is checked before anything is read of the ranker
     fields = {
@@ -72,8 +78,6 @@ def save_cascade(
 
 def verify_cascade(folder: Path) -> dict:
     """The card of a cascade entry after checking every listed file (``verify_entry``)."""
-    from adapter_zoo.registry import kind_for_card
-    from adapter_zoo.zoo.store import CARD_FILE
 
     card = verify_entry(folder)
     if kind_for_card(card).name != "cascade":
@@ -83,12 +87,12 @@ def verify_cascade(folder: Path) -> dict:
 
 def load_cascade(name_or_path, *, device=None):
     """Load a cascade zoo entry written by ``save_cascade``."""
+    # transformers, safetensors.torch on first use: importing this module stays light
     from safetensors.torch import load_file
     from transformers import AutoModel, AutoTokenizer
 
-    from adapter_zoo.cascade.config import CascadeConfig
+    # heavy: cascade.model loads torch, transformers, adapters when imported
     from adapter_zoo.cascade.model import ADAPTER_NAME, CascadeRanker, _resolve_base_model
-    from adapter_zoo.zoo.layouts import check_base
 
     folder = entry_location(name_or_path)
     if not folder.is_dir():
@@ -96,9 +100,8 @@ def load_cascade(name_or_path, *, device=None):
     card = verify_cascade(folder)
     config = CascadeConfig.from_dict(card["cascade"])
     if config.adapter:
+        # adapters on first use: importing this module stays light
         import adapters
-
-        from adapter_zoo.ranker.model import quiet_adapter_activation
 
         base = _resolve_base_model(card["base_model"])
         encoder = AutoModel.from_pretrained(base, add_pooling_layer=False, trust_remote_code=False)

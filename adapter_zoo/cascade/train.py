@@ -6,11 +6,16 @@ import random
 import time
 from pathlib import Path
 
+from adapter_zoo.cascade.config import CascadeConfig
 from adapter_zoo.cascade.schedule import sample_exits
 from adapter_zoo.errors import ZooError
 from adapter_zoo.lengths import CROSS_MAX_LENGTH
 from adapter_zoo.names import DEFAULT_BASE
+from adapter_zoo.ranker.inputs import check_max_length
+from adapter_zoo.training.models import base_config
 from adapter_zoo.training.rates import default_lr
+from adapter_zoo.zoo.store import check_zoo_writable, entry_folder
+from stackexchange.io import refuse_input_inside_output
 from stackexchange.numbers import MAX_BATCH, MAX_LIST, MAX_STEPS, check_number
 
 
@@ -52,6 +57,7 @@ def train_cascade(
     Example:
         >>> log = train_cascade(ranker, [("q", "a", 1), ("q", "b", 0)], max_steps=1)  # doctest: +SKIP
     """
+    # torch, tqdm, transformers on first use: importing this module stays light
     import torch
     from tqdm.auto import tqdm
     from transformers import get_linear_schedule_with_warmup
@@ -134,9 +140,6 @@ def planned_config(
     Raises:
         ZooError: one line naming the option and the base's number.
     """
-    from adapter_zoo.cascade.config import CascadeConfig
-    from adapter_zoo.ranker.inputs import check_max_length
-    from adapter_zoo.training.models import base_config
 
     config = CascadeConfig(
         exits=tuple(exits) if exits else None,
@@ -204,10 +207,10 @@ def train_entry(
         >>> train_entry("cascade", data="parsed/", max_steps=200)  # doctest: +SKIP
         PosixPath('.../adapter-zoo/cascade')
     """
+    # looked up per call: tests monkeypatch cascade.data.pairs_from_parsed
+    # heavy: cascade.model loads torch, transformers, adapters when imported
     from adapter_zoo.cascade.data import forum_dirs, pairs_from_parsed
     from adapter_zoo.cascade.model import CascadeRanker
-    from adapter_zoo.zoo.store import check_zoo_writable, entry_folder
-    from stackexchange.io import refuse_input_inside_output
 
     if (data is None) == (pairs is None):
         raise ZooError("cascade-train: give exactly one of a parse output or a benchmark")

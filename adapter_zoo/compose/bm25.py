@@ -9,6 +9,7 @@ Example:
 from __future__ import annotations
 
 from adapter_zoo.compose.scoring import PerQueryScorer
+from stackexchange.lists import bm25_candidate_scores
 
 
 class BM25Scorer(PerQueryScorer):
@@ -21,6 +22,4 @@ class BM25Scorer(PerQueryScorer):
         self.card = {"name": "bm25", "kind": "bm25"}
 
     def candidate_scores(self, queries, candidate_lists):
-        from stackexchange.lists import bm25_candidate_scores
-
         return bm25_candidate_scores(queries, candidate_lists)

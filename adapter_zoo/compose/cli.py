@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from adapter_zoo.compose.entry import compose_entry, dev_table
+from adapter_zoo.compose.rerank import DEFAULT_TOP_K
+from adapter_zoo.errors import ZooError
+from adapter_zoo.zoo.store import read_card
+from stackexchange.numbers import list_int
+from stackexchange.paths import path_option
+
 
 def register(subparsers) -> None:
-    from adapter_zoo.compose.rerank import DEFAULT_TOP_K
-    from stackexchange.numbers import list_int
-    from stackexchange.paths import path_option
-
     p = subparsers.add_parser(
         "compose",
         help="save a score fusion or a retrieve-then-rerank as a zoo entry",
@@ -37,11 +40,6 @@ def register(subparsers) -> None:
 
 
 def run_compose(args) -> int:
-    from adapter_zoo.compose.entry import compose_entry, dev_table
-    from adapter_zoo.compose.rerank import DEFAULT_TOP_K
-    from adapter_zoo.errors import ZooError
-    from adapter_zoo.zoo.store import read_card
-
     if args.top_k is not None and not args.rerank:
         raise ZooError("--top-k is only used with --rerank")
     path = compose_entry(

@@ -29,7 +29,16 @@ from adapter_zoo.compose.spec import (
 )
 from adapter_zoo.errors import ZooError
 from adapter_zoo.names import BM25, parse_model_name
-from adapter_zoo.training.selection import DEV_CANDIDATES, positive_first_metrics
+from adapter_zoo.registry import kind_for_card
+from adapter_zoo.training.selection import DEV_CANDIDATES, forum_dev_lists, positive_first_metrics
+from adapter_zoo.zoo.store import (
+    check_zoo_writable,
+    entry_folder,
+    entry_path,
+    local_entry,
+    read_card,
+    save_entry,
+)
 
 # Weights tried for every member but the first (whose weight is 1).
 WEIGHT_GRID = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 1.0)
@@ -39,8 +48,8 @@ _QUESTION_COLUMNS = {"id", "title", "body", "accepted_answer_id", "accepted_answ
 def dev_lists_of(data, forum: str) -> tuple[str, list[tuple[str, list[str]]]]:
     """The forum's host and its dev ranking lists, positive first (the lists training selects
     on: :func:`adapter_zoo.training.selection.forum_dev_lists`)."""
+    # looked up per call: tests monkeypatch training.data.resolve_forums
     from adapter_zoo.training.data import resolve_forums
-    from adapter_zoo.training.selection import forum_dev_lists
 
     hosts = resolve_forums(data, (forum,))
     if len(hosts) != 1:
@@ -148,7 +157,6 @@ def compose_entry(
         >>> compose_entry("beer-rr", "rerank:sbert:minilm-l6>beer@10")  # doctest: +SKIP
         PosixPath('.../adapter-zoo/beer-rr')
     """
-    from adapter_zoo.zoo.store import check_zoo_writable, entry_path, save_entry
 
     spec = _as_spec(spec_or_members, composition, top_k)
     if name == BM25 or is_spec(name):
@@ -203,8 +211,6 @@ def refuse_cycle(name, spec: Spec) -> None:
     Raises:
         ZooError: names the chain, e.g. ``composite 'a' would contain itself: a -> b -> a``.
     """
-    from adapter_zoo.registry import kind_for_card
-    from adapter_zoo.zoo.store import entry_folder, local_entry, read_card
 
     target = entry_folder(name).resolve()
     todo = [(member, (str(name), member)) for member in spec.members]

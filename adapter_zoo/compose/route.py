@@ -14,8 +14,10 @@ from collections.abc import Sequence
 import numpy as np
 
 from adapter_zoo.compose.scoring import Composite, query_groups, score_with
+from adapter_zoo.compose.spec import load_member
 from adapter_zoo.errors import ZooError
 from adapter_zoo.names import ZERO_SHOT_MODEL
+from adapter_zoo.precision import apply_precision
 
 # Queries are embedded by the zero-shot all-MiniLM-L6-v2 bi-encoder (ZERO_SHOT_MODEL): the
 # embedder the domain centroids were made with (adapter_zoo.zoo.domain).
@@ -94,8 +96,6 @@ class RoutedRanker(Composite):
     def member(self, index: int):
         """Member ``index``, loaded (once) if it was given by name."""
         if isinstance(self.members[index], str):
-            from adapter_zoo.compose.spec import load_member
-
             self.members[index] = self._at_precision(
                 load_member(self.members[index], device=self.device)
             )
@@ -104,16 +104,12 @@ class RoutedRanker(Composite):
     def routes(self, queries: Sequence[str]) -> np.ndarray:
         """The member index each query goes to."""
         if self.embedder is None:
-            from adapter_zoo.compose.spec import load_member
-
             self.embedder = self._at_precision(load_member(ZERO_SHOT_MODEL, device=self.device))
         return route(self.embedder.encode(list(queries)), self.centroids)
 
     def _at_precision(self, member):
         """A member loaded after :meth:`set_precision` put at that precision too."""
         if self.precision_dtype is not None:
-            from adapter_zoo.precision import apply_precision
-
             apply_precision(member, self.precision_dtype)
         return member
 

@@ -16,6 +16,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from adapter_zoo.errors import ZooError
+from adapter_zoo.precision import BF16, FP32, apply_precision, precision_name
+from adapter_zoo.ranker.inputs import text_pairs
 from adapter_zoo.ranker.ranker import rank_candidates
 
 
@@ -72,7 +74,6 @@ class Composite:
     def set_precision(self, dtype):
         """Every member that runs a model scores in ``dtype`` (see
         :mod:`adapter_zoo.precision`); members loaded later (a route's) get it when loaded."""
-        from adapter_zoo.precision import apply_precision
 
         self.precision_dtype = dtype
         for part in self.parts():
@@ -83,7 +84,6 @@ class Composite:
     def precision(self) -> str:
         """``bf16`` when a loaded member runs in bf16 (or, none loaded yet, when it was set
         to bf16), else ``fp32``."""
-        from adapter_zoo.precision import BF16, FP32, precision_name
 
         if self.precision_dtype is None:
             return FP32
@@ -116,7 +116,6 @@ class PerQueryScorer(Composite):
     def score(self, pairs, *, batch_size: int = 64, progress: bool = False) -> np.ndarray:
         """The score of each (query, candidate) pair, in input order (``batch_size`` and
         ``progress`` are accepted for the common interface and unused)."""
-        from adapter_zoo.ranker.inputs import text_pairs
 
         pairs = text_pairs(pairs)
         scores = np.zeros(len(pairs), dtype=np.float64)

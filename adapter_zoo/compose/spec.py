@@ -25,10 +25,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
+from safetensors import SafetensorError
+from safetensors.numpy import load_file
 
-from adapter_zoo.compose.rerank import DEFAULT_TOP_K
+from adapter_zoo.compose.fusion import ScoreFusion
+from adapter_zoo.compose.rerank import DEFAULT_TOP_K, Rerank
 from adapter_zoo.errors import ZooError
 from adapter_zoo.names import FUSION, RERANK, is_spec
 
@@ -144,8 +148,6 @@ def build(spec: Spec, *, device=None, card: dict | None = None):
         card: the zoo card when the composition is a zoo entry; by default a small card
             naming the spec.
     """
-    from adapter_zoo.compose.fusion import ScoreFusion
-    from adapter_zoo.compose.rerank import Rerank
 
     card = card or {"name": str(spec), "kind": "composite", "composition": spec.composition}
     members = [load_member(name, device=device) for name in spec.members]
@@ -178,7 +180,6 @@ def load_composite(path, card: dict, *, device=None):
     Raises:
         ZooError: an unknown ``composition`` or a damaged route file.
     """
-    from pathlib import Path
 
     composition = card.get("composition")
     members = [str(m) for m in card.get("members") or []]
@@ -195,6 +196,7 @@ def load_composite(path, card: dict, *, device=None):
         model.card = card
         return model
     if composition == ROUTE:
+        # cycle: compose.route imports this module at its top
         from adapter_zoo.compose.route import RoutedRanker
 
         centroids = _route_centroids(Path(path) / ROUTE_FILE, len(members))
@@ -205,10 +207,6 @@ def load_composite(path, card: dict, *, device=None):
 
 
 def _route_centroids(file, members: int):
-    import numpy as np
-    from safetensors import SafetensorError
-    from safetensors.numpy import load_file
-
     try:
         centroids = load_file(str(file)).get(ROUTE_TENSOR)
     except (SafetensorError, OSError) as error:

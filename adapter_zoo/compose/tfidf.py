@@ -19,6 +19,7 @@ def tfidf_candidate_scores(
 ) -> list[np.ndarray]:
     """Per query, the cosine of scikit-learn TF-IDF vectors fitted on that query's candidates
     (the ``tfidf`` baseline's query scope); zeros where the candidates have no vocabulary."""
+    # sklearn on first use: importing this module stays light
     from sklearn.feature_extraction.text import TfidfVectorizer
 
     scores = []

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from adapter_zoo.hub import pull, push
+
 
 def _push(args) -> int:
-    from adapter_zoo.hub import push
-
     sha = push(
         args.name_or_path,
         args.repo_id,
@@ -20,8 +20,6 @@ def _push(args) -> int:
 
 
 def _pull(args) -> int:
-    from adapter_zoo.hub import pull
-
     print(pull(args.repo_id, revision=args.revision))
     return 0
 

@@ -36,6 +36,7 @@ def hub_endpoint() -> str:
         >>> hub_endpoint()  # doctest: +SKIP
         'https://huggingface.co'
     """
+    # huggingface_hub on first use: the CLI starts without it
     from huggingface_hub import constants
 
     return (os.environ.get("HF_ENDPOINT") or constants.ENDPOINT).rstrip("/")
@@ -43,6 +44,7 @@ def hub_endpoint() -> str:
 
 def hub_offline() -> bool:
     """True when ``HF_HUB_OFFLINE`` is set now or was set when ``huggingface_hub`` started."""
+    # huggingface_hub on first use: the CLI starts without it
     from huggingface_hub import constants
 
     return bool(constants.HF_HUB_OFFLINE) or (
@@ -88,6 +90,7 @@ def require_hub(what: str) -> None:
 
 def hub_cache() -> Path:
     """The Hugging Face cache folder snapshots are downloaded into."""
+    # huggingface_hub on first use: the CLI starts without it
     from huggingface_hub import constants
 
     return Path(constants.HF_HUB_CACHE)
@@ -95,6 +98,7 @@ def hub_cache() -> Path:
 
 def hub_api():
     """An ``HfApi`` talking to :func:`hub_endpoint`."""
+    # huggingface_hub on first use: the CLI starts without it
     from huggingface_hub import HfApi
 
     guard_hub_responses()
@@ -166,6 +170,7 @@ def guard_hub_responses() -> None:
     global _guarded
     if _guarded:
         return
+    # huggingface_hub, requests on first use: the CLI starts without them
     import requests
     from huggingface_hub import configure_http_backend
     from huggingface_hub.utils import _http

@@ -16,6 +16,10 @@ from adapter_zoo.hub.connection import (
     hub_local_only,
     hub_offline,
 )
+from adapter_zoo.zoo import multicqa
+from adapter_zoo.zoo.store import CARD_FILE, entry_path, read_card, verify_entry
+from adapter_zoo.zoo.untrusted import UnsafeEntryError
+from stackexchange.io import atomic_write_json
 
 # The encoder MultiCQA's published adapters were trained on (they fit nothing else).
 MULTICQA_BASE = "bert-base"
@@ -41,6 +45,7 @@ def download(repo_id: str, revision: str | None = None) -> Path:
     retries), the snapshot already in the cache is served; a revision never downloaded is a
     ZooError saying so.
     """
+    # huggingface_hub on first use: the CLI starts without it
     from huggingface_hub import snapshot_download
     from huggingface_hub.errors import (
         LocalEntryNotFoundError,
@@ -91,6 +96,7 @@ def download(repo_id: str, revision: str | None = None) -> Path:
 
 def _refs(repo_id: str) -> list[tuple[str, list[str]]] | None:
     """``[("branches", names), ("tags", names)]`` of ``repo_id``; None when it has none."""
+    # huggingface_hub on first use: the CLI starts without it
     from huggingface_hub.errors import HfHubHTTPError
 
     try:
@@ -121,9 +127,6 @@ def pull(repo_id: str, *, revision: str | None = None) -> Path:
         >>> folder = pull("someone/beer-adapter", revision="v1")  # doctest: +SKIP
         >>> adapter_zoo.load(str(folder))  # doctest: +SKIP
     """
-    from adapter_zoo.zoo import multicqa
-    from adapter_zoo.zoo.store import CARD_FILE, verify_entry
-    from adapter_zoo.zoo.untrusted import UnsafeEntryError
 
     folder = download(repo_id, revision)
     if not (folder / CARD_FILE).is_file():
@@ -166,8 +169,6 @@ def pull_multicqa(
         >>> pull_multicqa("AdapterHub/bert-base-uncased_sts_stackexchange_pfeiffer",
         ...               revision="travel_stackexchange_com")  # doctest: +SKIP
     """
-    from adapter_zoo.zoo import multicqa
-    from adapter_zoo.zoo.store import entry_path, read_card, verify_entry
 
     snapshot = snapshot if snapshot is not None else download(repo_id, revision)
     commit = snapshot.name  # huggingface_hub names snapshot folders by commit sha
@@ -193,9 +194,6 @@ def pull_multicqa(
 
 
 def _set_card_field(folder: Path, key: str, value) -> None:
-    from adapter_zoo.zoo.store import CARD_FILE, read_card
-    from stackexchange.io import atomic_write_json
-
     card = read_card(folder)
     card[key] = value
     atomic_write_json(folder / CARD_FILE, card)

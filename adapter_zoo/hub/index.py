@@ -13,6 +13,7 @@ resolve names offline.
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 from pathlib import Path
@@ -61,6 +62,7 @@ def list_remote() -> list[dict]:
         >>> [entry["name"] for entry in list_remote()]  # doctest: +SKIP
         ['beer', 'travel']
     """
+    # huggingface_hub on first use: the CLI starts without it
     from huggingface_hub import hf_hub_download
     from huggingface_hub.errors import EntryNotFoundError, RepositoryNotFoundError
 
@@ -96,7 +98,6 @@ def list_remote() -> list[dict]:
 
 def lookup(name: str) -> dict:
     """The index entry named ``name``; a ZooError listing close names when there is none."""
-    import difflib
 
     entries = list_remote()
     for entry in entries:
@@ -134,6 +135,7 @@ def update_index(
     Example:
         >>> update_index(index_entry(card, "me/beer", sha, 1234))  # doctest: +SKIP
     """
+    # huggingface_hub on first use: the CLI starts without it
     from huggingface_hub import CommitOperationAdd, hf_hub_download
 
     missing = [k for k in ENTRY_FIELDS if k not in entry]

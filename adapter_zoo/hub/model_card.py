@@ -3,7 +3,7 @@ renderer, :func:`adapter_zoo.zoo.cards.render_card`, given the repository."""
 
 from __future__ import annotations
 
-from adapter_zoo.zoo.cards import LIBRARY_NAME
+from adapter_zoo.zoo.cards import LIBRARY_NAME, render_card
 from adapter_zoo.zoo.snippets import (  # re-exported: the Hub's names for these
     BASE_MODEL_HUB_IDS,
     PAIR_COSINE,
@@ -22,7 +22,6 @@ def render_model_card(card: dict, repo_id: str, *, head_type: str | None = None)
         >>> "pipeline_tag: text-ranking" in text
         True
     """
-    from adapter_zoo.zoo.cards import render_card
 
     return render_card(card, repo_id=repo_id, head_type=head_type)
 

@@ -7,7 +7,13 @@ import os
 from pathlib import Path
 
 from adapter_zoo.errors import ZooError
+from adapter_zoo.hub.connection import hub_api, hub_endpoint, require_hub
 from adapter_zoo.hub.downloads import check_repo_id
+from adapter_zoo.hub.index import index_entry, update_index
+from adapter_zoo.hub.model_card import entry_head_type, render_model_card
+from adapter_zoo.zoo.store import CARD_FILE, README_FILE, verify_entry, zoo_home
+from adapter_zoo.zoo.store import local_entry as find_local_entry
+from adapter_zoo.zoo.untrusted import without_local_paths
 from stackexchange.errors import first_line
 
 GITATTRIBUTES = ".gitattributes"  # the Hub's own file in every repository: left alone
@@ -15,8 +21,6 @@ GITATTRIBUTES = ".gitattributes"  # the Hub's own file in every repository: left
 
 def local_entry(name_or_path: str | os.PathLike) -> Path:
     """The folder of a local zoo entry given by name or path."""
-    from adapter_zoo.zoo.store import CARD_FILE, zoo_home
-    from adapter_zoo.zoo.store import local_entry as find_local_entry
 
     folder = find_local_entry(name_or_path)
     if folder is None:
@@ -53,14 +57,9 @@ def push(
     Example:
         >>> sha = push("beer", "me/beer-adapter", tag="v1")  # doctest: +SKIP
     """
+    # huggingface_hub, requests on first use: the CLI starts without them
     from huggingface_hub import CommitOperationAdd, CommitOperationDelete
     from requests import RequestException
-
-    from adapter_zoo.hub.connection import hub_api, hub_endpoint, require_hub
-    from adapter_zoo.hub.index import index_entry, update_index
-    from adapter_zoo.hub.model_card import entry_head_type, render_model_card
-    from adapter_zoo.zoo.store import CARD_FILE, README_FILE, verify_entry
-    from adapter_zoo.zoo.untrusted import without_local_paths
 
     check_repo_id(repo_id)
     folder = local_entry(name_or_path)

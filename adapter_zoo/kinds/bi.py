@@ -6,8 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from adapter_zoo.biencoder.layouts import read_bi_encoder
 from adapter_zoo.kinds.entry import ADAPTER_MODES, FULL_MODES, EntryKind
 from adapter_zoo.registry import register_kind
+from adapter_zoo.zoo.snippets import sentence_transformers_lines
 from adapter_zoo.zoo.store import README_FILE
 
 # Bottleneck adapters (a ReLU between two projections) do not fold into the weights: the
@@ -25,15 +27,11 @@ class BiEncoderKind(EntryKind):
     summary = "bi-encoder (sentence embeddings, cosine) ranker"
 
     def load_entry(self, path, card: dict, *, device=None):
-        from adapter_zoo.biencoder.layouts import read_bi_encoder
-
         return read_bi_encoder(
             path, card, self.layout, max_length=self.max_length(card), device=device
         )
 
     def library_lines(self, card, folder, head_type):
-        from adapter_zoo.zoo.snippets import sentence_transformers_lines
-
         return sentence_transformers_lines(card, folder, self.layout, self.max_length(card))
 
     def export_refusal(self, card, path=None):

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from adapter_zoo.cascade.storage import load_cascade
+from adapter_zoo.errors import ZooError
 from adapter_zoo.registry import ModelKind, register_kind
 
 
@@ -16,13 +18,9 @@ class Cascade(ModelKind):
     summary = "cascade ranker (early exits)"
 
     def load_entry(self, path, card: dict, *, device=None):
-        from adapter_zoo.cascade.storage import load_cascade
-
         return load_cascade(path, device=device)
 
     def set_max_length(self, model, max_length, name):
-        from adapter_zoo.errors import ZooError
-
         raise ZooError(f"{name}: a cascade's token limit is fixed by its config at training")
 
     def export_refusal(self, card, path=None):

@@ -4,12 +4,15 @@ route, or an alias; their members are other models, loaded by zoo or Hub name.""
 from __future__ import annotations
 
 import contextvars
+import math
 from pathlib import Path
 
+from adapter_zoo.compose import spec as compose
 from adapter_zoo.errors import ZooError
 from adapter_zoo.names import ZERO_SHOT, parse_model_name
 from adapter_zoo.registry import ModelKind, register_kind
-from adapter_zoo.zoo.store import CARD_FILE
+from adapter_zoo.zoo.store import CARD_FILE, field_error
+from adapter_zoo.zoo.untrusted import UnsafeEntryError, is_local_path
 
 # The composite entries being loaded, outermost first (their folders and names): a composite
 # that contains itself through others is refused instead of recursing without end.
@@ -29,10 +32,6 @@ class Composite(ModelKind):
     summary = "composite ranker"
 
     def check_card(self, card: dict, card_file) -> None:
-        import math
-
-        from adapter_zoo.zoo.store import field_error
-
         if card.get("composition") in ("route", "alias"):
             return  # members, no spec
         if not isinstance(card.get("spec"), str):
@@ -65,7 +64,6 @@ class Composite(ModelKind):
 def _refuse_local_member(member: str, path: Path) -> None:
     """A composite entry names its members by zoo or Hub name: a path of the machine it was
     made on (absolute, in a home, climbing with ``..``) would make it read outside itself."""
-    from adapter_zoo.zoo.untrusted import UnsafeEntryError, is_local_path
 
     name = parse_model_name(member)
     text = name.base if name.category == ZERO_SHOT else member
@@ -79,7 +77,6 @@ def _refuse_local_member(member: str, path: Path) -> None:
 def load_composite_entry(path: Path, card: dict, device):
     """The composition of the verified composite entry at ``path``, its members checked to
     be zoo or Hub names and its nesting to end (see :mod:`adapter_zoo.kinds.composite`)."""
-    from adapter_zoo.compose import spec as compose
 
     chain = _COMPOSITES.get()
     here = (str(path.resolve()), str(card["name"]))

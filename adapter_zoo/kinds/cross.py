@@ -7,7 +7,10 @@ with its head, the whole model, or an AdapterFusion of adapters with its head.
 from __future__ import annotations
 
 from adapter_zoo.kinds.entry import ADAPTER_MODES, FULL_MODES, EntryKind
+from adapter_zoo.ranker import Ranker
 from adapter_zoo.registry import register_kind
+from adapter_zoo.zoo.layouts import read_model
+from adapter_zoo.zoo.snippets import adapters_library_lines
 
 
 class CrossEncoderKind(EntryKind):
@@ -15,9 +18,6 @@ class CrossEncoderKind(EntryKind):
     summary = "cross-encoder ranker"
 
     def load_entry(self, path, card: dict, *, device=None):
-        from adapter_zoo.ranker import Ranker
-        from adapter_zoo.zoo.layouts import read_model
-
         model, tokenizer = read_model(path, card, self.layout)
         return Ranker(
             model,
@@ -31,8 +31,6 @@ class CrossEncoderKind(EntryKind):
 
 class _CrossAdapterLines(CrossEncoderKind):
     def library_lines(self, card, folder, head_type):
-        from adapter_zoo.zoo.snippets import adapters_library_lines
-
         return adapters_library_lines(card, folder, head_type, self.max_length(card))
 
     def export_refusal(self, card, path=None):

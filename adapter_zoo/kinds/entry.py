@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from adapter_zoo.errors import ZooError
 from adapter_zoo.registry import ModelKind
+from adapter_zoo.zoo.untrusted import check_relative_name
 
 # Training modes whose entries store the same layout: TANDA's second step writes what its
 # first step's layout is (an adapter, or the full model).
@@ -31,8 +33,6 @@ class EntryKind(ModelKind):
     def check_card(self, card: dict, card_file) -> None:
         if self.layout != "fusion":
             return
-        from adapter_zoo.errors import ZooError
-        from adapter_zoo.zoo.untrusted import check_relative_name
 
         adapters = card.get("adapters")
         if not isinstance(adapters, list) or not adapters:

@@ -5,9 +5,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from adapter_zoo.biencoder import BiEncoder
+from adapter_zoo.compose.bm25 import BM25Scorer
+from adapter_zoo.compose.spec import load_spec
+from adapter_zoo.compose.tfidf import TfidfScorer
 from adapter_zoo.errors import ZooError
 from adapter_zoo.names import BASE, BM25, COMPOSITION, ENTRY, TFIDF, ZERO_SHOT, ModelName
+from adapter_zoo.ranker import Ranker
 from adapter_zoo.registry import ModelKind, register_kind
+from adapter_zoo.zoo import multicqa
+from adapter_zoo.zoo.store import CARD_FILE, is_entry_name, zoo_home
 
 
 @register_kind
@@ -27,8 +34,6 @@ class ZeroShotBiEncoder(ModelKind):
         return name.category == ZERO_SHOT
 
     def load_name(self, name: ModelName, *, device=None, base_model=None):
-        from adapter_zoo.biencoder import BiEncoder
-
         return BiEncoder.from_base(name.base, device=device)
 
 
@@ -46,8 +51,6 @@ class UntrainedBase(ModelKind):
         return name.category == BASE
 
     def load_name(self, name: ModelName, *, device=None, base_model=None):
-        from adapter_zoo.ranker import Ranker
-
         return Ranker.from_base(name.base, device=device)
 
 
@@ -65,8 +68,6 @@ class CompositionSpec(ModelKind):
         return name.category == COMPOSITION
 
     def load_name(self, name: ModelName, *, device=None, base_model=None):
-        from adapter_zoo.compose.spec import load_spec
-
         return load_spec(name.text, device=device)
 
 
@@ -86,8 +87,6 @@ class BM25Baseline(ModelKind):
         return name.category != ENTRY and name.text == BM25
 
     def load_name(self, name: ModelName, *, device=None, base_model=None):
-        from adapter_zoo.compose.bm25 import BM25Scorer
-
         return BM25Scorer()
 
 
@@ -104,8 +103,6 @@ class TfidfBaseline(ModelKind):
         return name.category != ENTRY and name.text == TFIDF
 
     def load_name(self, name: ModelName, *, device=None, base_model=None):
-        from adapter_zoo.compose.tfidf import TfidfScorer
-
         return TfidfScorer()
 
 
@@ -120,9 +117,6 @@ class MultiCQAFile(ModelKind):
     takes_base_model = True  # its file names no base: bert-base unless told
 
     def recognises_name(self, name: ModelName) -> bool:
-        from adapter_zoo.zoo import multicqa
-        from adapter_zoo.zoo.store import CARD_FILE, is_entry_name, zoo_home
-
         if name.category != ENTRY:
             return False
         local = Path(name.text).expanduser()
@@ -134,8 +128,6 @@ class MultiCQAFile(ModelKind):
             return False
 
     def load_name(self, name: ModelName, *, device=None, base_model=None):
-        from adapter_zoo.zoo import multicqa
-
         base = base_model or multicqa.LEGACY_BASE
         return multicqa.load_legacy(Path(name.text).expanduser(), base_model=base, device=device)
 

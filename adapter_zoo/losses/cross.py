@@ -50,6 +50,7 @@ class CrossEncoderLoss(nn.Module):
 
     def logits(self, queries: Sequence[str], candidates: Sequence[str]) -> torch.Tensor:
         """One logit per (query, candidate) pair, as the model scores it."""
+        # sentence-transformers on first use: this module loads only torch at import
         from sentence_transformers.util import batch_to_device
 
         features = self.model.preprocess(list(zip(queries, candidates)))

@@ -12,7 +12,10 @@ from __future__ import annotations
 from typing import Any
 
 import torch
+from sentence_transformers import CrossEncoder
 from sentence_transformers.base.modules import InputModule
+
+from adapter_zoo.ranker.ranker import encode_pairs
 
 
 class AdapterPairScorer(InputModule):
@@ -33,7 +36,6 @@ class AdapterPairScorer(InputModule):
     def preprocess(self, inputs, prompt: str | None = None, **kwargs) -> dict[str, Any]:
         """Pairs as :func:`~adapter_zoo.ranker.ranker.encode_pairs` encodes them; single
         texts (sentence-transformers' model card counts a dataset column's tokens) alone."""
-        from adapter_zoo.ranker.ranker import encode_pairs
 
         if inputs and isinstance(inputs[0], str):
             return dict(self.tokenizer(list(inputs), truncation=True, padding=True,
@@ -64,7 +66,6 @@ def as_cross_encoder(model, tokenizer, max_length: int):
         >>> from adapter_zoo.ranker.model import build_model  # doctest: +SKIP
         >>> cross = as_cross_encoder(*build_model("minilm-l6"), 300)  # doctest: +SKIP
     """
-    from sentence_transformers import CrossEncoder
 
     device = next(model.parameters()).device
     return CrossEncoder(modules=[AdapterPairScorer(model, tokenizer, max_length)], device=device)

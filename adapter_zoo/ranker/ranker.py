@@ -8,8 +8,10 @@ from collections.abc import Sequence
 import numpy as np
 
 from adapter_zoo.devices import pick_device
+from adapter_zoo.errors import ZooError
 from adapter_zoo.lengths import CROSS_MAX_LENGTH
 from adapter_zoo.names import DEFAULT_BASE
+from adapter_zoo.precision import cast_for_inference, precision_name
 from adapter_zoo.ranker.inputs import check_max_length, check_ranking, text_pairs
 from adapter_zoo.ranker.model import add_ranking_head, build_model
 
@@ -85,8 +87,10 @@ def encode_pairs(
         return_tensors="pt" if padding else None,
     )
     if padding:
+        # torch on first use: the CLI starts without it
         import torch
 
+        # heavy: ranker.heads loads torch, transformers, adapters when imported
         from adapter_zoo.ranker.heads import SEGMENTS_KEY
 
         encoded[SEGMENTS_KEY] = torch.tensor(pair_segments(encoded), dtype=torch.long)
@@ -185,7 +189,6 @@ class Ranker:
         """Score with the model's linear layers (base, adapters) in ``dtype`` (inference
         only; see :mod:`adapter_zoo.precision`); the prediction heads stay float32 and read
         float32 token states, so the logits are float32."""
-        from adapter_zoo.precision import cast_for_inference, precision_name
 
         heads = getattr(self.model, "heads", None)
         cast_for_inference(self.model, dtype, keep_float=[heads] if heads is not None else [])
@@ -207,6 +210,7 @@ class Ranker:
         cls, base: str = DEFAULT_BASE, *, max_length: int = CROSS_MAX_LENGTH, device=None
     ) -> Ranker:
         """An untrained ranker: ``base`` with a fresh head seeded with 0 (reproducible)."""
+        # torch on first use: the CLI starts without it
         import torch
 
         model, tokenizer = build_model(base)
@@ -226,6 +230,7 @@ class Ranker:
 
         Pairs are sorted by token length so each batch pads little, then put back in order.
         """
+        # torch, tqdm on first use: the CLI starts without them
         import torch
         from tqdm.auto import tqdm
 
@@ -284,9 +289,8 @@ class Ranker:
             >>> ranker.predict([("What is a stout?", "A dark beer.")])  # doctest: +SKIP
             array([0.03], dtype=float32)
         """
+        # torch on first use: the CLI starts without it
         import torch
-
-        from adapter_zoo.errors import ZooError
 
         if prompt_name is not None or prompt is not None:
             raise ZooError(f"{self!r} has no prompts (asked for {prompt_name or prompt!r})")
@@ -347,6 +351,7 @@ class Ranker:
         """A sentence-transformers ``CrossEncoderModelCardData``, where its evaluators
         (``CrossEncoderRerankingEvaluator``) record their metrics; made on first use."""
         if getattr(self, "_model_card_data", None) is None:
+            # sentence-transformers on first use: the CLI starts without it
             from sentence_transformers.cross_encoder.model_card import CrossEncoderModelCardData
 
             self._model_card_data = CrossEncoderModelCardData(local_files_only=True)

@@ -81,6 +81,7 @@ def segments_from_inputs(
 def add_pair_segments(model, args: tuple, kwargs: dict):
     """Forward pre-hook: add ``pair_segments`` derived from the inputs when they lack it and
     ``model`` has a pair-cosine head (see :func:`segments_from_inputs`)."""
+    # heavy: ranker.heads loads transformers, adapters when imported
     from adapter_zoo.ranker.heads import PAIR_COSINE
 
     if kwargs.get(SEGMENTS_KEY) is not None:

@@ -22,10 +22,24 @@ from pathlib import Path
 
 import numpy as np
 
+from adapter_zoo.devices import pick_device
 from adapter_zoo.errors import ZooError
 from adapter_zoo.lengths import CROSS_MAX_LENGTH
+from adapter_zoo.loading import resolve_entry
+from adapter_zoo.names import parse_model_name
+from adapter_zoo.precision import cast_for_inference, resolve_precision
+from adapter_zoo.ranker import Ranker
 from adapter_zoo.ranker.inputs import check_max_length, text_pairs
-from adapter_zoo.zoo.layouts import ADAPTER_CONFIG_FILE, ADAPTER_WEIGHTS_FILE, HEAD_CONFIG_FILE
+from adapter_zoo.ranker.model import build_model
+from adapter_zoo.ranker.ranker import encode_pairs, length_order
+from adapter_zoo.registry import kind_for_card
+from adapter_zoo.zoo.layouts import (
+    ADAPTER_CONFIG_FILE,
+    ADAPTER_WEIGHTS_FILE,
+    HEAD_CONFIG_FILE,
+    check_base,
+)
+from adapter_zoo.zoo.store import CARD_FILE, is_entry_name, local_entry, read_card, verify_entry
 from stackexchange.numbers import MAX_BATCH, check_number
 
 
@@ -34,8 +48,6 @@ def resolve_adapter(name_or_path) -> Path:
     the one name -> entry resolver: the local zoo, then the Hub, never a folder of the working
     directory), or a folder by path (a zoo entry or a plain ``save_adapter`` folder with its
     head)."""
-    from adapter_zoo.loading import resolve_entry
-    from adapter_zoo.zoo.store import CARD_FILE, is_entry_name, verify_entry
 
     name = str(name_or_path)
     path = resolve_entry(name) if is_entry_name(name) else Path(name).expanduser()
@@ -46,8 +58,6 @@ def resolve_adapter(name_or_path) -> Path:
     if not (path / HEAD_CONFIG_FILE).is_file():
         raise ZooError(f"sweep: {path} has no head_config.json; an adapter needs its head")
     if (path / CARD_FILE).is_file():  # a zoo entry: check its files before trusting them
-        from adapter_zoo.registry import kind_for_card
-
         kind = kind_for_card(verify_entry(path))
         if kind.encoder != "cross":
             raise ZooError(
@@ -61,8 +71,6 @@ def model_identity(name) -> str:
     """What a model name means, so two spellings of one entry compare equal: an entry's
     resolved folder (a local zoo name or a path), else the name (specs, ``sbert:``, ``bm25``,
     a Hub name)."""
-    from adapter_zoo.names import parse_model_name
-    from adapter_zoo.zoo.store import is_entry_name, local_entry
 
     text = str(name)
     if not parse_model_name(text).is_entry:
@@ -100,8 +108,6 @@ def load_adapter_folder(
     hold ``adapter.safetensors`` (what training writes), plain ``save_adapter`` folders
     ``pytorch_adapter.bin``; adapters reads only the format it is told to. An adapter made
     for another base than ``model`` (``base_model``) is refused."""
-    from adapter_zoo.zoo.layouts import check_base
-    from adapter_zoo.zoo.store import CARD_FILE, read_card
 
     card = read_card(path) if (Path(path) / CARD_FILE).is_file() else None
     check_base(model, Path(path), card, str(base_model or model.config.name_or_path))
@@ -114,6 +120,7 @@ def load_adapter_folder(
 def adapter_places(model, name: str) -> tuple[str, ...]:
     """The modules of ``model`` that hold a block of adapter ``name`` (its layers and
     locations): adapters with equal places can share a ``Parallel`` pass."""
+    # adapters on first use: importing this module stays light
     from adapters.methods.adapter_layer_base import ComposableAdapterLayerBase
 
     return tuple(
@@ -133,6 +140,7 @@ def parallel_groups(model, names: Sequence[str]) -> list[list[str]]:
 
 def activate(model, group: Sequence[str]) -> None:
     """Make ``group`` the active setup: one adapter and its head, or a ``Parallel`` of them."""
+    # adapters on first use: importing this module stays light
     from adapters.composition import Parallel
 
     if len(group) == 1:
@@ -157,9 +165,6 @@ def load_parallel_model(
     Returns:
         ``(model, tokenizer, names)`` where ``names[i]`` is the name adapter ``i`` got.
     """
-    from adapter_zoo.devices import pick_device
-    from adapter_zoo.precision import cast_for_inference, resolve_precision
-    from adapter_zoo.ranker.model import build_model
 
     dtype = resolve_precision(precision, device)
 
@@ -209,10 +214,9 @@ def sweep(
     Returns:
         ``{adapter: float32 logits in input order}``, keyed by the given names or paths.
     """
+    # torch, tqdm on first use: importing this module stays light
     import torch
     from tqdm.auto import tqdm
-
-    from adapter_zoo.ranker.ranker import encode_pairs, length_order
 
     check_number(
         "sweep: batch_size", batch_size, integer=True, low=1, high=MAX_BATCH, error=ZooError
@@ -257,8 +261,6 @@ def independent_scores(
     device=None,
 ) -> dict:
     """The reference: one ``Ranker`` per adapter, N separate passes (what a sweep replaces)."""
-    from adapter_zoo.ranker import Ranker
-    from adapter_zoo.ranker.model import build_model
 
     result = {}
     for adapter in adapter_names_or_paths:

@@ -10,8 +10,12 @@ results (no ``model-index``).
 
 from __future__ import annotations
 
+import json
 import numbers
 
+from adapter_zoo.registry import get_kind, kind_for_card
+from adapter_zoo.zoo.snippets import hub_base_model, hub_folder, library_lines, local_folder
+from stackexchange.catalog import find_forum
 from stackexchange.errors import DumpError
 
 FORUM_LICENSE = "cc-by-sa-4.0"
@@ -32,8 +36,6 @@ def stackexchange_sites(card: dict) -> list[tuple[str, bool]]:
         >>> stackexchange_sites({"kind": "adapter", "forums": ["beer"]})
         [('beer.stackexchange.com', True)]
     """
-    from adapter_zoo.registry import get_kind
-    from stackexchange.catalog import find_forum
 
     if get_kind("composite").recognises_card(card):
         return []
@@ -97,6 +99,7 @@ def dev_scores_section(card: dict) -> list[str]:
 
 def front_matter(**metadata) -> list[str]:
     """A YAML header (``---`` lines) for a model card; None values are left out."""
+    # huggingface_hub on first use: the CLI starts without it
     from huggingface_hub import ModelCardData
 
     return ["---", ModelCardData(**metadata).to_yaml(), "---", ""]
@@ -203,10 +206,6 @@ def render_card(
         >>> 'ranker = adapter_zoo.load("me/beer")' in text
         True
     """
-    import json
-
-    from adapter_zoo.registry import kind_for_card
-    from adapter_zoo.zoo.snippets import hub_base_model, hub_folder, library_lines, local_folder
 
     kind = kind_for_card(card)
     forums = list(card.get("forums") or [])

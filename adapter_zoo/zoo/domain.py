@@ -29,9 +29,14 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+from safetensors import SafetensorError
+from safetensors.numpy import load_file, save_file
 
 from adapter_zoo.errors import ZooError
 from adapter_zoo.names import DEFAULT_BASE
+from adapter_zoo.ranker import resolve_base_model
+from adapter_zoo.zoo.store import read_card
+from stackexchange.io import sha256_file
 
 logger = logging.getLogger(__name__)
 
@@ -50,9 +55,8 @@ def load_embedder(device=None):
         >>> load_embedder().encode(["a stout"]).shape  # doctest: +SKIP
         (1, 384)
     """
+    # sentence-transformers on first use: the CLI starts without it
     from sentence_transformers import SentenceTransformer
-
-    from adapter_zoo.ranker import resolve_base_model
 
     return SentenceTransformer(
         resolve_base_model(DEFAULT_BASE), device=device or "cpu", trust_remote_code=False
@@ -115,6 +119,7 @@ def domain_centroid(
 
 def forum_questions(forum_dir, *, split: str | None = "train") -> list[str]:
     """Question titles of one parsed forum (``DIR/<host>/questions``), of ``split`` if given."""
+    # stackexchange.store loads pyarrow: the CLI starts without it
     from stackexchange.store import read_dataset
 
     folder = Path(forum_dir) / "questions"
@@ -139,7 +144,6 @@ def training_texts(data, hosts: Sequence[str]) -> list[str]:
 
 def write_centroid(folder: Path, centroid: np.ndarray) -> None:
     """``folder/domain.safetensors`` holding ``centroid`` as float32."""
-    from safetensors.numpy import save_file
 
     vector = np.ascontiguousarray(np.asarray(centroid, dtype=np.float32).reshape(-1))
     save_file({CENTROID_TENSOR: vector}, str(folder / DOMAIN_FILE))
@@ -194,11 +198,6 @@ def _cached_centroid(texts: tuple[str, ...]) -> np.ndarray:
 
 
 def _stored_centroid(path: Path, card: dict) -> np.ndarray:
-    from safetensors import SafetensorError
-    from safetensors.numpy import load_file
-
-    from stackexchange.io import sha256_file
-
     relative = card["domain"].get("file") if isinstance(card["domain"], dict) else None
     if relative not in card["files"]:
         raise ZooError(f"{path}: the card's domain file {relative!r} is not among its files")
@@ -231,7 +230,6 @@ def folder_centroid(path, *, forums_dir=None, embedder=None) -> np.ndarray:
     Raises:
         ZooError: neither is available, or the stored file is damaged.
     """
-    from adapter_zoo.zoo.store import read_card
 
     path = Path(path)
     card = read_card(path)

@@ -14,7 +14,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from safetensors import safe_open
+
 from adapter_zoo.errors import ZooError
+from adapter_zoo.ranker.model import build_model, own_tensors
 from stackexchange.jsontext import read_json_object
 
 LAYOUTS = ("adapter", "full", "fusion")
@@ -41,7 +44,6 @@ def adapter_files_base(folder: Path) -> dict:
     """What the adapter files in ``folder`` were made for: the model type and width that
     ``adapter_config.json`` records, and the layer count ``adapter.safetensors`` has
     weights for (unless the adapter leaves layers out)."""
-    from safetensors import safe_open
 
     found = {}
     config_file = folder / ADAPTER_CONFIG_FILE
@@ -118,6 +120,7 @@ def write_full(model, tokenizer, folder: Path) -> None:
 
 def write_fusion(model, adapter_names: list[str], folder: Path) -> None:
     """Save each fused adapter into ``folder/<name>`` and the fusion plus head into ``fusion/``."""
+    # adapters on first use: the CLI starts without it
     from adapters.composition import Fuse
 
     for name in adapter_names:
@@ -141,13 +144,13 @@ def read_full_model(model_dir: Path):
     custom head type can be registered; so the model is built without them, and the heads
     are added from the config and their weights read from the same safetensors file.
     """
+    # adapters, transformers on first use: the CLI starts without them
     import adapters
-    from safetensors import safe_open
     from transformers import AutoConfig
     from transformers.utils import logging as transformers_logging
 
+    # heavy: ranker.heads loads torch, transformers, adapters when imported
     from adapter_zoo.ranker.heads import register_heads
-    from adapter_zoo.ranker.model import own_tensors
 
     config = AutoConfig.from_pretrained(model_dir, trust_remote_code=False)
     heads = dict(getattr(config, "prediction_heads", None) or {})
@@ -177,9 +180,8 @@ def read_full_model(model_dir: Path):
 def read_model(path: Path, card: dict, layout: str):
     """Build the ``adapters`` model and tokenizer of a verified entry stored in ``layout``
     (its kind's, :mod:`adapter_zoo.kinds.cross`); its setup is active."""
+    # transformers on first use: the CLI starts without it
     from transformers import AutoTokenizer
-
-    from adapter_zoo.ranker.model import build_model
 
     if layout == "full":
         model_dir = path / "model"
@@ -196,6 +198,7 @@ def read_model(path: Path, card: dict, layout: str):
             name = model.load_adapter(str(path), set_active=True, use_safetensors=True)
             model.active_head = name
         else:
+            # adapters on first use: the CLI starts without it
             from adapters.composition import Fuse
 
             names = list(card["adapters"])

@@ -21,6 +21,10 @@ from pathlib import Path
 
 from adapter_zoo.errors import ZooError
 from adapter_zoo.lengths import CROSS_MAX_LENGTH
+from adapter_zoo.ranker import Ranker
+from adapter_zoo.ranker.model import build_model
+from adapter_zoo.zoo.layouts import base_config, write_adapter
+from adapter_zoo.zoo.store import entry_folder, save_entry
 
 LEGACY_FILES = ("pytorch_adapter.bin", "pytorch_model.bin")
 LEGACY_BASE = "bert-base"
@@ -77,6 +81,7 @@ def convert_state_dict(state: dict) -> tuple[dict[str, dict], dict | None]:
 
 
 def _read(weights: Path) -> dict:
+    # torch on first use: the CLI starts without it
     import torch
 
     try:
@@ -107,11 +112,9 @@ def load_legacy(
         adapter: which adapter of a file holding several (MultiCQA's all-adapters checkpoint).
         base_model: the encoder the adapter was trained on (MultiCQA: bert-base).
     """
+    # adapters, torch on first use: the CLI starts without them
     import torch
     from adapters import SeqBnConfig
-
-    from adapter_zoo.ranker import Ranker
-    from adapter_zoo.ranker.model import build_model
 
     weights = find_legacy_weights(path)
     if weights is None:
@@ -193,8 +196,6 @@ def import_legacy(
     overwrite: bool = False,
 ) -> Path:
     """Store a MultiCQA adapter as a zoo entry in today's layout (with a head); return it."""
-    from adapter_zoo.zoo.layouts import base_config, write_adapter
-    from adapter_zoo.zoo.store import entry_folder, save_entry
 
     entry_folder(name)  # refused before the adapter is loaded
     ranker = load_legacy(path, adapter=adapter, base_model=base_model, device="cpu")

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from adapter_zoo.registry import kind_for_card
 from adapter_zoo.zoo.layouts import HEAD_CONFIG_FILE
+from stackexchange.errors import AdapterZooError
+from stackexchange.jsontext import read_json_file
 
 # Short base-model names of the zoo -> their Hub ids (a card's ``base_model``, and the model
 # the lines open: someone without adapter-zoo has no short names).
@@ -32,8 +35,6 @@ def hub_base_model(base_model: str) -> str | None:
 
 def entry_head_type(folder) -> str | None:
     """The ``head_type`` in an adapter entry's ``head_config.json``; None when it has none."""
-    from stackexchange.errors import AdapterZooError
-    from stackexchange.jsontext import read_json_file
 
     try:  # a snippet is written for any entry: a broken head config only leaves it out
         config = read_json_file(Path(folder) / HEAD_CONFIG_FILE)
@@ -69,7 +70,6 @@ def library_lines(card: dict, folder: tuple[str, list[str]], head_type: str | No
         >>> "name = model[0].auto_model.load_adapter(folder, use_safetensors=True)" in lines
         True
     """
-    from adapter_zoo.registry import kind_for_card
 
     return kind_for_card(card).library_lines(card, folder, head_type)
 

@@ -10,7 +10,11 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
+import platformdirs
+
 from adapter_zoo.errors import ZooError
+from adapter_zoo.registry import kind_for_card
+from adapter_zoo.zoo.cards import render_card
 from adapter_zoo.zoo.snippets import entry_head_type
 from adapter_zoo.zoo.untrusted import (
     check_no_code,
@@ -18,8 +22,9 @@ from adapter_zoo.zoo.untrusted import (
     is_relative_inside,
     strip_model_paths,
 )
-from stackexchange.io import atomic_directory, atomic_write_text, sha256_file
+from stackexchange.io import atomic_directory, atomic_write_text, check_writable, sha256_file
 from stackexchange.jsontext import read_json_file
+from stackexchange.numbers import MAX_TOKENS
 
 CARD_FILE = "card.json"
 README_FILE = "README.md"
@@ -35,7 +40,6 @@ def zoo_home() -> Path:
     env = os.environ.get("ADAPTER_ZOO_HOME")
     if env:
         return Path(env).expanduser()
-    import platformdirs
 
     return Path(platformdirs.user_cache_dir("adapter-zoo", appauthor=False))
 
@@ -140,7 +144,6 @@ def check_zoo_writable(*folders: Path) -> None:
     Raises:
         ZooError: naming the folder and the operating system's reason.
     """
-    from stackexchange.io import check_writable
 
     advice = (
         "make it writable, or set ADAPTER_ZOO_HOME to a folder you can write "
@@ -194,7 +197,6 @@ def _hash_files(folder: Path) -> dict[str, str]:
 def render_readme(card: dict, folder: Path | None = None, *, head_type: str | None = None) -> str:
     """The entry's local README.md: :func:`adapter_zoo.zoo.cards.render_card` with the lines
     that open it without adapter-zoo reading ``folder``."""
-    from adapter_zoo.zoo.cards import render_card
 
     return render_card(card, folder=folder, head_type=head_type)
 
@@ -308,8 +310,6 @@ def check_card(card, card_file) -> dict:
 
 
 def _check_optional_fields(card: dict, card_file) -> None:
-    from stackexchange.numbers import MAX_TOKENS
-
     length = card.get("max_length")  # absent: the encoder's default (adapter_zoo.lengths)
     bad = isinstance(length, bool) or not isinstance(length, int) or not 1 <= length <= MAX_TOKENS
     if "max_length" in card and bad:
@@ -326,7 +326,6 @@ def _check_optional_fields(card: dict, card_file) -> None:
         if card.get(key) is not None and not isinstance(card[key], dict):
             raise field_error(card_file, key, card[key], "an object")
     _check_fusion_weights(card, card_file)
-    from adapter_zoo.registry import kind_for_card
 
     # some registered kind opens it (adapter_zoo.kinds), and checks the fields only it reads
     kind_for_card(card, card_file).check_card(card, card_file)

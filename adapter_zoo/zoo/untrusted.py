@@ -26,6 +26,7 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 
 from adapter_zoo.errors import ZooError
 from stackexchange.errors import AdapterZooError
+from stackexchange.io import atomic_write_json
 from stackexchange.jsontext import read_json_file
 
 # sentence-transformers' own module classes an entry may name in modules.json (by class name;
@@ -89,6 +90,7 @@ def _known_module_class(ref) -> bool:
     name = ref.rsplit(".", 1)[-1]
     if name not in KNOWN_MODULES:
         return False
+    # sentence-transformers on first use: the CLI starts without it
     from sentence_transformers import models
     from sentence_transformers.util import import_from_string
 
@@ -246,7 +248,6 @@ def strip_model_paths(folder: Path, base_model: str) -> None:
         folder: the entry folder being written (before its files are hashed).
         base_model: the card's base model.
     """
-    from stackexchange.io import atomic_write_json
 
     short = public_name(base_model) if is_local_path(base_model) else str(base_model)
     for file in sorted(Path(folder).rglob("*.json")):
