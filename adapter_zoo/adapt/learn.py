@@ -217,21 +217,26 @@ class _DecisionScorer:
         return self.scores[known]
 
     def fuse(self, candidate: str, members, weights) -> None:
-        """A z-score fusion (:func:`adapter_zoo.compose.fusion.fuse`) of candidates and
-        ``bm25`` per list; ``members`` name candidates, BM25 is added last."""
-
+        """A z-score fusion of candidates and ``bm25``; ``members`` name candidates, BM25 is
+        added last."""
         bm25 = bm25_candidate_scores(self.lists.queries, self.lists.candidates)
-        parts = [self.scores[m] for m in members]
-        fused, start = [], 0
-        for n, candidates in enumerate(self.lists.candidates):
-            stop = start + len(candidates)
-            fused.append(fuse([p[start:stop] for p in parts] + [bm25[n]], weights))
-            start = stop
+        parts = [self.scores[m] for m in members] + [np.concatenate(bm25)]
         spec = "fusion:" + "+".join(
             f"{self.models[m]}*{w:g}" for m, w in zip(members, weights)
         ) + f"+bm25*{weights[-1]:g}"  # fmt: skip
-        self._record(candidate, np.concatenate(fused), spec)
+        self.fuse_scores(candidate, parts, weights, spec)
         self.fused_members = (tuple(members), tuple(weights))
+
+    def fuse_scores(self, candidate: str, parts, weights, spec: str) -> None:
+        """Record ``candidate``: the per-list z-score fusion
+        (:func:`adapter_zoo.compose.fusion.fuse`) of ``parts``, flat score arrays over the
+        decision lists' pairs."""
+        fused, start = [], 0
+        for candidates in self.lists.candidates:
+            stop = start + len(candidates)
+            fused.append(fuse([p[start:stop] for p in parts], weights))
+            start = stop
+        self._record(candidate, np.concatenate(fused), spec)
 
     def map_by_kind(self, candidate: str) -> dict[str, float]:
         kinds = np.asarray(self.lists.kinds)
@@ -278,13 +283,8 @@ def _zoo_candidates(target_data, centroids, cards, top_k, zero_shot, scorer) -> 
 
 def _fuse_members(scorer, candidate, members, weights) -> None:
     parts = [scorer.member_scores(m) for m in members]
-    fused, start = [], 0
-    for candidates in scorer.lists.candidates:
-        stop = start + len(candidates)
-        fused.append(fuse([p[start:stop] for p in parts], weights))
-        start = stop
     spec = "fusion:" + "+".join(f"{m}*{w:.4f}" for m, w in zip(members, weights))
-    scorer._record(candidate, np.concatenate(fused), spec)
+    scorer.fuse_scores(candidate, parts, weights, spec)
 
 
 def _steps(pairs: int, batch_size: int) -> int:
