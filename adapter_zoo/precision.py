@@ -43,6 +43,7 @@ import functools
 import logging
 from pathlib import Path
 
+from adapter_zoo.devices import pick_device
 from adapter_zoo.errors import ZooError
 
 logger = logging.getLogger(__name__)
@@ -81,6 +82,7 @@ def cpu_bf16_flags() -> tuple[str, ...]:
                 flags.update(line.partition(":")[2].split())
         return tuple(flag for flag in CPU_BF16_FLAGS if flag in flags)
     try:
+        # torch on first use: the CLI starts without it
         import torch
 
         probes = {"amx_bf16": torch._C._cpu._is_amx_tile_supported,
@@ -92,6 +94,7 @@ def cpu_bf16_flags() -> tuple[str, ...]:
 
 def device_has_bf16(device) -> bool:
     """Whether ``device`` (a torch.device or its name) multiplies bf16 natively."""
+    # torch on first use: the CLI starts without it
     import torch
 
     device = torch.device(device)
@@ -116,9 +119,8 @@ def resolve_precision(precision: str, device=None):
     ``fp32``: float32; ``bf16``: bfloat16, refused (PrecisionError) where the device lacks
     it (:func:`device_has_bf16`).
     """
+    # torch on first use: the CLI starts without it
     import torch
-
-    from adapter_zoo.devices import pick_device
 
     check_precision(precision)
     if precision == FP32:
@@ -139,6 +141,7 @@ def resolve_precision(precision: str, device=None):
 
 def precision_name(dtype) -> str:
     """``"bf16"`` or ``"fp32"`` for a torch dtype."""
+    # torch on first use: the CLI starts without it
     import torch
 
     return BF16 if dtype == torch.bfloat16 else FP32
@@ -158,6 +161,7 @@ def _float_output(module, inputs, output):
 def _cast_linears(linears, dtype) -> None:
     """Each of ``linears`` (``torch.nn.Linear``) in ``dtype``: weights cast once, in place;
     each call casts its input to ``dtype`` and its output back to float32."""
+    # torch on first use: the CLI starts without it
     import torch
 
     for sub in linears:
@@ -182,6 +186,7 @@ def cast_for_inference(module, dtype, *, keep_float=()):
     residual stream); linear layers alone lose 0.003 at 1.5x (``benchmarks/perf/precision.py``).
     Returns ``module``.
     """
+    # torch on first use: the CLI starts without it
     import torch
 
     kept = {id(sub) for part in keep_float for sub in part.modules()}
@@ -207,6 +212,7 @@ ADAPTER_MODULE_KEYS = frozenset(
 def frozen_base_linears(module) -> list:
     """The linear layers of ``module``'s base model that training leaves as they are: no
     trainable parameter in them, and not inside a module the adapters library added."""
+    # torch on first use: the CLI starts without it
     import torch
 
     return [
@@ -227,6 +233,7 @@ def cast_frozen_for_training(module, precision: str):
     Example:
         >>> cast_frozen_for_training(model, "bf16")  # doctest: +SKIP
     """
+    # torch on first use: the CLI starts without it
     import torch
 
     if precision == BF16:

@@ -27,11 +27,17 @@ Example:
 
 from __future__ import annotations
 
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
+import torch
 from sentence_transformers.base.sampler import DefaultBatchSampler, RoundRobinBatchSampler
+from transformers import AutoTokenizer
+from transformers.trainer_pt_utils import get_length_grouped_indices
+
+from adapter_zoo.ranker.model import resolve_base_model
+from adapter_zoo.training.data import examples_per_batch, forum_examples, round_robin
 
 # batches searched on either side for an example to trade places with one that repeats a
 # text (wider costs time on large forums; beer's triplets found one within 2 batches)
@@ -59,8 +65,6 @@ def token_counts(tokenizer, texts: Sequence[str], max_length: int) -> np.ndarray
 def seeded_generator(seed: int, epoch: int):
     """A torch generator for (``seed``, ``epoch``): distinct pairs give distinct streams
     (``seed + epoch``, sentence-transformers' choice, gives seed 1's epoch 0 to seed 0's 1)."""
-    import torch
-
     state = int(np.random.SeedSequence([seed, epoch]).generate_state(1)[0])
     return torch.Generator().manual_seed(state)
 
@@ -89,9 +93,6 @@ def grouped_batches(
         >>> sorted(i for b in batches for i in b), [len(b) for b in batches]
         ([0, 1, 2, 3], [2, 2])
     """
-    import torch
-    from transformers.trainer_pt_utils import get_length_grouped_indices
-
     if not len(keys):
         return []
     order = get_length_grouped_indices(list(keys), batch_size, generator=generator)
@@ -110,7 +111,6 @@ def _cut(order: Iterable[int], batch_size: int, texts, keys) -> list[list[int]]:
     batches = [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
     if texts is None:
         return batches
-    from collections import Counter
 
     counts = [Counter(t for i in batch for t in texts[i]) for batch in batches]
 
@@ -339,9 +339,6 @@ def grouped_epoch_batches(config, forum_tables: dict, *, epoch: int) -> list[lis
     Example:
         >>> batches = grouped_epoch_batches(config, {"beer": tables}, epoch=0)  # doctest: +SKIP
     """
-    from adapter_zoo.ranker.model import resolve_base_model
-    from adapter_zoo.training.data import examples_per_batch, forum_examples, round_robin
-
     rng = np.random.default_rng([config.seed, epoch])
     size = examples_per_batch(config.batch_size, config.negatives, config.loss)
     lengths = PairLengths(_tokenizer(resolve_base_model(config.base_model)), config.max_length)
@@ -355,6 +352,4 @@ def grouped_epoch_batches(config, forum_tables: dict, *, epoch: int) -> list[lis
 
 
 def _tokenizer(path: str):
-    from transformers import AutoTokenizer
-
     return AutoTokenizer.from_pretrained(path, trust_remote_code=False)

@@ -28,13 +28,41 @@ import time
 import warnings
 from pathlib import Path
 
+import datasets
 import numpy as np
+import torch
+from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
+from torch.utils.data import DataLoader
+from transformers import set_seed
 
 from adapter_zoo.biencoder.encoder import BiEncoder, build_sentence_model, transformer_of
 from adapter_zoo.biencoder.layouts import write_bi_adapter, write_bi_full, write_bi_fusion
 from adapter_zoo.errors import ZooError
+from adapter_zoo.losses.registry import GRADCACHE_TWINS
+from adapter_zoo.precision import cast_frozen_for_training
+from adapter_zoo.registry import kind_for_card
+from adapter_zoo.training.batches import length_grouped_sampling
+from adapter_zoo.training.data import load_pairs, resolve_forums, with_neighbours
+from adapter_zoo.training.memory import plan_memory
+from adapter_zoo.training.models import (
+    check_drop_lower,
+    freeze_lower_layers,
+    fusion_adapters,
+    module_name,
+    new_adapter_config,
+    starting_adapter,
+)
 from adapter_zoo.training.selection import DevListsEvaluator, dev_scores, forum_dev_lists
-from adapter_zoo.training.trainer import Phase
+from adapter_zoo.training.trainer import (
+    Phase,
+    ZooTrainer,
+    entry_card,
+    new_trainer,
+    open_run_folder,
+    run_phases,
+    write_entry,
+)
+from adapter_zoo.zoo.layouts import check_base
 
 log = logging.getLogger(__name__)
 
@@ -44,8 +72,6 @@ WARMUP_SHARE = 0.1  # of a phase's steps
 
 def pair_dataset(tables, *, hard_negatives: bool, seed: int):
     """One forum's training pairs as a ``datasets.Dataset`` (anchor, positive[, negative])."""
-    import datasets
-
     rng = np.random.default_rng(seed)
     columns: dict[str, list[str]] = {"anchor": [], "positive": []}
     if hard_negatives:
@@ -66,16 +92,6 @@ def pair_dataset(tables, *, hard_negatives: bool, seed: int):
 
 def _setup(config, hosts):
     """The SentenceTransformer of ``config.mode`` with its trainable parts, and setup names."""
-    from adapter_zoo.training.models import (
-        check_drop_lower,
-        freeze_lower_layers,
-        fusion_adapters,
-        module_name,
-        new_adapter_config,
-        starting_adapter,
-    )
-    from adapter_zoo.zoo.layouts import check_base
-
     if config.layout == "full":
         model = build_sentence_model(config.base_model, with_adapters=False, device="cpu")
         freeze_lower_layers(transformer_of(model), config.drop_lower)
@@ -95,9 +111,8 @@ def _setup(config, hosts):
         transformer.add_adapter(name, config=new_adapter_config(config, init_weights="mam_adapter"))
         transformer.train_adapter(name)
         return model, {"adapter": name}
+    # adapters on first use: importing this module does not load it
     from adapters.composition import Fuse
-
-    from adapter_zoo.registry import kind_for_card
 
     names = []
     for module, path, card in fusion_adapters(config):
@@ -115,9 +130,6 @@ def _setup(config, hosts):
 def memory_plan(config, transformer):
     """The run's :class:`~adapter_zoo.training.memory.MemoryPlan` and the loss it runs: a
     step encodes each anchor, positive (and hard negative) of ``batch_size`` examples."""
-    from adapter_zoo.losses.registry import GRADCACHE_TWINS
-    from adapter_zoo.training.memory import plan_memory
-
     texts = config.batch_size * (3 if config.hard_negatives else 2)
     plan = plan_memory(
         transformer.config, texts=texts, length=config.max_length, budget=config.memory_budget
@@ -149,8 +161,6 @@ class _AtLength:
 
 def _datasets(config, data, hosts: list[str]) -> tuple[dict, dict]:
     """Each forum's training pairs as a dataset, and the card's pair counts."""
-    from adapter_zoo.training.data import load_pairs, with_neighbours
-
     sets, counts = {}, {}
     for host in hosts:
         tables = load_pairs(data, host, config.trained_pair_kinds, "train")
@@ -190,16 +200,8 @@ def _trainer(config, model, phase: Phase, loss: str, evaluator, arguments, callb
     """``phase``'s ``SentenceTransformerTrainer``: its pair datasets in batches of texts of
     similar length without duplicate texts, one forum per batch in round-robin
     (:mod:`adapter_zoo.training.batches`), the loss ``loss``."""
-    import torch
-    from sentence_transformers import (
-        SentenceTransformerTrainer,
-        SentenceTransformerTrainingArguments,
-    )
-    from torch.utils.data import DataLoader
-
+    # looked up per call: tests monkeypatch losses.build_loss
     from adapter_zoo.losses import build_loss
-    from adapter_zoo.training.batches import length_grouped_sampling
-    from adapter_zoo.training.trainer import ZooTrainer, new_trainer
 
     class Trainer(ZooTrainer, SentenceTransformerTrainer):
         def get_eval_dataloader(self, eval_dataset=None):
@@ -242,12 +244,8 @@ def train_bi_encoder(config, hosts: list[str]) -> Path:
     A crashed run resumes from its last checkpoint (``<zoo>/.checkpoints/<name>``) when
     started again with the same config; ``restart`` starts over.
     """
-    from transformers import set_seed
-
-    from adapter_zoo.precision import cast_frozen_for_training
-    from adapter_zoo.training.data import resolve_forums
+    # looked up per call: tests monkeypatch training.models.bound_activation_memory
     from adapter_zoo.training.models import bound_activation_memory
-    from adapter_zoo.training.trainer import entry_card, open_run_folder, run_phases, write_entry
 
     train_sets, pair_counts = _datasets(config, config.data, hosts)
     dev = forum_dev_lists(config.data, hosts)

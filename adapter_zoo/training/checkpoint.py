@@ -9,14 +9,13 @@ from pathlib import Path
 from typing import TypeVar
 
 from adapter_zoo.errors import ZooError
+from adapter_zoo.zoo.store import zoo_home
 from stackexchange.errors import first_line
 
 T = TypeVar("T")
 
 
 def checkpoint_dir(name: str) -> Path:
-    from adapter_zoo.zoo.store import zoo_home
-
     return zoo_home() / ".checkpoints" / name
 
 

@@ -2,29 +2,32 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 
+from adapter_zoo.errors import ZooError
+from adapter_zoo.lengths import BI_MAX_LENGTH, CROSS_MAX_LENGTH
+from adapter_zoo.losses import default_loss, loss_names
 from adapter_zoo.names import DEFAULT_BASE
+from adapter_zoo.precision import add_precision_option
+from adapter_zoo.training import TrainingConfig, train
+from adapter_zoo.training.config import ENCODERS, METHODS, MODES, PAIR_KINDS
+from adapter_zoo.training.memory import parse_budget
+from stackexchange.numbers import (
+    MAX_LAYERS,
+    batch_int,
+    list_int,
+    max_length_int,
+    non_negative_float,
+    number_option,
+    seed_int,
+    step_int,
+    width_int,
+)
+from stackexchange.paths import path_option
 
 
 def register(subparsers) -> None:
-    from adapter_zoo.lengths import BI_MAX_LENGTH, CROSS_MAX_LENGTH
-    from adapter_zoo.losses import default_loss, loss_names
-    from adapter_zoo.precision import add_precision_option
-    from adapter_zoo.training.config import ENCODERS, METHODS, MODES, PAIR_KINDS
-    from stackexchange.numbers import (
-        MAX_LAYERS,
-        batch_int,
-        list_int,
-        max_length_int,
-        non_negative_float,
-        number_option,
-        seed_int,
-        step_int,
-        width_int,
-    )
-    from stackexchange.paths import path_option
-
     p = subparsers.add_parser(
         "train",
         help="train a ranker into the zoo",
@@ -154,11 +157,6 @@ def register(subparsers) -> None:
 
 def memory_size(text: str) -> int:
     """argparse's type for ``--memory-budget`` (its error names the option and the value)."""
-    import argparse
-
-    from adapter_zoo.errors import ZooError
-    from adapter_zoo.training.memory import parse_budget
-
     try:
         return parse_budget(text)
     except ZooError as error:
@@ -166,8 +164,6 @@ def memory_size(text: str) -> int:
 
 
 def run_train(args) -> int:
-    from adapter_zoo.training import TrainingConfig, train
-
     config = TrainingConfig(
         mode=args.mode,
         data=args.data,

@@ -10,6 +10,7 @@ from adapter_zoo.lengths import default_max_length
 from adapter_zoo.losses import default_loss, get_loss
 from adapter_zoo.names import DEFAULT_BASE
 from adapter_zoo.precision import check_precision
+from adapter_zoo.ranker.model import mean_pooling_base, resolve_base_model
 from adapter_zoo.training.rates import default_lr
 from stackexchange.numbers import (
     MAX_BATCH,
@@ -289,6 +290,4 @@ class TrainingConfig:
 
 def default_encoder(base_model: str) -> str:
     """``bi`` for a sentence-encoder base (mean pooling: all-MiniLM-L6-v2), else ``cross``."""
-    from adapter_zoo.ranker.model import mean_pooling_base, resolve_base_model
-
     return "bi" if mean_pooling_base(resolve_base_model(base_model)) else "cross"

@@ -18,7 +18,17 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
+import datasets
+from sentence_transformers.cross_encoder import CrossEncoderTrainer, CrossEncoderTrainingArguments
+from torch.utils.data import BatchSampler, SequentialSampler
+from transformers import set_seed
+
 from adapter_zoo.errors import ZooError
+from adapter_zoo.losses import build_loss, get_loss
+from adapter_zoo.losses.cross import chunk_examples, pairs_per_example
+from adapter_zoo.precision import cast_frozen_for_training
+from adapter_zoo.ranker import Ranker
+from adapter_zoo.ranker.cross_encoder import as_cross_encoder
 from adapter_zoo.training.batches import grouped_epoch_batches
 from adapter_zoo.training.config import TrainingConfig
 from adapter_zoo.training.data import (
@@ -27,8 +37,24 @@ from adapter_zoo.training.data import (
     resolve_forums,
     with_neighbours,
 )
-from adapter_zoo.training.selection import DEV_LISTS, forum_dev_lists, sampled_dev_lists
-from adapter_zoo.training.trainer import Phase
+from adapter_zoo.training.memory import plan_memory
+from adapter_zoo.training.models import fusion_weights, setup_model
+from adapter_zoo.training.selection import (
+    DEV_LISTS,
+    DevListsEvaluator,
+    forum_dev_lists,
+    sampled_dev_lists,
+)
+from adapter_zoo.training.trainer import (
+    Phase,
+    ZooTrainer,
+    entry_card,
+    new_trainer,
+    open_run_folder,
+    process_state,
+    run_phases,
+    write_entry,
+)
 
 log = logging.getLogger(__name__)
 
@@ -95,8 +121,6 @@ class Plan:
 
 
 def _plan(stage: Stage, stage_index: int, config: TrainingConfig, processes: int) -> Plan:
-    import datasets
-
     examples, batches = [], []
     per_epoch = None
     for epoch in range(stage.epochs):
@@ -137,7 +161,6 @@ def _planned_batches(batches: list[range]):
     """A batch sampler for the trainer that yields ``batches`` as planned: ``epoch_batches``
     already shuffled, drew negatives and interleaved forums; sentence-transformers' samplers
     reshuffle one fixed dataset per epoch and end a round-robin epoch with its smallest forum."""
-    from torch.utils.data import BatchSampler, SequentialSampler
 
     class PlannedBatches(BatchSampler):
         def __init__(self, dataset, batch_size, drop_last, **kwargs):
@@ -164,10 +187,6 @@ def _dev(config: TrainingConfig, hosts: list[str], dev_tables: dict):
 def memory_plan(config: TrainingConfig, model_config):
     """The run's :class:`~adapter_zoo.training.memory.MemoryPlan`: a step scores
     ``batch_size`` examples of the loss's shape."""
-    from adapter_zoo.losses import get_loss
-    from adapter_zoo.losses.cross import pairs_per_example
-    from adapter_zoo.training.memory import plan_memory
-
     per_example = pairs_per_example(get_loss(config.loss, "cross").examples, config.negatives)
     return plan_memory(
         model_config,
@@ -184,22 +203,8 @@ def train_cross_encoder(config: TrainingConfig, hosts: list[str]) -> Path:
     A crashed run resumes from its last epoch checkpoint (``<zoo>/.checkpoints/<name>``) when
     started again with the same config; ``restart`` starts over.
     """
-    from transformers import set_seed
-
-    from adapter_zoo.precision import cast_frozen_for_training
-    from adapter_zoo.training.models import (
-        bound_activation_memory,
-        fusion_weights,
-        setup_model,
-        write_entry_weights,
-    )
-    from adapter_zoo.training.trainer import (
-        entry_card,
-        open_run_folder,
-        process_state,
-        run_phases,
-        write_entry,
-    )
+    # looked up per call: tests monkeypatch bound_activation_memory and write_entry_weights
+    from adapter_zoo.training.models import bound_activation_memory, write_entry_weights
 
     train_tables = _tables(
         config.data, hosts, config.trained_pair_kinds, "train", config.hard_negatives
@@ -247,18 +252,8 @@ def train_cross_encoder(config: TrainingConfig, hosts: list[str]) -> Path:
 def _trainer(config, model, tokenizer, phase: Phase, memory, dev, arguments, callbacks):
     """``phase``'s ``CrossEncoderTrainer`` over the model inside a ``CrossEncoder``: its
     planned batches, its loss backpropagated in chunks when the memory plan bounds a step."""
-
-    from sentence_transformers.cross_encoder import (
-        CrossEncoderTrainer,
-        CrossEncoderTrainingArguments,
-    )
-
-    from adapter_zoo.losses import build_loss
-    from adapter_zoo.losses.cross import backward_in_chunks, chunk_examples
-    from adapter_zoo.ranker import Ranker
-    from adapter_zoo.ranker.cross_encoder import as_cross_encoder
-    from adapter_zoo.training.selection import DevListsEvaluator
-    from adapter_zoo.training.trainer import ZooTrainer, new_trainer
+    # looked up per call: tests monkeypatch losses.cross.backward_in_chunks
+    from adapter_zoo.losses.cross import backward_in_chunks
 
     cross = as_cross_encoder(model, tokenizer, config.max_length)
     loss = build_loss(config.loss, "cross", cross, margin=config.margin)

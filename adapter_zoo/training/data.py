@@ -8,8 +8,10 @@ from pathlib import Path
 import numpy as np
 
 from adapter_zoo.errors import ZooError
+from adapter_zoo.losses import get_loss
 from stackexchange.catalog import forum_set
 from stackexchange.parse import STATS_FILE
+from stackexchange.text import question_text
 
 CATALOG_SETS = ("all", "balanced", "largest")
 
@@ -85,6 +87,7 @@ def read_split(folder: Path, split: str):
     Read split by split because datasets 5 saves an empty split without any shard and
     then cannot load the whole DatasetDict back.
     """
+    # stackexchange.store loads pyarrow: importing this module stays light
     from stackexchange.store import read_dataset, read_split_names
 
     names = read_split_names(folder, ZooError)
@@ -101,8 +104,8 @@ def question_texts(forum: Path, ids: list[int]) -> list[str]:
     The questions table is read in batches and only the asked-for rows are kept, so memory
     follows the pairs trained on, not the forum's size.
     """
+    # stackexchange.store loads pyarrow: importing this module stays light
     from stackexchange.store import read_dataset
-    from stackexchange.text import question_text
 
     questions = read_dataset(forum / "questions", ZooError)
     wanted, found = set(ids), {}
@@ -142,6 +145,7 @@ def bm25_neighbours(queries: list[str], pool: int = HARD_NEGATIVE_POOL) -> np.nd
                [3],
                [2]])
     """
+    # bm25s on first use: importing this module stays light
     import bm25s
 
     n = len(queries)
@@ -189,8 +193,6 @@ def sample_negatives(table: PairTable, k: int, rng: np.random.Generator) -> np.n
 def example_shape(loss: str) -> str:
     """The shape of the examples the cross-encoder loss ``loss`` trains on
     (``pointwise``, ``pairwise`` or ``listwise``; see :mod:`adapter_zoo.losses`)."""
-    from adapter_zoo.losses import get_loss
-
     return get_loss(loss, "cross").examples
 
 

@@ -35,8 +35,11 @@ Example:
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
+
+import psutil
 
 from adapter_zoo.errors import ZooError
 
@@ -112,13 +115,11 @@ def default_budget() -> int:
     tests/conftest.py, so torch's thread count says how many such jobs may run beside this
     one, and together they stay within the share.
     """
-    import os
-
+    # torch on first use: the CLI starts without it
     import torch
 
     if torch.cuda.is_available():
         return int(torch.cuda.mem_get_info()[0] * DEFAULT_SHARE)
-    import psutil
 
     cores = min(1.0, torch.get_num_threads() / (os.cpu_count() or 1))
     return int(psutil.virtual_memory().available * DEFAULT_SHARE * cores)

@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 
+import numpy as np
+
 from adapter_zoo.errors import ZooError
-from adapter_zoo.ranker.model import add_ranking_head, build_model
+from adapter_zoo.ranker.inputs import check_max_length
+from adapter_zoo.ranker.model import add_ranking_head, build_model, resolve_base_model
 from adapter_zoo.ranker.ranker import encode_pairs
+from adapter_zoo.registry import kind_for_card
+from adapter_zoo.resolve import resolve_entry
+from adapter_zoo.zoo import layouts
 from adapter_zoo.zoo.layouts import adapter_method, adapter_settings, check_base
+from adapter_zoo.zoo.store import verify_entry
 
 
 def module_name(name: str) -> str:
@@ -18,10 +26,6 @@ def module_name(name: str) -> str:
 
 def fusion_adapters(config) -> list[tuple[str, Path, dict]]:
     """(module name, entry folder, card) of each zoo adapter a fusion combines; all checked."""
-    from adapter_zoo.registry import kind_for_card
-    from adapter_zoo.resolve import resolve_entry
-    from adapter_zoo.zoo.store import verify_entry
-
     chosen = []
     for entry_name in config.adapters:
         path = resolve_entry(entry_name)
@@ -48,10 +52,6 @@ def starting_adapter(config) -> tuple[Path, dict]:
         ZooError: the entry is not an adapter, is of the other encoder kind, or was trained
             for another base model.
     """
-    from adapter_zoo.registry import kind_for_card
-    from adapter_zoo.resolve import resolve_entry
-    from adapter_zoo.zoo.store import verify_entry
-
     path = resolve_entry(config.init_from)
     card = verify_entry(path)
     name = config.init_from
@@ -97,6 +97,7 @@ def new_adapter_config(config, **seqbn_options):
         >>> new_adapter_config(TrainingConfig(..., method="lora"))  # doctest: +SKIP
         LoRAConfig(architecture='lora', ..., r=8, alpha=16, ...)
     """
+    # adapters on first use: the CLI starts without it
     from adapters import LoRAConfig, SeqBnConfig
 
     leave_out = list(range(config.drop_lower))
@@ -150,10 +151,6 @@ def resolve_drop_lower(config):
             non-zero ``drop_lower`` that disagrees with them; a LoRA adapter among the fused
             ones; a ``method`` other than the continued entry's.
     """
-    import dataclasses
-
-    from adapter_zoo.ranker.inputs import check_max_length
-
     check_max_length(config.max_length, base_config(config.base_model), model=config.base_model)
     drop_lower = config.drop_lower
     method = config.method
@@ -206,9 +203,8 @@ def resolve_drop_lower(config):
 def base_config(base_model: str):
     """A base model's ``transformers`` config (read without loading its weights), or None
     when it cannot be read (loading the model itself reports that in its own words)."""
+    # transformers on first use: the CLI starts without it
     from transformers import AutoConfig
-
-    from adapter_zoo.ranker.model import resolve_base_model
 
     try:
         return AutoConfig.from_pretrained(resolve_base_model(base_model), trust_remote_code=False)
@@ -223,6 +219,7 @@ def base_layer_count(base_model: str) -> int | None:
 
 def transformer_layers(model):
     """The ``nn.ModuleList`` of a transformer's layers (BERT's ``encoder.layer``, ...)."""
+    # torch on first use: the CLI starts without it
     import torch
 
     base = getattr(model, "base_model", model)
@@ -304,6 +301,7 @@ def setup_model(config):
         model.train_adapter(name)  # freezes the encoder; the adapter and its head train
         model.active_head = name
         return model, tokenizer, {"head": name, "adapter": name}
+    # adapters on first use: the CLI starts without it
     from adapters.composition import Fuse
 
     names = []
@@ -321,8 +319,6 @@ def setup_model(config):
 
 def write_entry_weights(model, tokenizer, config, setup: dict, folder: Path) -> None:
     """Write the weights in the layout of ``config.mode`` (see adapter_zoo.zoo.layouts)."""
-    from adapter_zoo.zoo import layouts
-
     if config.layout == "full":
         layouts.write_full(model, tokenizer, folder)
     elif config.layout == "adapter":
@@ -333,7 +329,7 @@ def write_entry_weights(model, tokenizer, config, setup: dict, folder: Path) -> 
 
 def fusion_weights(model, tokenizer, pairs, max_length: int, fusion_name: str) -> dict:
     """Mean fusion attention per layer and adapter, {layer: {adapter: weight}}, over ``pairs``."""
-    import numpy as np
+    # torch on first use: the CLI starts without it
     import torch
 
     names = fusion_name.split(",")

@@ -27,6 +27,7 @@ import numpy as np
 
 from adapter_zoo.errors import ZooError
 from adapter_zoo.metrics import evaluate_rankings
+from stackexchange.lists import answer_selection_lists
 
 log = logging.getLogger(__name__)
 
@@ -48,9 +49,8 @@ def forum_dev_lists(
         >>> len(lists[0][1])  # doctest: +SKIP
         20
     """
+    # datasets on first use: the CLI starts without it
     import datasets
-
-    from stackexchange.lists import answer_selection_lists
 
     lists = []
     for host in hosts:
@@ -148,6 +148,7 @@ def __getattr__(name: str):
 
 
 def _evaluator_class() -> type:
+    # sentence-transformers on first use: the CLI starts without it
     from sentence_transformers.base.evaluation import BaseEvaluator
 
     class DevListsEvaluator(BaseEvaluator):

@@ -9,7 +9,10 @@ from pathlib import Path
 
 from adapter_zoo.errors import ZooError
 from adapter_zoo.precision import training_precision
+from adapter_zoo.training.checkpoint import checkpoint_dir
 from adapter_zoo.training.config import TrainingConfig
+from adapter_zoo.training.models import resolve_drop_lower
+from adapter_zoo.zoo.store import check_zoo_writable, entry_path
 
 log = logging.getLogger(__name__)
 
@@ -31,10 +34,8 @@ def train(config: TrainingConfig) -> Path:
             (:func:`adapter_zoo.precision.training_precision`); all before anything is
             written.
     """
-    from adapter_zoo.training.checkpoint import checkpoint_dir
+    # looked up per call: tests monkeypatch training.data.resolve_forums
     from adapter_zoo.training.data import resolve_forums
-    from adapter_zoo.training.models import resolve_drop_lower
-    from adapter_zoo.zoo.store import check_zoo_writable, entry_path
 
     final = entry_path(config.name)
     if final.exists() and not config.overwrite:
@@ -52,9 +53,11 @@ def train(config: TrainingConfig) -> Path:
     config = dataclasses.replace(config, precision=precision)
     log.debug("training precision: %s", precision)  # the card records it
     if config.encoder == "bi":
+        # heavy: training.bi loads torch, transformers, sentence-transformers when imported
         from adapter_zoo.training.bi import train_bi_encoder
 
         return train_bi_encoder(config, hosts)
+    # heavy: training.cross loads torch, transformers, sentence-transformers when imported
     from adapter_zoo.training.cross import train_cross_encoder
 
     return train_cross_encoder(config, hosts)

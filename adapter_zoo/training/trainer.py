@@ -19,15 +19,25 @@ order, loss, model, training step) is in :mod:`adapter_zoo.training.bi` and
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import math
 import shutil
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from adapter_zoo.errors import ZooError
+from adapter_zoo.training.checkpoint import checkpoint_dir, read_checkpoint_file
+from adapter_zoo.training.models import adapter_card, card_sources
+from adapter_zoo.training.selection import dev_scores
+from adapter_zoo.zoo.domain import with_domain
+from adapter_zoo.zoo.layouts import base_config
+from adapter_zoo.zoo.store import entry_path, save_entry
+from stackexchange.io import atomic_write_json
+from stackexchange.jsontext import loads_text, read_json_file
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +57,7 @@ def trainable_tensors(model) -> dict:
 
 
 def save_tensors(tensors: dict, path: Path) -> None:
+    # safetensors.torch on first use: importing this module stays light
     from safetensors.torch import save_file
 
     save_file({n: t.detach().cpu().contiguous() for n, t in tensors.items()}, str(path))
@@ -58,6 +69,7 @@ def load_tensors(model, path: Path) -> None:
     Raises:
         ZooError: the file is damaged or lacks one of ``model``'s trainable weights.
     """
+    # safetensors.torch on first use: importing this module stays light
     from safetensors.torch import load_file
 
     try:
@@ -100,6 +112,7 @@ class ZooTrainer(TrainableCheckpoints):
     start_competes = False
 
     def _evaluate(self, trial, ignore_keys_for_eval, skip_scheduler=False):
+        # transformers on first use: importing this module stays light
         from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
 
         metrics = super()._evaluate(trial, ignore_keys_for_eval, skip_scheduler)
@@ -114,6 +127,7 @@ class ZooTrainer(TrainableCheckpoints):
 def logged_progress_callback():
     """transformers' progress bar (stderr), with its per-step records (``{'loss': ...}``)
     sent to the log instead of stdout (``tqdm.write``), where a command's results are."""
+    # transformers on first use: importing this module stays light
     from transformers.trainer_callback import ProgressCallback
 
     class LoggedProgress(ProgressCallback):
@@ -126,6 +140,7 @@ def logged_progress_callback():
 
 
 def use_logged_progress(trainer) -> None:
+    # transformers on first use: importing this module stays light
     from transformers.trainer_callback import PrinterCallback, ProgressCallback
 
     trainer.remove_callback(PrinterCallback)  # (added instead of the bar when tqdm is off)
@@ -145,12 +160,10 @@ def check_resumable(checkpoint: Path) -> None:
     Raises:
         ZooError: the first file that cannot be read, naming it.
     """
+    # torch, safetensors.torch, transformers on first use: importing this module stays light
     import torch
     from safetensors.torch import load_file
     from transformers.trainer import safe_globals
-
-    from adapter_zoo.training.checkpoint import read_checkpoint_file
-    from stackexchange.jsontext import loads_text
 
     def pickled(path: Path):
         with safe_globals():
@@ -169,6 +182,7 @@ def check_resumable(checkpoint: Path) -> None:
 
 def last_checkpoint(folder: Path) -> Path | None:
     """The newest complete trainer checkpoint under ``folder``, if any."""
+    # transformers on first use: importing this module stays light
     from transformers.trainer_utils import get_last_checkpoint
 
     last = get_last_checkpoint(str(folder)) if folder.is_dir() else None
@@ -187,9 +201,6 @@ def resume_point(folder: Path) -> str | None:
 def open_run_folder(config) -> Path:
     """``<zoo>/.checkpoints/<name>``, emptied when it holds another run's checkpoints or the
     run restarts (``config.restart``); the run's config is recorded in it."""
-    from adapter_zoo.training.checkpoint import checkpoint_dir
-    from stackexchange.io import atomic_write_json
-
     folder = checkpoint_dir(config.name)
     run = {"config": config.to_dict(), "encoder": config.encoder, "format": CHECKPOINT_FORMAT}
     state = process_state()
@@ -205,8 +216,6 @@ def open_run_folder(config) -> Path:
 def _run_of(folder: Path) -> dict | None:
     """The run recorded in the checkpoint folder ``folder``, or None when there is none that
     can be read (the folder is then another run's: emptied, as it is the project's own)."""
-    from stackexchange.jsontext import read_json_file
-
     try:
         return read_json_file(folder / RUN_FILE, ZooError)
     except (OSError, ZooError):
@@ -216,12 +225,14 @@ def _run_of(folder: Path) -> dict | None:
 def process_state():
     """accelerate's process state (``torch.distributed.run`` / ``accelerate launch``); on a
     machine without a GPU it must be asked for CPU processes, or it sees one process."""
+    # accelerate on first use: importing this module stays light
     from accelerate import PartialState
 
     return PartialState(cpu=use_cpu())
 
 
 def use_cpu() -> bool:
+    # torch on first use: importing this module stays light
     import torch
 
     return not torch.cuda.is_available()
@@ -304,6 +315,7 @@ def training_arguments(config, phase: Phase, output_dir: Path, *, resumed: bool)
 def phase_callbacks(phase: Phase) -> list:
     """The callbacks of every phase's trainer: the last step evaluated and saved, each dev
     record in the log, early stopping where the phase has a patience."""
+    # transformers on first use: importing this module stays light
     from transformers import EarlyStoppingCallback, TrainerCallback
 
     class EvaluateAtTheEnd(TrainerCallback):
@@ -330,8 +342,6 @@ def phase_callbacks(phase: Phase) -> list:
 def new_trainer(trainer_class, **kwargs):
     """``trainer_class(**kwargs)`` for either encoder: the library's trainers warn on
     construction about ``Trainer.tokenizer``, which a zoo user cannot act on."""
-    import warnings
-
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*Trainer.tokenizer.*")
         return trainer_class(**kwargs)
@@ -373,8 +383,6 @@ def read_finished_phase(done: Path) -> dict:
     Raises:
         ZooError: ``done`` is not valid JSON or not such a record.
     """
-    from adapter_zoo.training.checkpoint import read_checkpoint_file
-    from stackexchange.jsontext import loads_text
 
     def read(path: Path) -> dict:
         value = loads_text(path.read_text(encoding="utf-8"), position=True)
@@ -414,8 +422,6 @@ def _run_phase(config, phase: Phase, folder: Path, make_trainer: Callable) -> di
 
 def _save_phase(model, folder: Path, name: str, finished: dict) -> None:
     """Mark phase ``name`` done (its weights, then its log), so a resumed run skips it."""
-    from stackexchange.io import atomic_write_json
-
     state = process_state()
     if state.is_main_process:
         save_tensors(trainable_tensors(model), folder / f"{name}-done.safetensors")
@@ -465,10 +471,6 @@ def entry_card(config, *, hosts, pairs, transformer, setup, trained: Trained, de
         dev_lists: how many dev lists selected the state.
         memory: the card's ``training.memory`` (the plan of :mod:`~adapter_zoo.training.memory`).
     """
-    from adapter_zoo.training.models import adapter_card, card_sources
-    from adapter_zoo.training.selection import dev_scores
-    from adapter_zoo.zoo.layouts import base_config
-
     best = trained.best or {}
     card = {
         "kind": config.mode,
@@ -506,11 +508,6 @@ def write_entry(config, hosts, card: dict, records: list, folder: Path, write_we
     Returns:
         The entry folder.
     """
-    import contextlib
-
-    from adapter_zoo.zoo.domain import with_domain
-    from adapter_zoo.zoo.store import entry_path, save_entry
-
     state = process_state()
     path = entry_path(config.name)
     if state.is_main_process:
