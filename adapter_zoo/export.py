@@ -267,7 +267,7 @@ def merged_refusal(card: dict, path: Path) -> str | None:
 
     kind = kind_for_card(card)
     if kind.layout != "adapter":
-        return f"it is a {card.get('kind')} entry; only LoRA adapter entries merge into their base"
+        return f"it is a {card.get('mode')} entry; only LoRA adapter entries merge into their base"
     if adapter_method(path) != "lora":
         return (
             "its adapter is a bottleneck (SeqBn) adapter, which adds modules to the base; "

@@ -18,13 +18,13 @@ class (and its test); a plug-in registers its own by importing :func:`register_k
 Example:
     >>> kind_for_name("sbert:minilm-l6").name, kind_for_name("bm25").baseline
     ('sbert', True)
-    >>> kind_for_card({"kind": "multitask", "encoder": "bi"}).name
+    >>> kind_for_card({"mode": "multitask", "encoder": "bi"}).name
     'bi-multitask'
-    >>> kind_for_card({"kind": "adapter"}).default_max_length
+    >>> kind_for_card({"mode": "adapter"}).default_max_length
     300
-    >>> card_max_length({"kind": "full", "layout": "full"})
+    >>> card_max_length({"mode": "full", "layout": "full"})
     300
-    >>> card_max_length({"kind": "adapter", "encoder": "bi", "max_length": 128})
+    >>> card_max_length({"mode": "adapter", "encoder": "bi", "max_length": 128})
     128
 """
 
@@ -58,7 +58,7 @@ class ModelKind:
             its members, or without a network).
         baseline: a scorer nothing was trained for (no adapter goes on it, nothing
             fine-tunes it, it reads no zoo entry).
-        card_kinds: the card ``kind`` values of its entries (training modes, ``cascade``,
+        card_modes: the card ``mode`` values of its entries (training modes, ``cascade``,
             ``composite``); empty for kinds that are no zoo entry.
         role: on the leaderboard, ``ours`` (a zoo model), ``peer`` (an off-the-shelf
             model a user already has) or ``baseline`` (lexical scores, an untrained base).
@@ -74,7 +74,7 @@ class ModelKind:
     baseline: ClassVar[bool] = False
     role: ClassVar[str] = "ours"
     summary: ClassVar[str] = ""
-    card_kinds: ClassVar[tuple[str, ...]] = ()
+    card_modes: ClassVar[tuple[str, ...]] = ()
     takes_base_model: ClassVar[bool] = False
     layout: ClassVar[str | None] = None
 
@@ -89,8 +89,8 @@ class ModelKind:
         return False
 
     def recognises_card(self, card: dict) -> bool:
-        """Whether the zoo entry of ``card`` is of this kind (by default: its ``kind``)."""
-        return card.get("kind") in self.card_kinds
+        """Whether the zoo entry of ``card`` is of this kind (by default: its ``mode``)."""
+        return card.get("mode") in self.card_modes
 
     def check_card(self, card: dict, card_file) -> None:
         """Refuse, in one line naming ``card_file`` and the field, a card whose fields this
@@ -138,7 +138,7 @@ class ModelKind:
 
     def describe(self, card: dict) -> str:
         """One sentence for the entry's cards."""
-        return f"A `{card.get('kind')}` {self.summary} from the adapter zoo"
+        return f"A `{card.get('mode')}` {self.summary} from the adapter zoo"
 
     def __repr__(self) -> str:
         return f"<model kind {self.name}>"
@@ -202,9 +202,9 @@ def kind_for_card(card: dict, card_file=None) -> ModelKind:
             return kind
     where = f"{card_file}: " if card_file is not None else ""
     setting = ", ".join(f"{k} {card[k]!r}" for k in ("encoder", "layout") if k in card)
-    known = ", ".join(sorted({value for k in kinds.values() for value in k.card_kinds}))
+    known = ", ".join(sorted({value for k in kinds.values() for value in k.card_modes}))
     raise ZooError(
-        f"{where}field 'kind' names no registered model kind ({card.get('kind')!r}"
+        f"{where}field 'mode' names no registered model kind ({card.get('mode')!r}"
         + (f" with {setting}" if setting else "")
         + f"; entry cards say one of {known})"
     )
@@ -233,7 +233,7 @@ def card_max_length(card: dict) -> int:
     :func:`adapter_zoo.lengths.default_max_length`).
 
     Example:
-        >>> card_max_length({"kind": "adapter", "encoder": "bi"})
+        >>> card_max_length({"mode": "adapter", "encoder": "bi"})
         256
     """
     return kind_for_card(card).max_length(card)

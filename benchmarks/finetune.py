@@ -127,7 +127,7 @@ def _transfer_start(transfer: str) -> tuple[str, dict | None]:
         return str(card["base_model"]), card
     if layout != "full":
         raise BenchmarkError(
-            f"--transfer {transfer!r}: zoo entry of kind {card.get('kind')!r}; "
+            f"--transfer {transfer!r}: a {card.get('mode')!r} zoo entry; "
             "TANDA adapts a fully fine-tuned (full or tanda) entry or continues an adapter entry"
         )
     return str(entry / "model"), None

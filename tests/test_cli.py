@@ -117,7 +117,7 @@ def test_a_reader_that_went_away_ends_the_command_quietly(command, tmp_path):
 
         os.environ["ADAPTER_ZOO_HOME"], saved = str(tmp_path), os.environ["ADAPTER_ZOO_HOME"]
         try:
-            save_entry(lambda f: (f / "w.bin").write_bytes(b"0"), "beer", {"kind": "adapter",
+            save_entry(lambda f: (f / "w.bin").write_bytes(b"0"), "beer", {"mode": "adapter",
                        "base_model": "minilm-l6", "forums": ["beer"]})  # fmt: skip
         finally:
             os.environ["ADAPTER_ZOO_HOME"] = saved

@@ -64,7 +64,7 @@ def zoo_centroids(zoo: Sequence[str] | None = None) -> tuple[dict, dict]:
             if CANDIDATE_MARK in name:  # a candidate of an adapt run, not a zoo member
                 continue
             if "broken" in card or kind_for_card(card).name not in ADAPTER_KINDS:
-                logger.info("adapt: skipping %s (a %s entry)", name, card.get("kind"))
+                logger.info("adapt: skipping %s (a %s entry)", name, card.get("mode"))
                 continue
             try:
                 centroids[name] = entry_centroid(card["path"])
@@ -78,7 +78,7 @@ def zoo_centroids(zoo: Sequence[str] | None = None) -> tuple[dict, dict]:
         path = resolve_entry(name) if is_entry_name(name) else Path(name).expanduser()
         card = read_card(path)
         if kind_for_card(card).name not in ADAPTER_KINDS:
-            raise ZooError(f"adapt: {name!r} is a {card.get('kind')!r} entry, not an adapter")
+            raise ZooError(f"adapt: {name!r} is a {card.get('mode')!r} entry, not an adapter")
         centroids[name] = entry_centroid(path)
         cards[name] = card
     return centroids, cards
@@ -239,7 +239,7 @@ def alias_entry(
         raise ZooError(f"alias {name!r} cannot name itself")
     load_member(str(member))  # the member must load before the entry names it
     full = {
-        "kind": "composite",
+        "mode": "composite",
         "encoder": "composite",
         "composition": ALIAS,
         "base_model": "composite",

@@ -67,7 +67,7 @@ def route_entry(
     if centroids.ndim != 2 or len(centroids) != len(members):
         raise ZooError(f"route {name!r}: need one centroid row per member ({len(members)})")
     full = {
-        "kind": "composite",
+        "mode": "composite",
         "encoder": "composite",
         "composition": ROUTE,
         "base_model": "composite",

@@ -4,7 +4,7 @@ The members' bottleneck adapters are loaded into one base and averaged parameter
 parameter with the adapters library's ``average_adapter`` (``combine_strategy="linear"``:
 each tensor is ``sum_i w_i * tensor_i``, weights normalised to sum 1). The result is saved
 as an ordinary bi-encoder adapter entry (``encoder: bi``, ``layout: adapter``), so
-``adapter_zoo.load`` opens it like any trained adapter; its card says ``kind: soup`` with the
+``adapter_zoo.load`` opens it like any trained adapter; its card says ``mode: soup`` with the
 members, weights and (when planned) similarities.
 
 Only bi-encoder adapter entries (``adapter`` or ``multitask``, and other soups) of one base
@@ -135,7 +135,7 @@ def soup_entry(
     max_length = lengths.most_common(1)[0][0]
     forums = list(dict.fromkeys(f for _, c in entries for f in c.get("forums") or []))
     full = {
-        "kind": SOUP,
+        "mode": SOUP,
         "encoder": "bi",
         "layout": "adapter",
         "base_model": first["base_model"],

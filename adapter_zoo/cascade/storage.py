@@ -4,7 +4,7 @@ so a push may replace it with the Hub card).
 
 Layout (CONTRIBUTING's zoo entry plus the cascade's own files)::
 
-    card.json            kind "cascade", base_model, cascade (the CascadeConfig), files, ...
+    card.json            mode "cascade", base_model, cascade (the CascadeConfig), files, ...
     README.md
     exits.safetensors    the exit classifiers
     encoder/             full fine-tuning: the encoder (save_pretrained) and tokenizer
@@ -63,7 +63,7 @@ def save_cascade(
         "scores": {},
         **(ranker.card or {}),
         **(card or {}),
-        "kind": "cascade",
+        "mode": "cascade",
         "cascade": ranker.config.to_dict(),
         "base_config": base_config(ranker.encoder.config),  # checked at load with the adapter
     }
@@ -81,7 +81,7 @@ def verify_cascade(folder: Path) -> dict:
 
     card = verify_entry(folder)
     if kind_for_card(card).name != "cascade":
-        raise ZooError(f"{folder / CARD_FILE}: kind is {card.get('kind')!r}, not 'cascade'")
+        raise ZooError(f"{folder / CARD_FILE}: mode is {card.get('mode')!r}, not 'cascade'")
     return card
 
 

@@ -19,7 +19,7 @@ class BM25Scorer(PerQueryScorer):
     """
 
     def __init__(self):
-        self.card = {"name": "bm25", "kind": "bm25"}
+        self.card = {"name": "bm25", "mode": "bm25"}
 
     def candidate_scores(self, queries, candidate_lists):
         return bm25_candidate_scores(queries, candidate_lists)

@@ -148,7 +148,7 @@ def compose_entry(
             that cannot be written (before any member loads), a member that does not load.
 
     Returns:
-        The entry's folder. Its card: ``kind`` ``composite``, ``encoder`` ``composite``,
+        The entry's folder. Its card: ``mode`` ``composite``, ``encoder`` ``composite``,
         ``composition``, ``spec`` (canonical, with the chosen weights), ``members`` (as
         given), ``weights`` or ``top_k``, ``forum``, ``dev_map`` (``members`` by name and
         ``composite``), ``scores``, ``training``.
@@ -173,7 +173,7 @@ def compose_entry(
     extra, card = (
         card or {},
         {
-            "kind": "composite",
+            "mode": "composite",
             "encoder": "composite",
             "composition": spec.composition,
             "base_model": "composite",

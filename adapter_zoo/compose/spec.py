@@ -149,7 +149,7 @@ def build(spec: Spec, *, device=None, card: dict | None = None):
             naming the spec.
     """
 
-    card = card or {"name": str(spec), "kind": "composite", "composition": spec.composition}
+    card = card or {"name": str(spec), "mode": "composite", "composition": spec.composition}
     members = [load_member(name, device=device) for name in spec.members]
     if spec.composition == FUSION:
         return ScoreFusion(members, spec.weights, spec.members, card=card)
@@ -165,7 +165,7 @@ def load_spec(text: str, *, device=None):
     spec = parse_spec(text)
     card = {
         "name": str(text),
-        "kind": "composite",
+        "mode": "composite",
         "composition": spec.composition,
         "spec": str(spec),
     }
@@ -173,7 +173,7 @@ def load_spec(text: str, *, device=None):
 
 
 def load_composite(path, card: dict, *, device=None):
-    """The composition of the verified composite entry at ``path`` (card ``kind:
+    """The composition of the verified composite entry at ``path`` (card ``mode:
     composite``): a fusion or rerank from its ``spec``, a route from its members and
     ``route.safetensors``, an alias as its one member (with the alias's card).
 

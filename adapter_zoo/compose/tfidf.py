@@ -44,7 +44,7 @@ class TfidfScorer(PerQueryScorer):
     """TF-IDF over each query's own candidates, as the ``tfidf`` baseline scores a list."""
 
     def __init__(self):
-        self.card = {"name": "tfidf", "kind": "tfidf"}
+        self.card = {"name": "tfidf", "mode": "tfidf"}
 
     def candidate_scores(self, queries, candidate_lists):
         return tfidf_candidate_scores(queries, candidate_lists)

@@ -4,7 +4,7 @@ Format::
 
     {"version": 1, "entries": [{"name": "beer", "repo": "org/beer-adapter",
       "revision": "<commit sha>", "base_model": "minilm-l6", "forums": ["beer.stackexchange.com"],
-      "size": 1234567, "scores": {"dev_mrr@10": 0.61}, "kind": "adapter",
+      "size": 1234567, "scores": {"dev_mrr@10": 0.61}, "mode": "adapter",
       "encoder": "bi"}, ...]}
 
 It is downloaded through the Hugging Face cache, so a machine that has read it once can still
@@ -27,6 +27,7 @@ from adapter_zoo.hub.connection import (
     hub_local_only,
     hub_offline,
 )
+from adapter_zoo.zoo.store import migrate_card_fields
 from stackexchange.jsontext import JSONTextError, loads_text
 
 INDEX_REPO = "adapter-zoo/index"
@@ -52,7 +53,11 @@ def _parse(text: str, source: str) -> list[dict]:
         missing = [k for k in ("name", "repo") if not isinstance(entry, dict) or k not in entry]
         if missing:
             raise ZooError(f"{source}: zoo index entry {number} has no {missing[0]!r}")
-    return entries
+    # an index written before the card's "kind" became "mode" keeps it: the cards' one rule
+    return [
+        migrate_card_fields(entry, f"{source}: zoo index entry {number}")
+        for number, entry in enumerate(entries)
+    ]
 
 
 def list_remote() -> list[dict]:
@@ -119,8 +124,8 @@ def index_entry(card: dict, repo_id: str, revision: str, size: int) -> dict:
         "forums": card.get("forums") or [],
         "size": size,
         "scores": card.get("scores") or {},
-        # which kind of ranker it is, so a user can pick a bi-encoder for search
-        "kind": card.get("kind"),
+        # how the entry was made, so a user can pick a bi-encoder for search
+        "mode": card.get("mode"),
         "encoder": card.get("encoder", "cross"),
     }
 

@@ -17,7 +17,7 @@ def render_model_card(card: dict, repo_id: str, *, head_type: str | None = None)
     :func:`adapter_zoo.zoo.cards.render_card`).
 
     Example:
-        >>> text = render_model_card({"name": "beer", "kind": "adapter", "base_model":
+        >>> text = render_model_card({"name": "beer", "mode": "adapter", "base_model":
         ...     "minilm-l6", "forums": ["beer.stackexchange.com"], "files": {}}, "me/beer")
         >>> "pipeline_tag: text-ranking" in text
         True

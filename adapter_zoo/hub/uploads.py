@@ -69,11 +69,9 @@ def push(
     local = verify_entry(folder)
     card = without_local_paths(local, keep=("base_model",))
     readme = render_model_card(card, repo_id, head_type=entry_head_type(folder)).encode("utf-8")
-    card_bytes = (
-        (folder / CARD_FILE).read_bytes()
-        if card == local
-        else (json.dumps(card, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
-    )
+    card_bytes = (folder / CARD_FILE).read_bytes()
+    if json.loads(card_bytes) != card:  # local paths dropped, or an old card's "kind" renamed
+        card_bytes = (json.dumps(card, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
     operations = [CommitOperationAdd(path, str(folder / path)) for path in sorted(card["files"])]
     operations.append(CommitOperationAdd(CARD_FILE, card_bytes))
     operations.append(CommitOperationAdd(README_FILE, readme))

@@ -4,7 +4,7 @@ scores, exports or describes a model, registered in :mod:`adapter_zoo.registry`
 
 Example:
     >>> from adapter_zoo.kinds import kind_for_card, kind_for_name
-    >>> kind_for_card({"kind": "adapter", "encoder": "bi"})
+    >>> kind_for_card({"mode": "adapter", "encoder": "bi"})
     <model kind bi-adapter>
     >>> kind_for_name("tfidf").baseline, kind_for_name("beer") is None
     (True, True)

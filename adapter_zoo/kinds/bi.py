@@ -44,7 +44,7 @@ class BiAdapter(BiEncoderKind):
     """One forum's adapter (bottleneck or LoRA) in a sentence-transformers model."""
 
     name = "bi-adapter"
-    card_kinds = ADAPTER_MODES
+    card_modes = ADAPTER_MODES
 
 
 @register_kind
@@ -52,7 +52,7 @@ class BiMultitask(BiEncoderKind):
     """One adapter trained on several forums at once."""
 
     name = "bi-multitask"
-    card_kinds = ("multitask",)
+    card_modes = ("multitask",)
 
 
 @register_kind
@@ -60,7 +60,7 @@ class BiSoup(BiEncoderKind):
     """The weighted average of forum adapters (``adapter_zoo.adapt``'s soup)."""
 
     name = "bi-soup"
-    card_kinds = ("soup",)
+    card_modes = ("soup",)
 
 
 @register_kind
@@ -68,7 +68,7 @@ class BiFull(BiEncoderKind):
     """A whole sentence-transformers model fine-tuned; ``model/`` opens in it as it is."""
 
     name = "bi-full"
-    card_kinds = FULL_MODES
+    card_modes = FULL_MODES
     layout = "full"
 
     def export_refusal(self, card, path=None):
@@ -84,7 +84,7 @@ class BiFusion(BiEncoderKind):
     """AdapterFusion over several forums' bi-encoder adapters."""
 
     name = "bi-fusion"
-    card_kinds = ("fusion",)
+    card_modes = ("fusion",)
     layout = "fusion"
 
     def library_lines(self, card, folder, head_type):

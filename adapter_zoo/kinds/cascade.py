@@ -1,4 +1,4 @@
-"""Cascade entries (card ``kind: cascade``): one encoder with early-exit rankers
+"""Cascade entries (card ``mode: cascade``): one encoder with early-exit rankers
 (the Cascade Transformer, Soldaini & Moschitti 2020)."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ class Cascade(ModelKind):
     """A cascade of early exits on one encoder (:class:`adapter_zoo.CascadeRanker`)."""
 
     name = "cascade"
-    card_kinds = ("cascade",)
+    card_modes = ("cascade",)
     encoder = "cross"
     summary = "cascade ranker (early exits)"
 

@@ -1,4 +1,4 @@
-"""Composite entries (card ``kind: composite``): a saved fusion or rerank spec, a per-query
+"""Composite entries (card ``mode: composite``): a saved fusion or rerank spec, a per-query
 route, or an alias; their members are other models, loaded by zoo or Hub name."""
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ class Composite(ModelKind):
     """A composition saved as a zoo entry (``adapter-zoo compose``, ``adapt``)."""
 
     name = "composite"
-    card_kinds = ("composite",)
+    card_modes = ("composite",)
     summary = "composite ranker"
 
     def check_card(self, card: dict, card_file) -> None:

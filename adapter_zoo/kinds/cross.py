@@ -35,7 +35,7 @@ class _CrossAdapterLines(CrossEncoderKind):
 
     def export_refusal(self, card, path=None):
         return (
-            f"it is an adapter entry ({card.get('kind')}), and a CrossEncoder runs no "
+            f"it is an adapter entry ({card.get('mode')}), and a CrossEncoder runs no "
             "adapters; load it with the adapters library (see its model card)"
         )
 
@@ -45,7 +45,7 @@ class CrossAdapter(_CrossAdapterLines):
     """One forum's adapter (bottleneck or LoRA) and its ranking head."""
 
     name = "cross-adapter"
-    card_kinds = ADAPTER_MODES
+    card_modes = ADAPTER_MODES
 
 
 @register_kind
@@ -53,7 +53,7 @@ class CrossMultitask(_CrossAdapterLines):
     """One adapter trained on several forums at once (MultiCQA's multi-task setting)."""
 
     name = "cross-multitask"
-    card_kinds = ("multitask",)
+    card_modes = ("multitask",)
 
 
 @register_kind
@@ -61,7 +61,7 @@ class CrossFull(CrossEncoderKind):
     """The whole model fine-tuned (the peer of the adapters)."""
 
     name = "cross-full"
-    card_kinds = FULL_MODES
+    card_modes = FULL_MODES
     layout = "full"
 
     def export_refusal(self, card, path=None):
@@ -73,7 +73,7 @@ class CrossFusion(CrossEncoderKind):
     """AdapterFusion over several forums' adapters, with its own head."""
 
     name = "cross-fusion"
-    card_kinds = ("fusion",)
+    card_modes = ("fusion",)
     layout = "fusion"
 
     def export_refusal(self, card, path=None):

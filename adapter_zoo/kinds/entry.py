@@ -15,17 +15,17 @@ FULL_MODES = ("full", "tanda")
 
 
 class EntryKind(ModelKind):
-    """A kind recognised by its card's ``kind`` (the training mode), ``encoder`` and
+    """A kind recognised by its card's ``mode`` (how it was made), ``encoder`` and
     ``layout`` (``adapter``, ``full`` or ``fusion``: how the weights are stored)."""
 
     layout: ClassVar[str] = "adapter"
 
     def recognises_card(self, card: dict) -> bool:
-        mode = card.get("kind")
+        mode = card.get("mode")
         # cards name their layout; the full and fusion modes have only the one
         layout = card.get("layout") or (mode if mode in ("full", "fusion") else "adapter")
         return (
-            mode in self.card_kinds
+            mode in self.card_modes
             and card.get("encoder", "cross") == self.encoder
             and layout == self.layout
         )
@@ -43,6 +43,6 @@ class EntryKind(ModelKind):
     def describe(self, card: dict) -> str:
         forums = list(card.get("forums") or [])
         return (
-            f"A `{card.get('kind')}` {self.summary} from the adapter zoo, on base model "
+            f"A `{card.get('mode')}` {self.summary} from the adapter zoo, on base model "
             f"`{card['base_model']}`" + (f", trained on {', '.join(forums)}." if forums else ".")
         )

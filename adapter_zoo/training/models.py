@@ -33,7 +33,7 @@ def fusion_adapters(config) -> list[tuple[str, Path, dict]]:
         kind = kind_for_card(card)
         if kind.layout != "adapter":
             raise ZooError(
-                f"{path}: zoo entry {entry_name!r} is a {card['kind']} model, "
+                f"{path}: zoo entry {entry_name!r} is a {card['mode']} model, "
                 "not an adapter; fusion combines adapter entries"
             )
         if str(card["base_model"]) != str(config.base_model):
@@ -58,7 +58,7 @@ def starting_adapter(config) -> tuple[Path, dict]:
     kind = kind_for_card(card)
     if kind.layout != "adapter":
         raise ZooError(
-            f"{path}: --init-from {name!r} is a {card['kind']} entry, not an adapter; "
+            f"{path}: --init-from {name!r} is a {card['mode']} entry, not an adapter; "
             "adapters continue adapter entries"
         )
     if kind.encoder != config.encoder:

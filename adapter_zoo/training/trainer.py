@@ -473,7 +473,7 @@ def entry_card(config, *, hosts, pairs, transformer, setup, trained: Trained, de
     """
     best = trained.best or {}
     card = {
-        "kind": config.mode,
+        "mode": config.mode,
         "encoder": config.encoder,
         "layout": config.layout,
         "base_model": config.base_model,

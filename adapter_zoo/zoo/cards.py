@@ -33,7 +33,7 @@ def stackexchange_sites(card: dict) -> list[tuple[str, bool]]:
     names are not sites, and a composite has no weights of its own.
 
     Example:
-        >>> stackexchange_sites({"kind": "adapter", "forums": ["beer"]})
+        >>> stackexchange_sites({"mode": "adapter", "forums": ["beer"]})
         [('beer.stackexchange.com', True)]
     """
 
@@ -55,7 +55,7 @@ def licence_metadata(card: dict) -> dict:
     """``license`` and ``language`` for the card's YAML header (empty when not forum-trained).
 
     Example:
-        >>> licence_metadata({"kind": "adapter", "forums": ["beer.stackexchange.com"]})
+        >>> licence_metadata({"mode": "adapter", "forums": ["beer.stackexchange.com"]})
         {'license': 'cc-by-sa-4.0', 'language': 'en'}
     """
     sites = stackexchange_sites(card)
@@ -198,7 +198,7 @@ def render_card(
             the adapters-only lines register adapter-zoo's heads unless it is another type.
 
     Example:
-        >>> text = render_card({"name": "beer", "kind": "adapter", "base_model":
+        >>> text = render_card({"name": "beer", "mode": "adapter", "base_model":
         ...     "minilm-l6", "forums": ["beer.stackexchange.com"], "scores": {"dev_mrr@10": 0.5},
         ...     "files": {}}, repo_id="me/beer")
         >>> "library_name: adapter-transformers" in text and "license: cc-by-sa-4.0" in text
@@ -214,7 +214,7 @@ def render_card(
         # a composition has no base of its own: its members name theirs
         base_model=hub_base_model(card["base_model"]) if kind.name != "composite" else None,
         tags=["adapters", "adapter-transformers", "adapter-zoo", "text-ranking",
-              str(card.get("kind")), *forums],
+              str(card.get("mode")), *forums],
         pipeline_tag="text-ranking",
         **licence_metadata(card),
     )  # fmt: skip

@@ -172,7 +172,7 @@ def load_legacy(
     model.active_head = name
     card = {
         "name": name,
-        "kind": "adapter",
+        "mode": "adapter",
         "layout": "adapter",
         "base_model": base_model,
         "forums": [name],

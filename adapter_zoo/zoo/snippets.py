@@ -65,7 +65,7 @@ def library_lines(card: dict, folder: tuple[str, list[str]], head_type: str | No
         head_type: the ``head_type`` of the entry's ``head_config.json`` (None: unknown).
 
     Example:
-        >>> lines = library_lines({"kind": "adapter", "encoder": "bi", "layout": "adapter",
+        >>> lines = library_lines({"mode": "adapter", "encoder": "bi", "layout": "adapter",
         ...     "base_model": "minilm-l6"}, local_folder("/zoo/beer-bi"), None)
         >>> "name = model[0].auto_model.load_adapter(folder, use_safetensors=True)" in lines
         True

@@ -216,13 +216,13 @@ def save_entry(
         name: the entry's name, checked by :func:`check_entry_name` (a path object is the
             folder a Python caller chose, see :func:`entry_folder`); the card's ``name`` is
             the folder's name.
-        card: card fields (``kind``, ``base_model``, ``forums``, ...); ``name``, ``files``,
+        card: card fields (``mode``, ``base_model``, ``forums``, ...); ``name``, ``files``,
             ``created`` and ``version`` are filled in here.
         overwrite: replace an existing entry of that name.
 
     Example:
         >>> save_entry(lambda d: model.save_adapter(d, "beer", with_head=True),
-        ...            "beer", {"kind": "adapter", "base_model": "minilm-l6"})  # doctest: +SKIP
+        ...            "beer", {"mode": "adapter", "base_model": "minilm-l6"})  # doctest: +SKIP
     """
     final = entry_folder(name)
     if final.exists() and not overwrite:
@@ -275,27 +275,50 @@ def _strings(value) -> bool:
     return isinstance(value, list) and all(isinstance(v, str) and v for v in value)
 
 
+def migrate_card_fields(card, source) -> dict:
+    """``card`` (an entry's card or a Hub index record) with its fields under their current
+    names: the one rule for the renamed fields, used by :func:`check_card` and the Hub index.
+
+    ``kind`` became ``mode`` (how the entry was made; "kind" is the registry's ModelKind).
+    A record with both is refused in one line naming ``source``: which one is meant cannot
+    be told, and no writer ever wrote both.
+
+    Example:
+        >>> migrate_card_fields({"name": "x", "kind": "adapter"}, "c.json")
+        {'name': 'x', 'mode': 'adapter'}
+    """
+    # cards written before the rename (on disk and on the Hub) say "kind"
+    if isinstance(card, dict) and "kind" in card:
+        if "mode" in card:
+            raise ZooError(
+                f"{source}: the card has both 'mode' and the old 'kind' field; keep only 'mode'"
+            )
+        card = {("mode" if key == "kind" else key): value for key, value in card.items()}
+    return card
+
+
 def check_card(card, card_file) -> dict:
     """``card`` if every field an entry's readers use has the right type and value; else one
     line naming ``card_file`` and the field. The one card validator: every reader of a card
     (``load``, ``list``, the sweep, the Hub) goes through :func:`read_card`.
 
     Example:
-        >>> check_card({"name": "x", "kind": "adapter", "base_model": 5, "files": {}}, "c.json")
+        >>> check_card({"name": "x", "mode": "adapter", "base_model": 5, "files": {}}, "c.json")
         Traceback (most recent call last):
         ...
         adapter_zoo.errors.ZooError: c.json: field 'base_model' must be a non-empty string, not 5
     """
     if not isinstance(card, dict):
         raise ZooError(f"{card_file}: the card must be a JSON object, not {json.dumps(card)}")
-    for key in ("name", "kind", "base_model", "files"):
+    card = migrate_card_fields(card, card_file)
+    for key in ("name", "mode", "base_model", "files"):
         if key not in card:
             raise ZooError(f"{card_file}: the card has no {key!r} field")
     for key in ("name", "base_model"):
         if not isinstance(card[key], str) or not card[key].strip():
             raise field_error(card_file, key, card[key], "a non-empty string")
-    if not isinstance(card["kind"], str) or not card["kind"].strip():
-        raise field_error(card_file, "kind", card["kind"], "a non-empty string")
+    if not isinstance(card["mode"], str) or not card["mode"].strip():
+        raise field_error(card_file, "mode", card["mode"], "a non-empty string")
     if not isinstance(card["files"], dict):
         raise ZooError(f"{card_file}: 'files' must map relative paths to sha256 hashes")
     for relative, digest in card["files"].items():

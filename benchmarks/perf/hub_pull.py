@@ -70,7 +70,7 @@ def make_repo(root: Path, mb: int) -> None:
         (repo / name).write_bytes(os.urandom(size))
     card = {
         "name": "bench",
-        "kind": "adapter",
+        "mode": "adapter",
         "base_model": "minilm-l6",
         "files": {name: sha256_file(repo / name) for name in sizes},
     }

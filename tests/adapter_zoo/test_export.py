@@ -35,7 +35,7 @@ def make_entry(parsed, base, mode, name):
             if parameter.requires_grad:
                 parameter.add_(torch.randn_like(parameter) * 0.1)
     card = {
-        "kind": mode, "encoder": "cross", "layout": config.layout, "base_model": str(base),
+        "mode": mode, "encoder": "cross", "layout": config.layout, "base_model": str(base),
         "forums": ["beer.stackexchange.com"], "head": setup["head"], "max_length": 64,
         "scores": {"dev_map": 0.5},
     }  # fmt: skip
@@ -115,15 +115,15 @@ def test_cli_refuses_what_a_cross_encoder_cannot_reproduce(
     elif case == "pair-cosine":
         make_entry(parsed_fixture, tiny_sentence_bert_path, "full", case)
     elif case == "fusion":
-        card_entry(case, kind="fusion", layout="fusion", adapters=["a", "b"])
+        card_entry(case, mode="fusion", layout="fusion", adapters=["a", "b"])
     elif case == "bi":
-        card_entry(case, kind="adapter", layout="adapter", encoder="bi")
+        card_entry(case, mode="adapter", layout="adapter", encoder="bi")
     elif case == "bi-full":
-        card_entry(case, kind="full", layout="full", encoder="bi")
+        card_entry(case, mode="full", layout="full", encoder="bi")
     elif case == "composite":
-        card_entry(case, kind="composite", encoder="composite", spec="fusion:a+bm25*0.1")
+        card_entry(case, mode="composite", encoder="composite", spec="fusion:a+bm25*0.1")
     else:
-        card_entry(case, kind="cascade", cascade={"exits": [1], "alpha": 0.3, "adapter": None})
+        card_entry(case, mode="cascade", cascade={"exits": [1], "alpha": 0.3, "adapter": None})
     out = tmp_path / "out"
     assert main(["export", case, "--out", str(out)]) == 2
     assert capsys.readouterr().err == (

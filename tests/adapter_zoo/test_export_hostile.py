@@ -14,7 +14,7 @@ import adapter_zoo.loading
 from adapter_zoo.cli import main
 from adapter_zoo.zoo.store import CARD_FILE, save_entry, zoo_home
 
-FULL = {"kind": "full", "encoder": "cross", "base_model": "bert-base-uncased", "forums": ["b"]}
+FULL = {"mode": "full", "encoder": "cross", "base_model": "bert-base-uncased", "forums": ["b"]}
 HUB = "hub: zoo index adapter-zoo/index/index.json: not in the Hugging Face cache"
 
 
@@ -69,9 +69,9 @@ def test_a_name_that_is_no_exportable_entry_is_one_line(
         (b"", "not valid JSON (Expecting value: line 1 column 1 (char 0))"),
         (b"\x00\x00", "not valid JSON (Expecting value: line 1 column 1 (char 0))"),
         (b'{"name": "\xe9"}', "not valid JSON ('utf-8' codec can't decode byte 0xe9"),
-        (b'{"name": "b", "kind": null, "base_model": "x", "files": {}}',
-         "field 'kind' must be a non-empty string, not null"),
-        (b'{"name": "b", "kind": "full", "base_model": "x", "files": []}',
+        (b'{"name": "b", "mode": null, "base_model": "x", "files": {}}',
+         "field 'mode' must be a non-empty string, not null"),
+        (b'{"name": "b", "mode": "full", "base_model": "x", "files": []}',
          "'files' must map relative paths to sha256 hashes"),
     ],
     ids=["null", "list", "garbage", "empty", "nul-bytes", "latin-1", "kind-null", "files-list"],

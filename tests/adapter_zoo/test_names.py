@@ -87,19 +87,19 @@ def test_a_bad_spec_keeps_its_own_message_when_loaded():
 
 def test_card_without_max_length_has_its_encoders_default():
     assert (BI_MAX_LENGTH, CROSS_MAX_LENGTH) == (256, 300)
-    assert card_max_length({"kind": "adapter", "encoder": "bi"}) == 256
-    assert card_max_length({"kind": "adapter", "encoder": "cross"}) == 300
-    assert card_max_length({"kind": "adapter"}) == 300  # cards before ``encoder``: cross
-    assert card_max_length({"kind": "composite", "encoder": "composite"}) == 300
-    assert card_max_length({"kind": "adapter", "encoder": "bi", "max_length": 128}) == 128
+    assert card_max_length({"mode": "adapter", "encoder": "bi"}) == 256
+    assert card_max_length({"mode": "adapter", "encoder": "cross"}) == 300
+    assert card_max_length({"mode": "adapter"}) == 300  # cards before ``encoder``: cross
+    assert card_max_length({"mode": "composite", "encoder": "composite"}) == 300
+    assert card_max_length({"mode": "adapter", "encoder": "bi", "max_length": 128}) == 128
 
 
 def test_readme_snippets_use_the_cards_length_or_its_encoders_default():
     def lines(card):
         return "\n".join(library_lines(card, local_folder("/zoo/x"), None))
 
-    bi = {"kind": "adapter", "encoder": "bi", "layout": "adapter", "base_model": "minilm-l6"}
-    cross = {"kind": "adapter", "layout": "adapter", "base_model": "bert-base"}
+    bi = {"mode": "adapter", "encoder": "bi", "layout": "adapter", "base_model": "minilm-l6"}
+    cross = {"mode": "adapter", "layout": "adapter", "base_model": "bert-base"}
     assert "model.max_seq_length = 256\n" in lines(bi)
     assert "model.max_seq_length = 64\n" in lines({**bi, "max_length": 64})
     assert "    max_length=300,\n" in lines(cross)
@@ -115,11 +115,11 @@ def test_loaded_entries_without_max_length_score_at_their_encoders_default(
 
     ranker = adapter_zoo.Ranker.from_base(str(tiny_bert_path), device="cpu")
     save_entry(lambda folder: write_full(ranker.model, ranker.tokenizer, folder), "old-cross",
-               {"kind": "full", "layout": "full", "base_model": str(tiny_bert_path)})  # fmt: skip
+               {"mode": "full", "layout": "full", "base_model": str(tiny_bert_path)})  # fmt: skip
     encoder = adapter_zoo.BiEncoder.from_base(str(tiny_sentence_bert_path), device="cpu")
     assert encoder.max_length == 32  # the tiny base's own, so the card's default shows below
     save_entry(lambda folder: write_bi_full(encoder.model, folder), "old-bi",
-               {"kind": "full", "encoder": "bi", "layout": "full",
+               {"mode": "full", "encoder": "bi", "layout": "full",
                 "base_model": str(tiny_sentence_bert_path)})  # fmt: skip
     assert adapter_zoo.load("old-cross", device="cpu").max_length == 300
     assert adapter_zoo.load("old-bi", device="cpu").max_length == 256

@@ -92,7 +92,7 @@ def cross_entry(tiny_bert_path, tmp_path_factory):
         for key, parameter in model.named_parameters():
             if ".adapters.beer." in key or key.startswith("heads."):
                 parameter.copy_(torch.randn_like(parameter) * 0.2)
-    card = {"kind": "adapter", "layout": "adapter", "base_model": str(tiny_bert_path),
+    card = {"mode": "adapter", "layout": "adapter", "base_model": str(tiny_bert_path),
             "forums": [BEER], "head": "beer", "max_length": 64}  # fmt: skip
     folder = tmp_path_factory.mktemp("zoo-cross") / "beer-cross"
     return save_entry(lambda f: write_adapter(model, "beer", f), folder, card)

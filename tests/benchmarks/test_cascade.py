@@ -60,7 +60,7 @@ def test_cascade_train_then_eval(tiny_bert_path, tiny_benchmark, tmp_path, capsy
     entry = capsys.readouterr().out.strip().splitlines()[-1]
     ranker = CascadeRanker.load("cascade")
     assert str(ranker.card["name"]) == "cascade" and entry.endswith("cascade")
-    assert ranker.card["kind"] == "cascade" and ranker.card["training"]["steps"] == 3
+    assert ranker.card["mode"] == "cascade" and ranker.card["training"]["steps"] == 3
     assert ranker.card["pairs"] == {"train": 16} and ranker.exits == (1, 2)
     # the name is taken: a clear one-line error, exit 2
     assert main(argv) == 2

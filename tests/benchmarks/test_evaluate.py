@@ -147,7 +147,7 @@ def test_finetune_save_as_refuses_an_existing_entry_without_overwrite(
     bench = benchmarks.build_from_forum(tiny_forum, tmp_path / "bench")
     mine = save_entry(
         lambda folder: (folder / "adapter.safetensors").write_bytes(b"weeks of training"),
-        "mine", {"kind": "adapter", "base_model": "bert-base"},
+        "mine", {"mode": "adapter", "base_model": "bert-base"},
     )  # fmt: skip
     before = {p.name: p.read_bytes() for p in mine.iterdir()}
     capsys.readouterr()  # the build's progress bars
@@ -226,7 +226,7 @@ def test_finetune_full_then_tanda_from_the_transfer_entry(tiny_forum, tiny_bert_
     full = benchmarks.evaluate(str(tiny_bert_path), bench, finetune="full", max_steps=1)
     transfer = benchmarks.get(bench).name + f"-full-{tiny_bert_path.name}-s0"
     assert full["mode"] == "finetune-full"
-    assert adapter_zoo.load(transfer).card["kind"] == "full"
+    assert adapter_zoo.load(transfer).card["mode"] == "full"
     tanda = benchmarks.evaluate(str(tiny_bert_path), bench, finetune="tanda", transfer=transfer,
                                 max_steps=1)  # fmt: skip
     assert (tanda["mode"], tanda["transfer"]) == ("finetune-tanda", transfer)
@@ -264,7 +264,7 @@ def test_a_model_on_a_set_built_from_its_own_forum_is_in_domain(
     model.add_adapter("a", config="seq_bn")
     add_ranking_head(model, "a")
     for name, forum in (("home", tiny_forum.name), ("away", "beer.stackexchange.com")):
-        card = {"kind": "adapter", "base_model": str(tiny_bert_path), "forums": [forum]}
+        card = {"mode": "adapter", "base_model": str(tiny_bert_path), "forums": [forum]}
         save_entry(lambda out: model.save_adapter(str(out), "a", with_head=True), name, card)
     bench = f"local:{benchmarks.build_from_forum(tiny_forum, tmp_path / 'bench')}"
     assert benchmarks.evaluate("home", bench)["mode"] == "in-domain"
@@ -351,11 +351,11 @@ def test_finetune_a_bi_encoder_then_tanda_continues_its_adapter(
     dev = benchmarks.get(bench).load("dev")
     positives = sum(sum(label > 0 for label in labels) for labels in dev["labels"])
     # a sentence-encoder base trains a bi-encoder, selected on the benchmark's own dev lists
-    assert (card["encoder"], card["kind"], card["training"]["dev_lists"]) == (
+    assert (card["encoder"], card["mode"], card["training"]["dev_lists"]) == (
         "bi", "adapter", positives)  # fmt: skip
     tanda = benchmarks.evaluate(base, bench, finetune="tanda", transfer="bench-bi", max_steps=2)
     continued = adapter_zoo.load(tanda["entry"]).card
-    assert (continued["kind"], continued["encoder"]) == ("adapter", "bi")
+    assert (continued["mode"], continued["encoder"]) == ("adapter", "bi")
     assert continued["init_from"]["entry"] == "bench-bi" and tanda["transfer"] == "bench-bi"
     start = continued["training"]["log"][0]
     assert start["phase"] == "start" and start["dev_map"] == card["scores"]["dev_map"]

@@ -55,7 +55,7 @@ def bi_entry(tiny_sentence_bert_path):
         for name, parameter in transformer.named_parameters():
             if "adapters" in name:
                 parameter.add_(torch.randn_like(parameter) * 0.1)
-    card = {"kind": "adapter", "encoder": "bi", "layout": "adapter", "forums": list(FORUMS),
+    card = {"mode": "adapter", "encoder": "bi", "layout": "adapter", "forums": list(FORUMS),
             "base_model": str(tiny_sentence_bert_path), "max_length": 64,
             "base_config": base_config(transformer.config)}  # fmt: skip
     save_entry(lambda folder: write_bi_adapter(model, "tiny_bi", folder), "tiny-bi", card)

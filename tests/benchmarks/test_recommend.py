@@ -38,7 +38,7 @@ def zoo_adapters(tiny_bert_path, parsed_forums):
                 if "adapters" in name:
                     param.add_(torch.randn_like(param) * 0.3)
         card = {
-            "kind": "adapter",
+            "mode": "adapter",
             "base_model": str(tiny_bert_path),
             "forums": [host],
             "training": {"data": str(parsed_forums)},
@@ -107,7 +107,7 @@ def test_adapter_without_forum_data_is_an_error(tiny_bert_path, tiny_benchmark, 
     save_entry(
         lambda d: model.save_adapter(str(d), "x", with_head=True),
         "nodata",
-        {"kind": "adapter", "base_model": str(tiny_bert_path), "forums": []},
+        {"mode": "adapter", "base_model": str(tiny_bert_path), "forums": []},
     )
     with pytest.raises(ValueError, match="names no training forums/data; pass forums_dir"):
         recommend("local:" + str(tiny_benchmark), ["nodata"], embedder=embedder)

@@ -54,7 +54,7 @@ def test_quickstart_smoke_writes_every_output_and_trains_in_its_own_zoo(tmp_path
 
     users = save_entry(
         lambda folder: (folder / "adapter.safetensors").write_bytes(b"a real adapter"),
-        "beer", {"kind": "adapter", "base_model": "minilm-l6"},
+        "beer", {"mode": "adapter", "base_model": "minilm-l6"},
     )  # fmt: skip
     before = {p.name: p.read_bytes() for p in users.iterdir()}
     home = os.environ["ADAPTER_ZOO_HOME"]
@@ -103,7 +103,7 @@ def test_quickstart_never_replaces_a_zoo_entry_it_did_not_train(tmp_path, capsys
 
     users = save_entry(
         lambda folder: (folder / "adapter.safetensors").write_bytes(b"weeks of training"),
-        "beer-cross", {"kind": "adapter", "base_model": "minilm-l6",
+        "beer-cross", {"mode": "adapter", "base_model": "minilm-l6",
                        "training": {"data": str(tmp_path / "my-parse")}},
     )  # fmt: skip
     before = {p.name: p.read_bytes() for p in users.iterdir()}
@@ -117,6 +117,6 @@ def test_quickstart_never_replaces_a_zoo_entry_it_did_not_train(tmp_path, capsys
     assert {p.name: p.read_bytes() for p in users.iterdir()} == before
     assert not out.exists()  # refused before any work
     # an entry an earlier quickstart into the same folder trained is its own to replace
-    save_entry(lambda folder: None, "beer-cross", {"kind": "adapter", "base_model": "minilm-l6",
+    save_entry(lambda folder: None, "beer-cross", {"mode": "adapter", "base_model": "minilm-l6",
                "training": {"data": str(out.resolve() / "parsed")}}, overwrite=True)  # fmt: skip
     _refuse_entries_of_others(out.resolve())

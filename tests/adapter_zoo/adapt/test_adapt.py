@@ -69,7 +69,7 @@ def trained(parsed, tmp_path_factory, tiny_sentence_bert_path):
                                  base_model=str(tiny_sentence_bert_path), **FAST))  # fmt: skip
         card = read_card(home / "beer")
         multi = {k: v for k, v in card.items() if k not in ("files", "name")}
-        multi.update(kind="multitask", forums=[BEER, BICYCLES])
+        multi.update(mode="multitask", forums=[BEER, BICYCLES])
         save_entry(lambda folder: [shutil.copy(home / "beer" / f, folder / f)
                                    for f in card["files"]], "multi", multi)  # fmt: skip
     return home
@@ -169,7 +169,7 @@ def test_soup_is_the_weighted_average_of_the_members_weights(zoo):
 
     path = soup_entry("soup", ["beer", "bikes"], [3.0, 1.0])
     card = verify_entry(path)
-    assert (card["kind"], card["encoder"], card["layout"]) == ("soup", "bi", "adapter")
+    assert (card["mode"], card["encoder"], card["layout"]) == ("soup", "bi", "adapter")
     assert card["members"] == ["beer", "bikes"] and card["weights"] == [0.75, 0.25]
     assert card["forums"] == [BEER, BICYCLES]
     soup = load_file(str(path / "adapter.safetensors"))
@@ -230,7 +230,7 @@ def test_route_sends_each_query_to_the_nearest_forum(zoo):
     assert route(np.array([[0.9, 0.1], [0.2, 0.8], [1, 1]]), np.eye(2)).tolist() == [0, 1, 0]
     path = route_entry("routed", ["beer", "bikes"])
     card = verify_entry(path)
-    assert (card["kind"], card["composition"], card["members"]) == (
+    assert (card["mode"], card["composition"], card["members"]) == (
         "composite", "route", ["beer", "bikes"],
     )  # fmt: skip
     assert "route.safetensors" in card["files"]
@@ -281,7 +281,7 @@ def test_adapt_each_strategy_writes_an_entry_that_loads_and_scores(zoo, parsed, 
 
     adapter_zoo.adapt(texts, name="soup", strategy="soup", top_k=2)
     soup = adapter_zoo.load("soup")
-    assert soup.card["kind"] == "soup" and soup.card["members"] == ["beer", "bikes"]
+    assert soup.card["mode"] == "soup" and soup.card["members"] == ["beer", "bikes"]
     assert soup.card["weights"][0] > 0.99  # beer is far nearer to beer's questions
 
     adapter_zoo.adapt(texts, name="routed", strategy="route", zoo=["beer", "bikes"])
@@ -401,7 +401,7 @@ def test_hub_model_card_says_what_adapt_chose():
               "reason": "auto: the nearest entry beer has similarity 0.810 >= 0.5, so soup.",
               "target": {"kind": "text file", "file": "q.txt", "texts": 40},
               "embedder": "all-MiniLM-L6-v2"}  # fmt: skip
-    card = {"name": "mine", "kind": "soup", "encoder": "bi", "layout": "adapter",
+    card = {"name": "mine", "mode": "soup", "encoder": "bi", "layout": "adapter",
             "base_model": "minilm-l6", "forums": [BEER], "adapt": record}  # fmt: skip
     text = render_model_card(card, "org/mine")
     assert "## Adaptation" in text and record["reason"] in text

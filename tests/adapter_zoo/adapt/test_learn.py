@@ -217,7 +217,7 @@ def test_the_trained_adapter_is_the_entry_when_it_wins(tiny_adapt, parsed_shippe
     monkeypatch.setattr(deciding, "decide", own_wins)
     path = tiny_adapt(parsed_shipped / BICYCLES, "bikes-own")
     card = read_card(path)
-    assert card["kind"] == "adapter" and card["encoder"] == "bi" and card["name"] == "bikes-own"
+    assert card["mode"] == "adapter" and card["encoder"] == "bi" and card["name"] == "bikes-own"
     assert card["adapt"]["decision"]["chosen"] == "own"
     assert (path / "domain.safetensors").is_file()
     scores = adapter_zoo.load("bikes-own").score([("a question", "an answer")])

@@ -50,7 +50,7 @@ def test_adapter_entry_is_selected_on_dev_and_reloads_bit_identically(
 ):
     path = train(bi_config(parsed_shipped, tiny_sentence_bert_path, "adapter", "beer-bi"))
     card = json.loads((path / "card.json").read_text())
-    assert (card["encoder"], card["kind"], card["layout"]) == ("bi", "adapter", "adapter")
+    assert (card["encoder"], card["mode"], card["layout"]) == ("bi", "adapter", "adapter")
     assert card["training"]["loss"] == "MultipleNegativesRankingLoss"
     # a tiny model's step fits half of any machine's memory: no GradCache, no recomputation
     memory = card["training"]["memory"]
@@ -113,7 +113,7 @@ def test_every_mode_trains_a_bi_encoder_on_real_forums(
     config = bi_config(parsed_shipped, tiny_sentence_bert_path, mode, f"bi-{mode}", forums, **extra)
     path = train(config)
     card = json.loads((path / "card.json").read_text())
-    assert (card["encoder"], card["kind"]) == ("bi", mode)
+    assert (card["encoder"], card["mode"]) == ("bi", mode)
     assert card["scores"]["dev_map"] >= card["base_scores"]["dev_map"]
     hosts = [BEER, BICYCLES] if mode == "multitask" else [BEER]
     assert card["forums"] == hosts

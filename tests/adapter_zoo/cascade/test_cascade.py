@@ -197,7 +197,7 @@ def test_save_load_bit_identical(base, request, tmp_path, queries, adapter):
         _perturb_adapter(ranker)
     path = ranker.save(tmp_path / "entry", card={"seed": 0})
     card = json.loads((path / "card.json").read_text())
-    assert card["kind"] == "cascade" and card["cascade"]["exits"] == [1, 2]
+    assert card["mode"] == "cascade" and card["cascade"]["exits"] == [1, 2]
     assert "exits.safetensors" in card["files"]
     loaded = CascadeRanker.load(path, device="cpu")
     original, reloaded = ranker.state_dict(), loaded.state_dict()

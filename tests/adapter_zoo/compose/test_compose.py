@@ -44,7 +44,7 @@ def tiny_entry(parsed, base, name: str, seed: int) -> None:
         for parameter in model.parameters():
             if parameter.requires_grad:
                 parameter.add_(torch.randn_like(parameter) * 0.5)
-    card = {"kind": "adapter", "layout": "adapter", "base_model": str(base),
+    card = {"mode": "adapter", "layout": "adapter", "base_model": str(base),
             "forums": ["beer"], "head": setup["head"], "max_length": 64}  # fmt: skip
     save_entry(lambda f: write_entry_weights(model, tokenizer, config, setup, f), name, card)
 
@@ -243,7 +243,7 @@ def test_compose_entry_chooses_fusion_weights_on_dev(entries, parsed_forum):
     assert all(len(cands) == 20 for _, cands in lists)
     path = compose_entry("fused", ["tiny-a", "bm25"], data=parsed_forum, forum="tiny")
     card = verify_entry(path)
-    assert (card["kind"], card["encoder"], card["composition"]) == ("composite",) * 2 + ("fusion",)
+    assert (card["mode"], card["encoder"], card["composition"]) == ("composite",) * 2 + ("fusion",)
     assert card["members"] == ["tiny-a", "bm25"] and card["forum"] == host
     a, bm25 = adapter_zoo.load("tiny-a"), BM25Scorer()
     # the grid, recomputed through ScoreFusion.score on the same lists
@@ -266,7 +266,7 @@ def test_compose_entry_chooses_fusion_weights_on_dev(entries, parsed_forum):
         compose_entry("fused", ["tiny-a", "bm25"])
     with pytest.raises(ZooError, match=r"^composite 'tiny-a' cannot have itself as a member"):
         compose_entry("tiny-a", "fusion:tiny-a+bm25", overwrite=True)
-    assert adapter_zoo.load("tiny-a").card["kind"] == "adapter"  # nothing replaced
+    assert adapter_zoo.load("tiny-a").card["mode"] == "adapter"  # nothing replaced
     for name in ("bm25", "fusion:a+b"):
         with pytest.raises(ZooError, match=r"is read as a model spec, not a zoo name"):
             compose_entry(name, "fusion:tiny-a+bm25")

@@ -320,7 +320,7 @@ def make_adapter_entry(tiny_bert_path: Path, name: str, seed: int, forums: list[
             if f".adapters.{name}." in key or key.startswith("heads."):
                 parameter.copy_(torch.randn_like(parameter) * 0.2)
     card = {
-        "kind": "adapter",
+        "mode": "adapter",
         "layout": "adapter",
         "base_model": str(tiny_bert_path),
         "forums": forums,

@@ -71,7 +71,7 @@ def test_forum_trained_weights_are_cc_by_sa_with_attribution_and_dev_scores():
     meta, body = meta_and_body(
         {
             "name": "beer",
-            "kind": "adapter",
+            "mode": "adapter",
             "base_model": "minilm-l6",
             "forums": ["beer"],
             "scores": {"dev_map": 0.5, "dev_p@1": 0.25},
@@ -103,7 +103,7 @@ def test_forum_trained_weights_are_cc_by_sa_with_attribution_and_dev_scores():
 )
 def test_licence_and_language_follow_the_forums(forums, licence, language):
     meta, body = meta_and_body(
-        {"name": "x", "kind": "full", "base_model": "bert-base", "forums": forums}
+        {"name": "x", "mode": "full", "base_model": "bert-base", "forums": forums}
     )
     assert (meta.get("license"), meta.get("language")) == (licence, language)
     assert ("Trained on user contributions" in body) == (licence is not None)
@@ -113,7 +113,7 @@ def test_a_composite_claims_no_licence_of_its_own():
     meta, _ = meta_and_body(
         {
             "name": "f",
-            "kind": "composite",
+            "mode": "composite",
             "base_model": "composite",
             "spec": "fusion:beer+bm25",
             "forums": ["beer.stackexchange.com"],

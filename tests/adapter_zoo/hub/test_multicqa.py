@@ -121,7 +121,7 @@ def test_a_users_entry_of_the_same_name_is_never_replaced(served):
     forum = "travel_stackexchange_com"
     mine = save_entry(
         lambda folder: (folder / "adapter.safetensors").write_bytes(b"my own travel adapter"),
-        f"multicqa-{forum}", {"kind": "adapter", "base_model": "bert-base"},
+        f"multicqa-{forum}", {"mode": "adapter", "base_model": "bert-base"},
     )  # fmt: skip
     before = {p.name: p.read_bytes() for p in mine.iterdir()}
     with pytest.raises(ZooError) as error:

@@ -64,7 +64,7 @@ def test_model_card_metadata(upload_standin, entries):
 def test_model_card_base_model_is_a_hub_id():
     from adapter_zoo.hub import render_model_card
 
-    card = {"name": "beer", "kind": "adapter", "base_model": "minilm-l6", "files": {}}
+    card = {"name": "beer", "mode": "adapter", "base_model": "minilm-l6", "files": {}}
     meta = yaml.safe_load(render_model_card(card, "me/beer").split("---\n")[1])
     assert meta["base_model"] == "sentence-transformers/all-MiniLM-L6-v2"
     card["base_model"] = "bert-base"
@@ -177,7 +177,7 @@ def test_load_by_short_name_on_another_machine(
         "forums": ["beer.stackexchange.com"],
         "size": sum(len(v) for v in upload_standin.sent[0]["files"].values()),
         "scores": {"dev_mrr@10": 0.51, "dev_p@1": 0.25},
-        "kind": "adapter",
+        "mode": "adapter",
         "encoder": "cross",
     }
     # "Another machine": an empty zoo and an empty Hugging Face cache.
@@ -307,7 +307,7 @@ def test_index_on_an_unreachable_hub_fails_fast_without_retries(dead_hub, caplog
 def test_model_card_of_a_composite_names_its_members_and_no_base():
     from adapter_zoo.hub import render_model_card
 
-    card = {"name": "beer-fusion", "kind": "composite", "encoder": "composite",
+    card = {"name": "beer-fusion", "mode": "composite", "encoder": "composite",
             "base_model": "composite", "spec": "fusion:beer+bm25*0.1",
             "forums": ["beer.stackexchange.com"], "files": {}}  # fmt: skip
     text = render_model_card(card, "me/beer-fusion")

@@ -25,20 +25,20 @@ CARD_KINDS = ("adapter", "full", "multitask", "fusion", "tanda", "cascade", "com
 
 # what train, compose, adapt and the cascade write into cards -> the kind that opens them
 WRITTEN_CARDS = [
-    ({"kind": "adapter", "encoder": "cross", "layout": "adapter"}, "cross-adapter"),
-    ({"kind": "adapter"}, "cross-adapter"),  # cards from before the encoder field
-    ({"kind": "multitask", "encoder": "cross", "layout": "adapter"}, "cross-multitask"),
-    ({"kind": "full", "encoder": "cross", "layout": "full"}, "cross-full"),
-    ({"kind": "fusion", "encoder": "cross", "layout": "fusion"}, "cross-fusion"),
-    ({"kind": "tanda", "encoder": "cross", "layout": "full"}, "cross-full"),
-    ({"kind": "tanda", "encoder": "bi", "layout": "adapter"}, "bi-adapter"),
-    ({"kind": "adapter", "encoder": "bi", "layout": "adapter"}, "bi-adapter"),
-    ({"kind": "multitask", "encoder": "bi", "layout": "adapter"}, "bi-multitask"),
-    ({"kind": "soup", "encoder": "bi", "layout": "adapter"}, "bi-soup"),
-    ({"kind": "full", "encoder": "bi", "layout": "full"}, "bi-full"),
-    ({"kind": "fusion", "encoder": "bi", "layout": "fusion"}, "bi-fusion"),
-    ({"kind": "composite", "encoder": "composite", "composition": "fusion"}, "composite"),
-    ({"kind": "cascade"}, "cascade"),
+    ({"mode": "adapter", "encoder": "cross", "layout": "adapter"}, "cross-adapter"),
+    ({"mode": "adapter"}, "cross-adapter"),  # cards from before the encoder field
+    ({"mode": "multitask", "encoder": "cross", "layout": "adapter"}, "cross-multitask"),
+    ({"mode": "full", "encoder": "cross", "layout": "full"}, "cross-full"),
+    ({"mode": "fusion", "encoder": "cross", "layout": "fusion"}, "cross-fusion"),
+    ({"mode": "tanda", "encoder": "cross", "layout": "full"}, "cross-full"),
+    ({"mode": "tanda", "encoder": "bi", "layout": "adapter"}, "bi-adapter"),
+    ({"mode": "adapter", "encoder": "bi", "layout": "adapter"}, "bi-adapter"),
+    ({"mode": "multitask", "encoder": "bi", "layout": "adapter"}, "bi-multitask"),
+    ({"mode": "soup", "encoder": "bi", "layout": "adapter"}, "bi-soup"),
+    ({"mode": "full", "encoder": "bi", "layout": "full"}, "bi-full"),
+    ({"mode": "fusion", "encoder": "bi", "layout": "fusion"}, "bi-fusion"),
+    ({"mode": "composite", "encoder": "composite", "composition": "fusion"}, "composite"),
+    ({"mode": "cascade"}, "cascade"),
 ]
 
 
@@ -48,11 +48,11 @@ def test_each_written_card_has_its_kind(card, expected):
 
 
 def test_no_card_is_claimed_by_two_kinds():
-    kinds = [k for k in registered_kinds().values() if k.card_kinds]
+    kinds = [k for k in registered_kinds().values() if k.card_modes]
     for mode, encoder, layout in itertools.product(
         CARD_KINDS, ("cross", "bi", "composite", None), ("adapter", "full", "fusion", None)
     ):
-        card = {"kind": mode, **({"encoder": encoder} if encoder else {})}
+        card = {"mode": mode, **({"encoder": encoder} if encoder else {})}
         card.update({"layout": layout} if layout else {})
         claimed = [k.name for k in kinds if k.recognises_card(card)]
         assert len(claimed) <= 1, (card, claimed)
@@ -86,9 +86,9 @@ def test_an_entry_name_has_no_kind_until_its_card_is_read(tmp_path):
 
 def test_an_unknown_card_kind_is_refused_naming_the_file():
     with pytest.raises(ZooError) as error:
-        kind_for_card({"kind": "adapter", "encoder": "bi", "layout": "cascade"}, "x/card.json")
+        kind_for_card({"mode": "adapter", "encoder": "bi", "layout": "cascade"}, "x/card.json")
     assert str(error.value) == (
-        "x/card.json: field 'kind' names no registered model kind ('adapter' with encoder "
+        "x/card.json: field 'mode' names no registered model kind ('adapter' with encoder "
         "'bi', layout 'cascade'; entry cards say one of adapter, cascade, composite, full, "
         "fusion, multitask, soup, tanda)"
     )
@@ -98,8 +98,8 @@ def test_default_lengths_come_from_the_kind():
     assert get_kind("bi-adapter").default_max_length == 256
     assert get_kind("cross-adapter").default_max_length == 300
     assert (
-        kind_for_card({"kind": "soup", "encoder": "bi", "max_length": 128}).max_length(
-            {"kind": "soup", "encoder": "bi", "max_length": 128}
+        kind_for_card({"mode": "soup", "encoder": "bi", "max_length": 128}).max_length(
+            {"mode": "soup", "encoder": "bi", "max_length": 128}
         )
         == 128
     )

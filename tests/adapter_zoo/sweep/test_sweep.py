@@ -238,7 +238,7 @@ def test_a_name_means_the_zoo_entry_never_a_folder_of_the_working_directory(
         with pytest.raises(ZooError, match=f"unknown adapter '{name}'"):
             resolve(name)
     assert resolve_adapter(f"./{name}") == Path(name)  # a path is a folder
-    card = {"kind": "adapter", "base_model": str(tiny_bert_path)}
+    card = {"mode": "adapter", "base_model": str(tiny_bert_path)}
     entry = save_entry(lambda out: shutil.copytree(folder, out, dirs_exist_ok=True), name, card)
     assert resolve_adapter(name) == entry == zoo_home() / name
 
@@ -251,7 +251,7 @@ def test_entries_are_swept_at_their_own_max_length(tiny_bert_path, tiny_benchmar
 
     folders = make_adapters(str(tiny_bert_path), tmp_path, 2, first=1)  # both safetensors
     for folder, name, length in zip(folders, ("short", "long"), ({"max_length": 12}, {})):
-        card = {"kind": "adapter", "base_model": str(tiny_bert_path), **length}
+        card = {"mode": "adapter", "base_model": str(tiny_bert_path), **length}
         save_entry(lambda out, f=folder: shutil.copytree(f, out, dirs_exist_ok=True), name, card)
     bench = "local:" + str(tiny_benchmark)
     records = sweep_benchmark(bench, ["short", "long"])
@@ -267,7 +267,7 @@ def two_entries(tiny_bert_path, tmp_path):
     """Two cross-encoder adapter entries of the zoo, ``one`` and ``two``."""
     folders = make_adapters(str(tiny_bert_path), tmp_path, 2, first=1)
     for folder, name in zip(folders, ("one", "two")):
-        card = {"kind": "adapter", "base_model": str(tiny_bert_path)}
+        card = {"mode": "adapter", "base_model": str(tiny_bert_path)}
         save_entry(lambda out, f=folder: shutil.copytree(f, out, dirs_exist_ok=True), name, card)
     return ["one", "two"]
 
@@ -364,7 +364,7 @@ def test_sweep_over_a_cross_and_a_bi_encoder_entry_scores_each_and_prints_one_li
 
     encoder = adapter_zoo.BiEncoder.from_base(str(tiny_sentence_bert_path), device="cpu")
     save_entry(lambda folder: write_bi_full(encoder.model, folder), "bi",
-               {"kind": "full", "encoder": "bi", "layout": "full",
+               {"mode": "full", "encoder": "bi", "layout": "full",
                 "base_model": str(tiny_sentence_bert_path)})  # fmt: skip
     bench, results = "local:" + str(tiny_benchmark), tmp_path / "results"
     argv = ["sweep", "--benchmark", bench, "--adapters", "one", "bi", "--results", str(results)]

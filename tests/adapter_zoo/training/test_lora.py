@@ -88,7 +88,7 @@ def cross_entry(parsed, base, name, method="lora"):
             if parameter.requires_grad:
                 parameter.add_(torch.randn_like(parameter) * 0.1)
     card = {
-        "kind": "adapter", "encoder": "cross", "layout": "adapter", "base_model": str(base),
+        "mode": "adapter", "encoder": "cross", "layout": "adapter", "base_model": str(base),
         "forums": [BEER], "head": setup["head"], "max_length": 64, "scores": {"dev_map": 0.5},
     }  # fmt: skip
     return save_entry(
@@ -110,7 +110,7 @@ def bi_lora(parsed_shipped, tiny_sentence_bert_path, tmp_path_factory):
 
 def test_bi_encoder_lora_entry_records_its_method_and_reloads_bit_identically(bi_lora):
     card = json.loads((Path(bi_lora) / "card.json").read_text())
-    assert (card["encoder"], card["kind"], card["method"]) == ("bi", "adapter", "lora")
+    assert (card["encoder"], card["mode"], card["method"]) == ("bi", "adapter", "lora")
     assert card["training"]["method"] == "lora"
     recorded = card["adapter_config"]
     assert (recorded["architecture"], recorded["r"], recorded["alpha"]) == ("lora", 8, 16)
@@ -152,7 +152,7 @@ def test_continuing_a_lora_entry_keeps_lora_in_multitask_mode(
     )  # fmt: skip
     assert config.method is None  # taken from the entry when the run starts
     card = json.loads((train(config) / "card.json").read_text())
-    assert (card["kind"], card["method"], card["forums"]) == ("multitask", "lora", [BEER, BICYCLES])
+    assert (card["mode"], card["method"], card["forums"]) == ("multitask", "lora", [BEER, BICYCLES])
     assert card["training"]["method"] == "lora" and card["init_from"]["entry"] == bi_lora
     with pytest.raises(ZooError, match=r"--method seqbn disagrees with --init-from '.*beer-lora', "
                                        r"a lora adapter"):  # fmt: skip

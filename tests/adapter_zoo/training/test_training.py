@@ -130,7 +130,7 @@ def test_adapter_mode_trains_and_loads_by_name(parsed_fixture, tiny_bert_path, f
     path = train(config(parsed_fixture, tiny_bert_path, "adapter", "beer", epochs=2))
     card = json.loads((path / "card.json").read_text())
     counts = expected_counts(forum_kit)
-    assert card["kind"] == "adapter" and card["forums"] == ["beer.stackexchange.com"]
+    assert card["mode"] == "adapter" and card["forums"] == ["beer.stackexchange.com"]
     assert card["training"]["precision"] == "fp32"  # auto, on the suite's CPU without bf16
     assert card["pairs"]["beer.stackexchange.com"] == {
         "train": {"title_body": counts["train"]},

@@ -15,7 +15,7 @@ from adapter_zoo.errors import ZooError
 from adapter_zoo.zoo.store import CARD_FILE, check_card, find_card, save_entry, zoo_home
 
 ROOT = Path(__file__).resolve().parents[3]
-CARD = {"kind": "adapter", "base_model": "minilm-l6"}
+CARD = {"mode": "adapter", "base_model": "minilm-l6"}
 
 
 def _entry(name: str, card_text: str | None = None) -> Path:

@@ -22,7 +22,7 @@ def saved_readme(**card) -> str:
 
 def test_local_card_of_forum_trained_weights():
     readme = saved_readme(
-        kind="adapter", base_model="minilm-l6", forums=["beer.stackexchange.com"],
+        mode="adapter", base_model="minilm-l6", forums=["beer.stackexchange.com"],
         scores={"dev_map": 0.61}, seed=0,
     )  # fmt: skip
     _, front, body = readme.split("---\n", 2)
@@ -41,7 +41,7 @@ def test_local_card_of_forum_trained_weights():
 
 
 def test_local_card_without_forum_data_claims_no_licence():
-    readme = saved_readme(kind="full", base_model="bert-base", forums=["wikiqa"])
+    readme = saved_readme(mode="full", base_model="bert-base", forums=["wikiqa"])
     _, front, body = readme.split("---\n", 2)
     assert "license" not in yaml.safe_load(front) and "CC BY-SA" not in readme
     assert body.startswith("\n# entry\n\nA `full` cross-encoder ranker from the adapter zoo")
@@ -49,7 +49,7 @@ def test_local_card_without_forum_data_claims_no_licence():
 
 def test_cascade_card_carries_the_licence_of_its_forums():
     readme = saved_readme(
-        kind="cascade", base_model="minilm-l6", forums=["beer"],
+        mode="cascade", base_model="minilm-l6", forums=["beer"],
         cascade={"exits": [2, 4], "alpha": 0.3, "adapter": None},
     )  # fmt: skip
     _, front, body = readme.split("---\n", 2)

@@ -17,7 +17,7 @@ from adapter_zoo.errors import ZooError
 from adapter_zoo.zoo.store import MAX_NAME_BYTES, NAME_RULE, zoo_home
 
 ROOT = Path(__file__).resolve().parents[3]
-CARD = {"kind": "adapter", "base_model": "minilm-l6"}
+CARD = {"mode": "adapter", "base_model": "minilm-l6"}
 
 
 def _bad_names(tmp_path: Path) -> list[str]:

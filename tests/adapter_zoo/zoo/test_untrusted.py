@@ -43,7 +43,7 @@ def _bi_full_entry(base: Path, name: str, rewrite=None) -> Path:
         if rewrite is not None:
             rewrite(folder / "model")
 
-    card = {"kind": "full", "encoder": "bi", "layout": "full", "base_model": str(base)}
+    card = {"mode": "full", "encoder": "bi", "layout": "full", "base_model": str(base)}
     return save_entry(writer, name, card)
 
 
@@ -180,7 +180,7 @@ def test_a_symlink_inside_an_entry_is_refused_and_never_pushed(tmp_path):
     def writer(folder):
         (folder / "w.bin").symlink_to(secret)
 
-    entry = save_entry(writer, "linked", {"kind": "adapter", "base_model": "minilm-l6"})
+    entry = save_entry(writer, "linked", {"mode": "adapter", "base_model": "minilm-l6"})
     with pytest.raises(ZooError) as error:
         verify_entry(entry)
     assert str(error.value) == (
@@ -206,7 +206,7 @@ def test_a_fusion_card_naming_a_folder_outside_the_entry_is_refused(tmp_path):
         (folder / "fusion").mkdir()
         (folder / "fusion" / "w.bin").write_bytes(b"abc")
 
-    card = {"kind": "fusion", "layout": "fusion", "base_model": "minilm-l6", "adapters": []}
+    card = {"mode": "fusion", "layout": "fusion", "base_model": "minilm-l6", "adapters": []}
     for adapters, named in (([outside], outside), (["ok", "/etc"], "/etc")):
         entry = save_entry(writer, "fused", {**card, "adapters": adapters}, overwrite=True)
         with pytest.raises(ZooError) as error:
@@ -220,7 +220,7 @@ def test_a_fusion_card_naming_a_folder_outside_the_entry_is_refused(tmp_path):
 @pytest.mark.parametrize("member", ["/tmp/x", "../other", "sbert:/home/me/model", "~/m"])
 def test_a_composite_member_that_is_a_local_path_is_refused(member):
     spec = f"fusion:bm25+{member}"
-    card = {"kind": "composite", "base_model": "bm25", "spec": spec}
+    card = {"mode": "composite", "base_model": "bm25", "spec": spec}
     entry = save_entry(lambda folder: None, "comp", card)
     with pytest.raises(ZooError) as error:
         adapter_zoo.load("comp")
@@ -243,7 +243,7 @@ def test_saved_configs_and_pushed_cards_carry_no_local_path(tiny_bert_path, tmp_
     add_ranking_head(model, "beer")
     data = str(tmp_path / "home" / "me" / "parsed")
     card = {
-        "kind": "adapter",
+        "mode": "adapter",
         "layout": "adapter",
         "base_model": "tiny-bert-short",
         "head": "beer",
@@ -266,7 +266,7 @@ def test_saved_configs_and_pushed_cards_carry_no_local_path(tiny_bert_path, tmp_
 def test_hub_snapshot_links_into_its_blobs_pass_but_a_planted_blobs_link_does_not(tmp_path):
     entry = save_entry(
         lambda folder: (folder / "w.bin").write_bytes(b"abc"),
-        "ok", {"kind": "adapter", "base_model": "minilm-l6"},
+        "ok", {"mode": "adapter", "base_model": "minilm-l6"},
     )  # fmt: skip
     snapshot = _as_hub_cache(entry, tmp_path / "cache", "me/ok")
     assert verify_entry(snapshot)["name"] == "ok"

@@ -36,7 +36,7 @@ def make_entry(parsed, base, mode, name, **extra):
             if parameter.requires_grad:
                 parameter.add_(torch.randn_like(parameter) * 0.1)
     card = {
-        "kind": mode,
+        "mode": mode,
         "layout": config.layout,
         "base_model": str(base),
         "forums": ["beer"],
@@ -205,7 +205,7 @@ def test_an_entry_needing_custom_code_is_refused_and_its_code_never_runs(tmp_pat
         )
 
     entry = save_entry(
-        writer, "custom", {"kind": "full", "layout": "full", "base_model": "bert-base"}
+        writer, "custom", {"mode": "full", "layout": "full", "base_model": "bert-base"}
     )
     # transformers asks on stdin whether to run a model's own code: someone answers yes
     monkeypatch.setattr(builtins, "input", lambda *_: "y")
@@ -225,7 +225,7 @@ def test_card_files_must_be_relative_paths_inside_the_entry(tmp_path):
     secret.write_text("private")
     path = save_entry(
         lambda folder: (folder / "w.bin").write_bytes(b"abc"),
-        "ok", {"kind": "adapter", "base_model": "minilm-l6"},
+        "ok", {"mode": "adapter", "base_model": "minilm-l6"},
     )  # fmt: skip
     card = json.loads((path / "card.json").read_text())
     outside = os.path.relpath(secret, path)  # ../../secret.txt
@@ -245,7 +245,7 @@ def test_names_resolve_inside_the_zoo_home_only(monkeypatch, tmp_path):
     monkeypatch.setenv("ADAPTER_ZOO_HOME", str(tmp_path / "home" / "zoo"))
     entry = save_entry(
         lambda folder: (folder / "w.bin").write_bytes(b"abc"),
-        "ok", {"kind": "adapter", "base_model": "minilm-l6"},
+        "ok", {"mode": "adapter", "base_model": "minilm-l6"},
     )  # fmt: skip
     for item in entry.iterdir():  # an entry in the zoo home's parent
         shutil.copy(item, tmp_path / "home" / item.name)
@@ -269,12 +269,12 @@ def test_save_entry_is_atomic_and_verify_catches_extra_files(tmp_path):
         raise RuntimeError("disk full")
 
     with pytest.raises(RuntimeError):
-        save_entry(failing_writer, "broken", {"kind": "adapter", "base_model": "minilm-l6"})
+        save_entry(failing_writer, "broken", {"mode": "adapter", "base_model": "minilm-l6"})
     assert not zoo_home().exists() or os.listdir(zoo_home()) == []
     path = save_entry(
         lambda folder: (folder / "w.bin").write_bytes(b"abc"),
         "ok",
-        {"kind": "adapter", "base_model": "minilm-l6"},
+        {"mode": "adapter", "base_model": "minilm-l6"},
     )
     assert verify_entry(path)["files"] == {
         "w.bin": "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
@@ -284,7 +284,7 @@ def test_save_entry_is_atomic_and_verify_catches_extra_files(tmp_path):
         verify_entry(path)
     assert str(error.value) == f"{path / 'stray.bin'}: not listed in the card of 'ok'"
     with pytest.raises(ZooError, match="already exists"):
-        save_entry(lambda folder: None, "ok", {"kind": "adapter", "base_model": "minilm-l6"})
+        save_entry(lambda folder: None, "ok", {"mode": "adapter", "base_model": "minilm-l6"})
     assert [c["name"] for c in list_entries()] == ["ok"]
 
 
@@ -293,7 +293,7 @@ def _entry_with_card(entry: str, **fields):
     path = save_entry(
         lambda folder: (folder / "w.bin").write_bytes(b"abc"),
         entry,
-        {"kind": "adapter", "base_model": "minilm-l6", "forums": ["beer"]},
+        {"mode": "adapter", "base_model": "minilm-l6", "forums": ["beer"]},
     )
     card_file = path / CARD_FILE
     card = json.loads(card_file.read_text())
@@ -319,8 +319,8 @@ def _entry_with_card(entry: str, **fields):
         ({"name": None}, "the card has no 'name' field"),
         ({"name": ["x"]}, "field 'name' must be a non-empty string, not [\"x\"]"),
         (
-            {"kind": "trojan"},
-            "field 'kind' names no registered model kind ('trojan'; entry cards say one of "
+            {"mode": "trojan"},
+            "field 'mode' names no registered model kind ('trojan'; entry cards say one of "
             "adapter, cascade, composite, full, fusion, multitask, soup, tanda)",
         ),
         ({"encoder": "tri"}, "field 'encoder' must be one of bi, cross, composite, not \"tri\""),
