@@ -16,7 +16,11 @@ from pathlib import Path
 
 import pyarrow as pa
 
+from stackexchange.jsontext import read_json_object
+
 SHARD = "data-00000-of-00001.arrow"
+# the index that makes a folder's split sub-folders one DatasetDict (datasets' own name)
+DATASET_DICT_FILE = "dataset_dict.json"
 
 
 def _feature(arrow_type: pa.DataType) -> dict:
@@ -92,7 +96,7 @@ class DatasetWriter:
 
 def write_dataset_dict_json(folder: Path, splits) -> None:
     """The ``dataset_dict.json`` that makes ``folder``'s split sub-folders one DatasetDict."""
-    (Path(folder) / "dataset_dict.json").write_text(json.dumps({"splits": list(splits)}))
+    (Path(folder) / DATASET_DICT_FILE).write_text(json.dumps({"splits": list(splits)}))
 
 
 def read_split_names(folder: str | Path, error: type[Exception] = ValueError) -> list[str]:
@@ -105,9 +109,7 @@ def read_split_names(folder: str | Path, error: type[Exception] = ValueError) ->
             file not valid JSON or not an object (``stackexchange.jsontext``); or
             ``FILE: 'splits' must be a list of split names``.
     """
-    from stackexchange.jsontext import read_json_object
-
-    index = Path(folder) / "dataset_dict.json"
+    index = Path(folder) / DATASET_DICT_FILE
     try:
         names = read_json_object(index, error, "a DatasetDict's index").get("splits")
     except OSError:
