@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import time
 from pathlib import Path
 
 from adapter_zoo.errors import ZooError
@@ -56,8 +57,28 @@ def _cli(argv: list[str]) -> None:
         raise ZooError(f"quickstart: 'adapter-zoo {' '.join(argv)}' failed (exit {code})")
 
 
-def _banner(text: str) -> None:
-    print(f"\n== {text}", flush=True)
+class StageClock:
+    """Announces each stage and times it: a user sees where the minutes go, and
+    ``quickstart.json`` records them (``benchmarks/perf/quickstart_time.py`` reads them)."""
+
+    def __init__(self):
+        self.seconds: dict[str, float] = {}
+        self._current: tuple[str, float] | None = None
+
+    def start(self, stage: str, text: str) -> None:
+        """Ends the running stage (printing its time) and starts ``stage``, announced as
+        ``text``."""
+        self.finish()
+        print(f"\n== {text}", flush=True)
+        self._current = (stage, time.perf_counter())
+
+    def finish(self) -> None:
+        """Ends the running stage, if any, printing and recording its wall time."""
+        if self._current is not None:
+            stage, started = self._current
+            self.seconds[stage] = round(time.perf_counter() - started, 1)
+            print(f"   ({stage}: {self.seconds[stage]:.0f} s)", flush=True)
+            self._current = None
 
 
 def quickstart(
@@ -103,7 +124,12 @@ def quickstart(
             _refuse_entries_of_others(Path(out).resolve())
         Path(out).mkdir(parents=True, exist_ok=True)
         atomic_write_json(Path(out) / MARKER, {"base": base, "smoke": smoke})
-        return _quickstart(out, base=base, max_steps=max_steps, smoke=smoke)
+        stages = StageClock()
+        done = _quickstart(out, base=base, max_steps=max_steps, smoke=smoke, stages=stages)
+        stages.finish()
+        record = {"base": base, "smoke": smoke, "stage_seconds": stages.seconds}
+        atomic_write_json(Path(out) / MARKER, record)
+        return done
 
 
 def _refuse_entries_of_others(out: Path) -> None:
@@ -133,7 +159,7 @@ def _refuse_entries_of_others(out: Path) -> None:
             )
 
 
-def _quickstart(out, *, base: str, max_steps: int | None, smoke: bool) -> Path:
+def _quickstart(out, *, base: str, max_steps: int | None, smoke: bool, stages: StageClock) -> Path:
     import stackexchange
     from benchmarks import build_from_forum
     from benchmarks.results import RESULTS_FILE
@@ -150,7 +176,7 @@ def _quickstart(out, *, base: str, max_steps: int | None, smoke: bool) -> Path:
     bi_steps = BI_STEPS if max_steps is None else max_steps
     cross_steps = CROSS_STEPS if max_steps is None else max_steps
 
-    _banner("1/6 parse the shipped StackExchange archives")
+    stages.start("parse", "1/6 parse the shipped StackExchange archives")
     forum_dirs = {}
     for host in (HOME_FORUM, OTHER_FORUM):
         forum_dirs[host] = stackexchange.parse_forum(
@@ -162,19 +188,24 @@ def _quickstart(out, *, base: str, max_steps: int | None, smoke: bool) -> Path:
         )
 
     data = ["--data", str(out / "parsed"), "--forums", HOME_FORUM, "--base", base, "--overwrite"]
-    _banner(f"2/6 train the {HOME_FORUM} bi-encoder adapter on {base} ({bi_steps} steps)")
+    stages.start(
+        "train bi-encoder",
+        f"2/6 train the {HOME_FORUM} bi-encoder adapter on {base} ({bi_steps} steps)",
+    )
     _cli(["train", "--encoder", "bi", "--mode", "adapter", "--name", BI_ADAPTER, *data,
           "--max-steps", str(bi_steps), "--eval-steps", str(BI_EVAL_STEPS),
           "--max-length", str(TRAIN_MAX_LENGTH)])  # fmt: skip
 
-    _banner(f"3/6 train its cross-encoder adapter ({cross_steps} steps)")
+    stages.start(
+        "train cross-encoder", f"3/6 train its cross-encoder adapter ({cross_steps} steps)"
+    )
     _cli(["train", "--encoder", "cross", "--mode", "adapter", "--name", CROSS_ADAPTER, *data,
           "--max-steps", str(cross_steps), "--pairs", "question_answer", "--hard-negatives",
           "--loss", "listwise", "--negatives", str(TRAIN_NEGATIVES),
           "--max-length", str(TRAIN_MAX_LENGTH), "--batch-size", str(TRAIN_BATCH_SIZE),
           "--lr", str(TRAIN_LR)])  # fmt: skip
 
-    _banner("4/6 build answer-selection sets from held-out questions")
+    stages.start("build sets", "4/6 build answer-selection sets from held-out questions")
     benchmark_dirs = {}
     for host, forum_dir in forum_dirs.items():
         target = out / "benchmarks" / f"{host.split('.')[0]}-answers"
@@ -182,11 +213,15 @@ def _quickstart(out, *, base: str, max_steps: int | None, smoke: bool) -> Path:
             forum_dir, target, task="answer_selection", candidates=CANDIDATES, seed=0
         )
 
-    _banner("5/6 compose both adapters with BM25, weights chosen on beer's dev split")
+    stages.start(
+        "compose", "5/6 compose both adapters with BM25, weights chosen on beer's dev split"
+    )
     _cli(["compose", "--name", COMPOSITION, "--fusion", BI_ADAPTER, CROSS_ADAPTER, "bm25",
           "--data", str(out / "parsed"), "--forum", HOME_FORUM, "--overwrite"])  # fmt: skip
 
-    _banner("6/6 evaluate BM25, the zero-shot bi-encoder, both adapters and the composition")
+    stages.start(
+        "evaluate", "6/6 evaluate BM25, the zero-shot bi-encoder, both adapters and the composition"
+    )
     results = out / "results"
     # a rerun starts its records afresh; anything else in the folder is left as it is
     (results / RESULTS_FILE).unlink(missing_ok=True)

@@ -6,7 +6,7 @@ Example:
     >>> texts = target_texts("questions.txt")  # one question per line  # doctest: +SKIP
     >>> texts, about = read_target("parsed/")  # doctest: +SKIP
     >>> about  # doctest: +SKIP
-    {'kind': 'parsed forums', 'forums': ['ai.stackexchange.com'], 'texts': 604}
+    {'source': 'parsed forums', 'forums': ['ai.stackexchange.com'], 'texts': 604}
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ def target_texts(target) -> list[str]:
 
 
 def read_target(target) -> tuple[list[str], dict]:
-    """The texts of ``target`` and a description of it for a card (kind, count, no path).
+    """The texts of ``target`` and a description of it for a card (its source, count, no path).
 
     Args:
         target: a list of strings; a parsed forum folder (``DIR/<host>`` with ``questions/``:
@@ -48,7 +48,7 @@ def read_target(target) -> tuple[list[str], dict]:
     """
     if isinstance(target, list | tuple):
         texts = [str(t).strip() for t in target if str(t).strip()]
-        return _checked(texts, {"kind": "texts"}, "the given list")
+        return _checked(texts, {"source": "texts"}, "the given list")
     path = Path(str(target)).expanduser()
     if not path.exists():
         raise ZooError(f"{path}: no such target (a parsed forum, a dump, a benchmark or a file)")
@@ -62,7 +62,7 @@ def read_target(target) -> tuple[list[str], dict]:
 
     target = read_threads(path)
     texts = [t.strip() for t in target.texts() if t.strip()]
-    about = {k: v for k, v in target.about.items() if k in ("kind", "forums")}
+    about = {k: v for k, v in target.about.items() if k in ("source", "forums")}
     return _checked(texts, about, path)
 
 
@@ -80,7 +80,7 @@ def _text_file(path: Path) -> tuple[list[str], dict]:
             f"{path}: not a UTF-8 text file ({error.reason} at byte {error.start})"
         ) from None
     texts = [line.strip() for line in lines if line.strip()]
-    return _checked(texts, {"kind": "text file", "file": path.name}, path)
+    return _checked(texts, {"source": "text file", "file": path.name}, path)
 
 
 def _benchmark(path: Path) -> tuple[list[str], dict]:
@@ -94,7 +94,7 @@ def _benchmark(path: Path) -> tuple[list[str], dict]:
             raise ZooError(f"{path / BENCHMARK_FILE}: unknown split {split!r}")
         texts += [q.strip() for q in read_dataset(path / split, ZooError)["query"] if q.strip()]
     about = {
-        "kind": "benchmark",
+        "source": "benchmark",
         "benchmark": manifest.get("name"),
         "splits": manifest.get("splits"),
     }

@@ -60,7 +60,7 @@ class Target:
     Attributes:
         threads: every thread of the target outside its evaluation split.
         duplicates: (duplicate thread id, canonical thread id) links between threads.
-        about: the card's description of the target (kind, counts; never a local path).
+        about: the card's description of the target (its source: texts, parsed forums, dump, jsonl or tsv; counts; never a local path).
         name: a folder name for the target (a forum's host, or ``target``).
         texts_only: the target had texts, no question-answer structure.
     """
@@ -92,14 +92,14 @@ def split_text(text: str) -> tuple[str, str]:
 
 
 def read_threads(target) -> Target:
-    """The :class:`Target` of ``target`` (see the module's list of target kinds).
+    """The :class:`Target` of ``target`` (see the module's list of targets).
 
     Raises:
         ZooError: no such target, an unreadable or empty one, a malformed record (naming
             the file and line).
     """
     if isinstance(target, list | tuple):
-        return _from_texts([str(t) for t in target], {"kind": "texts"}, "the given list")
+        return _from_texts([str(t) for t in target], {"source": "texts"}, "the given list")
     path = Path(str(target)).expanduser()
     if not path.exists():
         raise ZooError(f"{path}: no such target (a parsed forum, a dump, a benchmark or a file)")
@@ -160,7 +160,7 @@ def _forums(forums: list[Path]) -> Target:
         duplicates += _duplicate_links(forum)
     known = {t.id for t in threads}
     duplicates = [(a, b) for a, b in duplicates if a in known and b in known]
-    about = {"kind": "parsed forums", "forums": [f.name for f in forums]}
+    about = {"source": "parsed forums", "forums": [f.name for f in forums]}
     name = forums[0].name if len(forums) == 1 else "target"
     return Target(threads, duplicates, about, name)
 
@@ -180,7 +180,7 @@ def _dump(path: Path) -> Target:
     with tempfile.TemporaryDirectory(prefix="adapter-zoo-adapt-") as tmp:
         forum = parse_forum(path, tmp)
         target = _forums([forum])
-    target.about["kind"] = "dump"
+    target.about["source"] = "dump"
     return _checked(target, path)
 
 
@@ -212,7 +212,7 @@ def _jsonl(path: Path) -> Target:
         else:
             raise ZooError(f"{path}, line {number}: no 'question' (or 'title') field")
         threads.append(thread)
-    return _checked(Target(threads, about={"kind": "jsonl", "file": path.name}), path)
+    return _checked(Target(threads, about={"source": "jsonl", "file": path.name}), path)
 
 
 def _tsv(path: Path) -> Target:
@@ -227,7 +227,7 @@ def _tsv(path: Path) -> Target:
                 "question<TAB>answer or a question alone"
             )
         threads.append(_pair_thread(number, row[0].strip(), row[1].strip() if len(row) > 1 else ""))
-    return _checked(Target(threads, about={"kind": "tsv", "file": path.name}), path)
+    return _checked(Target(threads, about={"source": "tsv", "file": path.name}), path)
 
 
 def _lines(path: Path) -> list[str]:

@@ -122,10 +122,10 @@ def _rerank(text: str, body: str) -> Spec:
 def parse_spec(text: str) -> Spec:
     """Parse a ``fusion:`` or ``rerank:`` spec; a :class:`ZooError` names the spec and the
     problem in one line."""
-    kind, _, body = str(text).partition(":")
+    prefix, _, body = str(text).partition(":")
     if not is_spec(str(text)):
         raise ZooError(f"model spec {text!r}: must start with {FUSION}: or {RERANK}:")
-    return _fusion(text, body) if kind == FUSION else _rerank(text, body)
+    return _fusion(text, body) if prefix == FUSION else _rerank(text, body)
 
 
 def load_member(name: str, *, device=None):

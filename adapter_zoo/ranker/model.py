@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import sys
 
@@ -55,6 +56,34 @@ class _DropActivationWarning(logging.Filter):
                 return False
             frame = frame.f_back
         return True
+
+
+class _DropEveryActivationWarning(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.getMessage() != ACTIVATION_WARNING
+
+
+@contextlib.contextmanager
+def adapters_off(model):
+    """Within the block ``model`` (an adapters model) runs its base alone: every adapter
+    off, and adapters' "none are activated" warning, which it logs on every forward pass
+    (a line per batch of dev lists), dropped, since running the base alone is the point.
+    The adapters that were active are active again after the block.
+
+    Example:
+        >>> with adapters_off(model):  # doctest: +SKIP
+        ...     base_scores = evaluator(model)
+    """
+    active = model.active_adapters
+    mixin_logger = logging.getLogger("adapters.model_mixin")
+    muted = _DropEveryActivationWarning()
+    model.set_active_adapters(None)
+    mixin_logger.addFilter(muted)
+    try:
+        yield model
+    finally:
+        mixin_logger.removeFilter(muted)
+        model.set_active_adapters(active)
 
 
 def quiet_adapter_activation() -> None:

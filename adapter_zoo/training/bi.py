@@ -40,6 +40,7 @@ from adapter_zoo.biencoder.layouts import write_bi_adapter, write_bi_full, write
 from adapter_zoo.errors import ZooError
 from adapter_zoo.losses.registry import GRADCACHE_TWINS
 from adapter_zoo.precision import cast_frozen_for_training
+from adapter_zoo.ranker.model import adapters_off
 from adapter_zoo.registry import kind_for_card
 from adapter_zoo.training.batches import length_grouped_sampling
 from adapter_zoo.training.data import load_pairs, resolve_forums, with_neighbours
@@ -229,12 +230,8 @@ def _trainer(config, model, phase: Phase, loss: str, evaluator, arguments, callb
 def _base_scores(evaluator: DevListsEvaluator, transformer) -> dict:
     """Dev scores of the base with every adapter off: the zero-shot model a continued
     adapter (``init_from``) is compared with, though the entry cannot hold that state."""
-    active = transformer.active_adapters
-    transformer.set_active_adapters(None)
-    try:
+    with adapters_off(transformer):
         return evaluator(evaluator.scorer.model)
-    finally:
-        transformer.set_active_adapters(active)
 
 
 def train_bi_encoder(config, hosts: list[str]) -> Path:

@@ -4,8 +4,9 @@ The README's set-up command runs the quickstart on real shipped data (MiniLM, tw
 three zoo models, the leaderboard). This runs exactly that command in a subprocess (its own
 empty ``ADAPTER_ZOO_HOME`` and output folder, so nothing is cached from an earlier run) and
 records its wall time and the peak resident memory of its process tree beside the machine,
-the load average before and after, and the precision and memory plans the run chose (from
-the trained entries' cards). Target (issue 32): 5 minutes on 2 CPU cores.
+the load average before and after, the precision and memory plans the run chose (from
+the trained entries' cards), and each stage's wall time (the quickstart's own record).
+Target (issue 32): 5 minutes on 2 CPU cores.
 
 Run: ``python benchmarks/perf/quickstart_time.py`` (writes results/quickstart_time.json).
 """
@@ -22,6 +23,8 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 from benchmarks.perf.machine import machine_info  # noqa: E402
 from benchmarks.perf.train_memory import measure  # noqa: E402
+from recipes.quickstart import MARKER  # noqa: E402
+from stackexchange.jsontext import read_json_object  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 TARGET_S = 300
@@ -62,6 +65,7 @@ def main() -> int:
         return 1
     cards = {entry.name: find_card(entry) for entry in sorted((work / "zoo").iterdir())}
     cards = {name: card for name, card in cards.items() if card}
+    stages = read_json_object(work / "out" / MARKER, ValueError, "the quickstart's record")
     record = {
         "benchmark": "quickstart_time",
         "command": "adapter-zoo quickstart (fresh zoo and output folder)",
@@ -71,6 +75,7 @@ def main() -> int:
             for name, card in cards.items()
             if "memory" in card.get("training", {})
         },
+        "stage_seconds": stages.get("stage_seconds"),
     }
     atomic_write_json(args.out, record)
     print(f"quickstart: {result['wall_s']:.0f} s, peak {result['peak_rss_gb']:.2f} GB; "

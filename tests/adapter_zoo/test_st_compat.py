@@ -248,18 +248,25 @@ def test_training_prints_only_its_result_and_no_adapters_noise(
     parsed, tiny_sentence_bert_path, capfd, caplog
 ):
     """HF Trainer's per-step records go to the log (stderr through the CLI), not to stdout,
-    and adapters' "none are activated" (raised while activating) reaches no one."""
+    and adapters' "none are activated" (raised while activating, and on every forward pass
+    of the base alone that a continued adapter is compared with) reaches no one."""
     from adapter_zoo.cli import main
 
     args = ["train", "--mode", "adapter", "--data", str(parsed), "--forums", "beer",
             "--name", "quiet", "--base", str(tiny_sentence_bert_path), "--max-steps", "2",
             "--batch-size", "8", "--max-length", "16"]  # fmt: skip
+    # a continued adapter also scores the base with every adapter off (its zero-shot start)
+    continued = [*args, "--init-from", "quiet"]
+    continued[continued.index("quiet")] = "quiet-continued"
     with caplog.at_level("WARNING", logger="adapters"):
         assert main(args) == 0
         adapter_zoo.load("quiet").encode(["a stout"])
+        assert main(continued) == 0
     out, err = capfd.readouterr()
-    assert (
-        out == f"adapter-zoo train: wrote zoo entry 'quiet' at {adapter_zoo.zoo_home() / 'quiet'}\n"
+    home = adapter_zoo.zoo_home()
+    assert out == (
+        f"adapter-zoo train: wrote zoo entry 'quiet' at {home / 'quiet'}\n"
+        f"adapter-zoo train: wrote zoo entry 'quiet-continued' at {home / 'quiet-continued'}\n"
     )
     assert "adapter-zoo train: step 2: {" in err and "'loss'" not in err + out
     assert f"adapter-zoo train: scoring {QUERIES} dev lists ({QUERIES * 20} pairs)" in err

@@ -72,7 +72,14 @@ def test_quickstart_smoke_writes_every_output_and_trains_in_its_own_zoo(tmp_path
              if (p / "card.json").is_file()}  # fmt: skip
     assert {n: c.get("encoder") for n, c in cards.items()} == {
         "beer": "bi", "beer-cross": "cross", "beer-fusion": "composite"}  # fmt: skip
-    assert json.loads((out / "quickstart.json").read_text())["smoke"] is True
+    record = json.loads((out / "quickstart.json").read_text())
+    assert record["smoke"] is True
+    stages = ["parse", "train bi-encoder", "train cross-encoder", "build sets", "compose",
+              "evaluate"]  # fmt: skip
+    assert list(record["stage_seconds"]) == stages
+    assert all(record["stage_seconds"][s] >= 0 for s in stages)
+    for stage in stages:  # each stage's time is printed as it ends
+        assert f"   ({stage}: " in printed
     assert (out / "leaderboard" / "leaderboard.md").exists()
     assert (out / "leaderboard" / "leaderboard.html").exists()
     assert sorted(p.name for p in (out / "parsed").iterdir()) == [

@@ -295,7 +295,7 @@ def test_adapt_on_a_text_file_and_on_a_parsed_forum(zoo, parsed, tmp_path):
     assert target_texts(file) == lines
     path = adapter_zoo.adapt(file, name="from-file", zoo=["beer", "bikes"], strategy="centroid")
     record = read_card(path)["adapt"]
-    assert record["target"] == {"kind": "text file", "file": "questions.txt", "texts": 40}
+    assert record["target"] == {"source": "text file", "file": "questions.txt", "texts": 40}
     assert list(record["similarities"]) == ["beer", "bikes"]
     assert record["strategy"] == planning.AUTO_STRATEGY and record["requested"] == "centroid"
     assert "## Adaptation" in (path / "README.md").read_text()
@@ -304,7 +304,7 @@ def test_adapt_on_a_text_file_and_on_a_parsed_forum(zoo, parsed, tmp_path):
 
     path = adapter_zoo.adapt(parsed / BICYCLES, name="from-forum", strategy="nearest")
     record = read_card(path)["adapt"]
-    assert record["target"]["kind"] == "parsed forums"
+    assert record["target"]["source"] == "parsed forums"
     # every question but the test split's (the forum's evaluation split is never read)
     outside_test = forum_questions(parsed / BICYCLES, split="train") + forum_questions(
         parsed / BICYCLES, split="dev"
@@ -399,7 +399,7 @@ def test_hub_model_card_says_what_adapt_chose():
     record = {"strategy": "soup", "requested": "auto", "members": ["beer", "bikes"],
               "weights": [0.9, 0.1], "similarities": {"beer": 0.81, "bikes": 0.52},
               "reason": "auto: the nearest entry beer has similarity 0.810 >= 0.5, so soup.",
-              "target": {"kind": "text file", "file": "q.txt", "texts": 40},
+              "target": {"source": "text file", "file": "q.txt", "texts": 40},
               "embedder": "all-MiniLM-L6-v2"}  # fmt: skip
     card = {"name": "mine", "mode": "soup", "encoder": "bi", "layout": "adapter",
             "base_model": "minilm-l6", "forums": [BEER], "adapt": record}  # fmt: skip

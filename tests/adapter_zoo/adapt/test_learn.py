@@ -62,7 +62,7 @@ def test_threads_are_every_question_outside_the_test_split(parsed_shipped, poiso
     assert len(rows) == 1029 and len(target.threads) == len(kept) == 932
     assert [t.id for t in target.threads] == [r["id"] for r in kept]
     assert len(target.answered) == sum(bool(r["accepted_answer"]) for r in kept)
-    assert target.about == {"kind": "parsed forums", "forums": [BEER], "threads": 932,
+    assert target.about == {"source": "parsed forums", "forums": [BEER], "threads": 932,
                             "answered": len(target.answered), "duplicate_links": 22}  # fmt: skip
     bikes = read_threads(parsed_shipped / BICYCLES)
     assert len(_questions(parsed_shipped / BICYCLES)) == 453 and len(bikes.threads) == 408
@@ -138,7 +138,7 @@ def test_pair_files_and_their_errors(tmp_path):
         ("How do I reset the router?", "It keeps dropping.", "Hold reset."),
         ("Billing date", "When am I billed?", None),
     ]
-    assert target.about == {"kind": "jsonl", "file": "faq.jsonl", "threads": 2, "answered": 1,
+    assert target.about == {"source": "jsonl", "file": "faq.jsonl", "threads": 2, "answered": 1,
                             "duplicate_links": 0}  # fmt: skip
     jsonl.write_text('{"question": "ok"}\n{"question": 3}\n', encoding="utf-8")
     with pytest.raises(ZooError, match=r"faq.jsonl, line 2: 'question' must be a string$"):
