@@ -174,7 +174,7 @@ def test_a_deep_run_json_in_a_checkpoint_folder_is_another_runs(tmp_path):
     """The run file of ``.checkpoints/<name>`` decides whether a run resumes there; deep
     nesting was a RecursionError traceback, now it is a run that is not this one (the
     folder, the project's own, is emptied as for any other run)."""
-    from adapter_zoo.training.trainer import RUN_FILE, _run_of
+    from adapter_zoo.training.checkpoint import RUN_FILE, _run_of
 
     _write(tmp_path / RUN_FILE, DEEP)
     assert _run_of(tmp_path) is None

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from adapter_zoo.biencoder.layouts import read_bi_encoder
-from adapter_zoo.kinds.entry import ADAPTER_MODES, FULL_MODES, EntryKind
+from adapter_zoo.kinds.entry import EntryKind
 from adapter_zoo.registry import register_kind
 from adapter_zoo.zoo.snippets import sentence_transformers_lines
 from adapter_zoo.zoo.store import README_FILE
@@ -23,7 +23,9 @@ _NOT_MERGEABLE = (
 
 
 class BiEncoderKind(EntryKind):
-    encoder = "bi"
+    """The bi-encoder kinds' behaviour; each one's encoder, card modes and layout are its
+    rows in :data:`adapter_zoo.modes.MODE_TABLE`."""
+
     summary = "bi-encoder (sentence embeddings, cosine) ranker"
 
     def load_entry(self, path, card: dict, *, device=None):
@@ -44,7 +46,6 @@ class BiAdapter(BiEncoderKind):
     """One forum's adapter (bottleneck or LoRA) in a sentence-transformers model."""
 
     name = "bi-adapter"
-    card_modes = ADAPTER_MODES
 
 
 @register_kind
@@ -52,7 +53,6 @@ class BiMultitask(BiEncoderKind):
     """One adapter trained on several forums at once."""
 
     name = "bi-multitask"
-    card_modes = ("multitask",)
 
 
 @register_kind
@@ -60,7 +60,6 @@ class BiSoup(BiEncoderKind):
     """The weighted average of forum adapters (``adapter_zoo.adapt``'s soup)."""
 
     name = "bi-soup"
-    card_modes = ("soup",)
 
 
 @register_kind
@@ -68,8 +67,6 @@ class BiFull(BiEncoderKind):
     """A whole sentence-transformers model fine-tuned; ``model/`` opens in it as it is."""
 
     name = "bi-full"
-    card_modes = FULL_MODES
-    layout = "full"
 
     def export_refusal(self, card, path=None):
         where = Path("the entry" if path is None else str(path))
@@ -84,8 +81,6 @@ class BiFusion(BiEncoderKind):
     """AdapterFusion over several forums' bi-encoder adapters."""
 
     name = "bi-fusion"
-    card_modes = ("fusion",)
-    layout = "fusion"
 
     def library_lines(self, card, folder, head_type):
         return []

@@ -6,7 +6,7 @@ with its head, the whole model, or an AdapterFusion of adapters with its head.
 
 from __future__ import annotations
 
-from adapter_zoo.kinds.entry import ADAPTER_MODES, FULL_MODES, EntryKind
+from adapter_zoo.kinds.entry import EntryKind
 from adapter_zoo.ranker import Ranker
 from adapter_zoo.registry import register_kind
 from adapter_zoo.zoo.layouts import read_model
@@ -14,7 +14,9 @@ from adapter_zoo.zoo.snippets import adapters_library_lines
 
 
 class CrossEncoderKind(EntryKind):
-    encoder = "cross"
+    """The cross-encoder kinds' behaviour; each one's encoder, card modes and layout are its
+    rows in :data:`adapter_zoo.modes.MODE_TABLE`."""
+
     summary = "cross-encoder ranker"
 
     def load_entry(self, path, card: dict, *, device=None):
@@ -45,7 +47,6 @@ class CrossAdapter(_CrossAdapterLines):
     """One forum's adapter (bottleneck or LoRA) and its ranking head."""
 
     name = "cross-adapter"
-    card_modes = ADAPTER_MODES
 
 
 @register_kind
@@ -53,7 +54,6 @@ class CrossMultitask(_CrossAdapterLines):
     """One adapter trained on several forums at once (MultiCQA's multi-task setting)."""
 
     name = "cross-multitask"
-    card_modes = ("multitask",)
 
 
 @register_kind
@@ -61,8 +61,6 @@ class CrossFull(CrossEncoderKind):
     """The whole model fine-tuned (the peer of the adapters)."""
 
     name = "cross-full"
-    card_modes = FULL_MODES
-    layout = "full"
 
     def export_refusal(self, card, path=None):
         return None  # the head decides, once loaded (adapter_zoo.export.model_refusal)
@@ -73,8 +71,6 @@ class CrossFusion(CrossEncoderKind):
     """AdapterFusion over several forums' adapters, with its own head."""
 
     name = "cross-fusion"
-    card_modes = ("fusion",)
-    layout = "fusion"
 
     def export_refusal(self, card, path=None):
         return "it is an AdapterFusion entry, and a CrossEncoder runs no adapters"

@@ -49,7 +49,7 @@ class AdapterPairScorer(InputModule):
 
     def save(self, output_path: str, *args, safe_serialization: bool = True, **kwargs) -> None:
         # Zoo entries are written by adapter_zoo.zoo.layouts (adapter, fusion or full layout);
-        # checkpoints by adapter_zoo.training.trainer (trainable weights only).
+        # checkpoints by adapter_zoo.training.checkpoint (trainable weights only).
         raise TypeError(
             "AdapterPairScorer is saved as a zoo entry (adapter_zoo.zoo.layouts), "
             "not as a sentence-transformers model folder"

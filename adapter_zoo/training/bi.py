@@ -15,8 +15,9 @@ the model, dev lists made like the held-out benchmarks, scored at the entry's in
 every ``eval_steps`` and before the first step, and the inference length chosen on dev after
 training. Adapters start as the identity (zero up-projection), so the step-0 state is the base
 itself; it competes with the steps' checkpoints, and a bi-encoder entry is never worse than its
-start on dev. Phases, selection, checkpoints, resuming and the card's common fields are the
-shared runner's (:mod:`adapter_zoo.training.trainer`).
+start on dev. Phases, selection and the card's common fields are the shared runner's
+(:mod:`adapter_zoo.training.trainer`); the run folder, checkpoints and resuming are
+:mod:`adapter_zoo.training.checkpoint`'s.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from adapter_zoo.precision import cast_frozen_for_training
 from adapter_zoo.ranker.model import adapters_off
 from adapter_zoo.registry import kind_for_card
 from adapter_zoo.training.batches import length_grouped_sampling
+from adapter_zoo.training.checkpoint import open_run_folder
 from adapter_zoo.training.data import load_pairs, resolve_forums, with_neighbours
 from adapter_zoo.training.memory import plan_memory
 from adapter_zoo.training.models import (
@@ -59,7 +61,6 @@ from adapter_zoo.training.trainer import (
     ZooTrainer,
     entry_card,
     new_trainer,
-    open_run_folder,
     run_phases,
     write_entry,
 )

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from adapter_zoo.errors import ZooError
 from adapter_zoo.lengths import default_max_length
 from adapter_zoo.losses import default_loss, get_loss
+from adapter_zoo.modes import TRAINING_ENCODERS, TRAINING_MODES, training_row
 from adapter_zoo.names import DEFAULT_BASE
 from adapter_zoo.precision import check_precision
 from adapter_zoo.ranker.model import mean_pooling_base, resolve_base_model
@@ -23,8 +24,9 @@ from stackexchange.numbers import (
     check_number,
 )
 
-MODES = ("adapter", "full", "multitask", "fusion", "tanda")
-ENCODERS = ("bi", "cross")
+# What train accepts: the (encoder, mode) rows it writes in adapter_zoo.modes.MODE_TABLE.
+MODES = TRAINING_MODES
+ENCODERS = TRAINING_ENCODERS
 # How an adapter entry changes its base: a SeqBn bottleneck after each feed-forward block
 # (the papers' adapter) or LoRA's low-rank updates of the attention's query and value.
 METHODS = ("seqbn", "lora")
@@ -34,14 +36,6 @@ PAIR_KINDS = ("title_body", "title_answer", "duplicates", "question_answer")
 # A bi-encoder learns what its held-out lists ask (question -> accepted answer) and what the
 # forum says about its questions (title -> body); the papers' cross-encoders train title-body.
 DEFAULT_PAIR_KINDS = {"cross": ("title_body",), "bi": ("question_answer", "title_body")}
-# Storage layout (see adapter_zoo.zoo.layouts) of each mode's entry.
-LAYOUT = {
-    "adapter": "adapter",
-    "multitask": "adapter",
-    "fusion": "fusion",
-    "full": "full",
-    "tanda": "full",
-}
 
 
 @dataclass(frozen=True)
@@ -271,7 +265,9 @@ class TrainingConfig:
 
     @property
     def layout(self) -> str:
-        return LAYOUT[self.mode]
+        """How the entry stores its weights (:mod:`adapter_zoo.zoo.layouts`): the layout of
+        the encoder's mode in :data:`adapter_zoo.modes.MODE_TABLE`."""
+        return training_row(self.encoder, self.mode).layout
 
     @property
     def trained_pair_kinds(self) -> tuple[str, ...]:

@@ -5,8 +5,9 @@ The adapters model (adapter, fusion or fully trained, with its ranking head) run
 registered :mod:`adapter_zoo.losses` class, backpropagated a few examples at a time when the
 memory plan bounds a step. What is this encoder's own: the batch order (one planned order per
 phase, :func:`adapter_zoo.training.data.epoch_batches`), dev lists with sampled negatives,
-an evaluation after every epoch, and the model. Phases, selection, checkpoints, resuming and
-the card's common fields are the shared runner's (:mod:`adapter_zoo.training.trainer`).
+an evaluation after every epoch, and the model. Phases, selection and the card's common
+fields are the shared runner's (:mod:`adapter_zoo.training.trainer`); the run folder,
+checkpoints and resuming are :mod:`adapter_zoo.training.checkpoint`'s.
 
 TANDA runs two phases, each its own trainer: transfer (no selection), then adapt.
 """
@@ -30,6 +31,7 @@ from adapter_zoo.precision import cast_frozen_for_training
 from adapter_zoo.ranker import Ranker
 from adapter_zoo.ranker.cross_encoder import as_cross_encoder
 from adapter_zoo.training.batches import grouped_epoch_batches
+from adapter_zoo.training.checkpoint import open_run_folder
 from adapter_zoo.training.config import TrainingConfig
 from adapter_zoo.training.data import (
     example_columns,
@@ -39,6 +41,7 @@ from adapter_zoo.training.data import (
 )
 from adapter_zoo.training.memory import plan_memory
 from adapter_zoo.training.models import fusion_weights, setup_model
+from adapter_zoo.training.processes import process_state
 from adapter_zoo.training.selection import (
     DEV_LISTS,
     DevListsEvaluator,
@@ -50,8 +53,6 @@ from adapter_zoo.training.trainer import (
     ZooTrainer,
     entry_card,
     new_trainer,
-    open_run_folder,
-    process_state,
     run_phases,
     write_entry,
 )

@@ -9,92 +9,41 @@ last step, a checkpoint at each, the best one loaded at the end of a selecting p
 phase may score its starting state first (``eval_on_start``); that state is then saved as
 ``checkpoint-0``, a candidate like any other (:class:`ZooTrainer`).
 
-Checkpoints hold only the trainable weights as safetensors, and a resume reads nothing that
-unpickles code (:func:`check_resumable`); the run folder, the card's training log
+The run folder and its checkpoints (trainable weights only, read back without unpickling
+code) are :mod:`adapter_zoo.training.checkpoint`'s; the card's training log
 (:func:`phase_records`), the card's common fields (:func:`entry_card`) and the entry's
-writing (:func:`write_entry`) are here too. What differs between the encoders (data, batch
+writing (:func:`write_entry`) are here. What differs between the encoders (data, batch
 order, loss, model, training step) is in :mod:`adapter_zoo.training.bi` and
 :mod:`adapter_zoo.training.cross`.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import math
-import shutil
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from adapter_zoo.errors import ZooError
-from adapter_zoo.training.checkpoint import checkpoint_dir, read_checkpoint_file
+from adapter_zoo.training.checkpoint import (
+    TrainableCheckpoints,
+    finished_phase,
+    remove_run_folder,
+    resume_point,
+    save_finished_phase,
+)
 from adapter_zoo.training.models import adapter_card, card_sources
+from adapter_zoo.training.processes import process_state, use_cpu
 from adapter_zoo.training.selection import dev_scores
 from adapter_zoo.zoo.domain import with_domain
 from adapter_zoo.zoo.layouts import base_config
 from adapter_zoo.zoo.store import entry_path, save_entry
-from stackexchange.io import atomic_write_json
-from stackexchange.jsontext import loads_text, read_json_file
 
 log = logging.getLogger(__name__)
 
-RUN_FILE = "run.json"
-# The checkpoint layout this trainer writes and resumes, recorded in RUN_FILE. 2: both
-# encoders on the library's trainers, step 0 saved as checkpoint-0 and every dev record in
-# trainer_state.json's log. A folder of format 1 (the hand-written selection callback) resumed
-# with no step-0 record and ended in a StopIteration traceback; another format is another run.
-CHECKPOINT_FORMAT = 2
-TRAINABLE_FILE = "trainable.safetensors"
 TRAINING_LOG_FILE = "training_log.jsonl"  # in the entry: one JSON line per logged step
-
-
-def trainable_tensors(model) -> dict:
-    """The parameters of ``model`` that train, by name."""
-    return {n: p for n, p in model.named_parameters() if p.requires_grad}
-
-
-def save_tensors(tensors: dict, path: Path) -> None:
-    # safetensors.torch on first use: importing this module stays light
-    from safetensors.torch import save_file
-
-    save_file({n: t.detach().cpu().contiguous() for n, t in tensors.items()}, str(path))
-
-
-def load_tensors(model, path: Path) -> None:
-    """Load the trainable weights saved at ``path`` into ``model``.
-
-    Raises:
-        ZooError: the file is damaged or lacks one of ``model``'s trainable weights.
-    """
-    # safetensors.torch on first use: importing this module stays light
-    from safetensors.torch import load_file
-
-    try:
-        state = load_file(str(path))
-    except Exception as error:  # safetensors raises its own error types for damaged files
-        raise ZooError(f"{path}: unreadable checkpoint ({error}); rerun with --restart") from None
-    missing = [n for n in trainable_tensors(model) if n not in state]
-    if missing:
-        raise ZooError(f"{path}: checkpoint lacks {missing[0]}; rerun with --restart")
-    model.load_state_dict(state, strict=False)
-
-
-class TrainableCheckpoints:
-    """Mixin for a sentence-transformers trainer: a checkpoint's model is the trainable
-    weights as safetensors (a few MB for an adapter, nothing that unpickles), and the best
-    checkpoint loads back the same way. Optimizer, scheduler and RNG states are the
-    trainer's own files, read ``weights_only`` (:func:`check_resumable`)."""
-
-    def _save(self, output_dir=None, state_dict=None):
-        folder = Path(output_dir or self.args.output_dir)
-        folder.mkdir(parents=True, exist_ok=True)
-        save_tensors(trainable_tensors(self.model), folder / TRAINABLE_FILE)
-
-    def _load_from_checkpoint(self, checkpoint_path, model=None):
-        load_tensors(self.model, Path(checkpoint_path) / TRAINABLE_FILE)
 
 
 class ZooTrainer(TrainableCheckpoints):
@@ -146,96 +95,6 @@ def use_logged_progress(trainer) -> None:
     trainer.remove_callback(PrinterCallback)  # (added instead of the bar when tqdm is off)
     trainer.remove_callback(ProgressCallback)
     trainer.add_callback(logged_progress_callback())
-
-
-def check_resumable(checkpoint: Path) -> None:
-    """Read every file a resume reads from ``checkpoint`` before the trainer does.
-
-    The trainer's own loading would end a damaged file (truncated, corrupt) or a planted
-    pickle with a traceback from deep inside transformers, and every rerun the same way; here
-    each is one line naming the file and ``--restart``. Pickles load with
-    ``weights_only=True`` (and transformers' allow-list of the numpy types in its RNG state),
-    so no code in them runs; ``mmap`` keeps an optimizer state out of memory.
-
-    Raises:
-        ZooError: the first file that cannot be read, naming it.
-    """
-    # torch, safetensors.torch, transformers on first use: importing this module stays light
-    import torch
-    from safetensors.torch import load_file
-    from transformers.trainer import safe_globals
-
-    def pickled(path: Path):
-        with safe_globals():
-            return torch.load(path, map_location="cpu", weights_only=True, mmap=True)
-
-    readers = {
-        ".json": lambda path: loads_text(path.read_text(encoding="utf-8"), position=True),
-        ".safetensors": lambda path: load_file(str(path)),
-        ".pt": pickled,
-        ".pth": pickled,
-    }
-    for path in sorted(checkpoint.iterdir()):
-        if path.suffix in readers and path.is_file():
-            read_checkpoint_file(path, readers[path.suffix])
-
-
-def last_checkpoint(folder: Path) -> Path | None:
-    """The newest complete trainer checkpoint under ``folder``, if any."""
-    # transformers on first use: importing this module stays light
-    from transformers.trainer_utils import get_last_checkpoint
-
-    last = get_last_checkpoint(str(folder)) if folder.is_dir() else None
-    return Path(last) if last else None
-
-
-def resume_point(folder: Path) -> str | None:
-    """The checkpoint a phase trained in ``folder`` resumes from (checked), or None."""
-    last = last_checkpoint(folder)
-    if last is None:
-        return None
-    check_resumable(last)
-    return str(last)
-
-
-def open_run_folder(config) -> Path:
-    """``<zoo>/.checkpoints/<name>``, emptied when it holds another run's checkpoints or the
-    run restarts (``config.restart``); the run's config is recorded in it."""
-    folder = checkpoint_dir(config.name)
-    run = {"config": config.to_dict(), "encoder": config.encoder, "format": CHECKPOINT_FORMAT}
-    state = process_state()
-    if state.is_main_process:  # one process prepares it; the others wait until it is ready
-        if folder.exists() and (config.restart or _run_of(folder) != run):
-            shutil.rmtree(folder)  # our own checkpoint folder, of another run or given up
-        folder.mkdir(parents=True, exist_ok=True)
-        atomic_write_json(folder / RUN_FILE, run)
-    state.wait_for_everyone()
-    return folder
-
-
-def _run_of(folder: Path) -> dict | None:
-    """The run recorded in the checkpoint folder ``folder``, or None when there is none that
-    can be read (the folder is then another run's: emptied, as it is the project's own)."""
-    try:
-        return read_json_file(folder / RUN_FILE, ZooError)
-    except (OSError, ZooError):
-        return None
-
-
-def process_state():
-    """accelerate's process state (``torch.distributed.run`` / ``accelerate launch``); on a
-    machine without a GPU it must be asked for CPU processes, or it sees one process."""
-    # accelerate on first use: importing this module stays light
-    from accelerate import PartialState
-
-    return PartialState(cpu=use_cpu())
-
-
-def use_cpu() -> bool:
-    # torch on first use: importing this module stays light
-    import torch
-
-    return not torch.cuda.is_available()
 
 
 @dataclass
@@ -355,50 +214,22 @@ def run_phases(config, model, phases: list[Phase], folder: Path, make_trainer: C
         config: the run's :class:`~adapter_zoo.training.config.TrainingConfig`.
         model: the module whose trainable weights a finished phase leaves to the next.
         phases: the run's phases, in order.
-        folder: the run folder (:func:`open_run_folder`).
+        folder: the run folder (:func:`~adapter_zoo.training.checkpoint.open_run_folder`).
         make_trainer: ``make_trainer(phase, arguments, callbacks)``, the encoder's trainer
             of ``phase`` (a :class:`ZooTrainer`) with the TrainingArguments ``arguments``
             (:func:`training_arguments`) and the ``callbacks`` (:func:`phase_callbacks`).
     """
     records, steps, best = [], 0, None
     for phase in phases:
-        done = folder / f"{phase.name}-done.json"
-        if done.exists():  # a finished phase of a resumed run (tanda's transfer)
-            finished = read_finished_phase(done)
-            load_tensors(model, folder / f"{phase.name}-done.safetensors")
-        else:
+        # a phase a resumed run finished before (tanda's transfer) is not trained again
+        finished = finished_phase(model, folder, phase.name)
+        if finished is None:
             finished = _run_phase(config, phase, folder / phase.name, make_trainer)
-            _save_phase(model, folder, phase.name, finished)
+            save_finished_phase(model, folder, phase.name, finished)
         records += finished["log"]
         steps += finished["steps"]
         best = finished["best"]
     return Trained(records, steps, best)
-
-
-def read_finished_phase(done: Path) -> dict:
-    """The record :func:`_save_phase` left of a finished phase (its log, steps and best dev
-    record), checked: a damaged or edited one is one line naming it and ``--restart``, not
-    a KeyError or TypeError once the run goes on.
-
-    Raises:
-        ZooError: ``done`` is not valid JSON or not such a record.
-    """
-
-    def read(path: Path) -> dict:
-        value = loads_text(path.read_text(encoding="utf-8"), position=True)
-        if not (
-            isinstance(value, dict)
-            and isinstance(value.get("log"), list)
-            and all(isinstance(record, dict) for record in value["log"])
-            and type(value.get("steps")) is int
-            and value["steps"] >= 0
-            and "best" in value
-            and (value["best"] is None or isinstance(value["best"], dict))
-        ):
-            raise ValueError("not a finished phase's log, steps and best record")
-        return value
-
-    return read_checkpoint_file(done, read)
 
 
 def _run_phase(config, phase: Phase, folder: Path, make_trainer: Callable) -> dict:
@@ -418,15 +249,6 @@ def _run_phase(config, phase: Phase, folder: Path, make_trainer: Callable) -> di
         best_step = int(Path(state.best_model_checkpoint).name.rsplit("-", 1)[1])
         best = next(r for r in records if r["step"] == best_step)
     return {"log": records, "steps": state.global_step, "best": best}
-
-
-def _save_phase(model, folder: Path, name: str, finished: dict) -> None:
-    """Mark phase ``name`` done (its weights, then its log), so a resumed run skips it."""
-    state = process_state()
-    if state.is_main_process:
-        save_tensors(trainable_tensors(model), folder / f"{name}-done.safetensors")
-        atomic_write_json(folder / f"{name}-done.json", finished)
-    state.wait_for_everyone()
 
 
 def phase_records(log_history: list[dict], phase: Phase) -> list[dict]:
@@ -519,8 +341,6 @@ def write_entry(config, hosts, card: dict, records: list, folder: Path, write_we
 
         writer = with_domain(writer, card, config.data, hosts)
         path = save_entry(writer, config.name, card, overwrite=config.overwrite)
-        shutil.rmtree(folder, ignore_errors=True)
-        with contextlib.suppress(OSError):  # other runs' checkpoints may still be there
-            folder.parent.rmdir()
+        remove_run_folder(folder)
     state.wait_for_everyone()
     return path

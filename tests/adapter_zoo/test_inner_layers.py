@@ -40,7 +40,7 @@ LAYERS = (
     ("precision",),
     ("devices",),
     ("registry",),
-    ("losses", "metrics", "lengths", "names"),
+    ("losses", "metrics", "lengths", "modes", "names"),
     ("errors",),
 )
 

@@ -874,8 +874,12 @@ def test_a_checkpoint_folder_of_another_format_or_run_is_emptied_not_resumed(
 ):
     """A checkpoint written by an older trainer (no ``format`` in its run file) has no step-0
     dev record to resume with: it is another run's, emptied, and training starts at step 0."""
-    from adapter_zoo.training.checkpoint import checkpoint_dir
-    from adapter_zoo.training.trainer import CHECKPOINT_FORMAT, RUN_FILE, open_run_folder
+    from adapter_zoo.training.checkpoint import (
+        CHECKPOINT_FORMAT,
+        RUN_FILE,
+        checkpoint_dir,
+        open_run_folder,
+    )
 
     cfg = config(parsed_fixture, tiny_bert_path, "adapter", "beer")
     folder = open_run_folder(cfg)
