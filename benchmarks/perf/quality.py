@@ -91,8 +91,15 @@ CROSS = ["--encoder", "cross", "--pairs", "question_answer", "--hard-negatives",
          "--max-length", "128", "--max-steps", "60"]  # fmt: skip
 
 
-# each forum's cross-encoder adapter (the quickstart's recipe), in the zoo table and rerun
-# alone by ``--only cross``
+# each forum's bi-encoder adapter, in the zoo table and trained in both precisions by
+# ``precision_training.py``
+BI_ENTRIES = {
+    "beer-bi": ["--mode", "adapter", "--forums", "beer", *BI, "--max-steps", str(ZOO_STEPS)],
+    "bicycles-bi": ["--mode", "adapter", "--forums", "bicycles.meta", *BI,
+                    "--max-steps", str(ZOO_STEPS)],
+}  # fmt: skip
+# each forum's cross-encoder adapter (the quickstart's recipe), in the zoo table, rerun
+# alone by ``--only cross`` and trained in both precisions by ``precision_training.py``
 CROSS_ENTRIES = {
     "beer-cross": ["--mode", "adapter", "--forums", "beer", *CROSS],
     "bicycles-cross": ["--mode", "adapter", "--forums", "bicycles.meta", *CROSS],
@@ -139,21 +146,26 @@ def train_entry(work: Path, name: str, *argv: str) -> dict:
     return card
 
 
-def score(work: Path, model: str, benchmark: str, split: str, max_length=None) -> dict:
-    """One evaluate record, cached in ``work/results.jsonl`` by (model, benchmark, split) and
-    the token limit when one is given (None: the entry's own)."""
+def score(
+    work: Path, model: str, benchmark: str, split: str, max_length=None, precision: str = "auto"
+) -> dict:
+    """One evaluate record, cached in ``work/results.jsonl`` by (model, benchmark, split), the
+    token limit when one is given (None: the entry's own) and the scoring precision when it is
+    not ``auto`` (``evaluate``'s default, the one this script's tables use)."""
     from benchmarks import evaluate
 
     cache = work / "records.jsonl"
     key = [model, benchmark, split] + ([max_length] if max_length else [])
+    key += [precision] if precision != "auto" else []
     if cache.exists():
         for line in cache.read_text().splitlines():
             record = json.loads(line)
             if record["key"] == key:
                 return record
     result = evaluate(
-        model, benchmark, split=split, data_dir=SHARED / "benchmarks", max_length=max_length
-    )
+        model, benchmark, split=split, data_dir=SHARED / "benchmarks", max_length=max_length,
+        precision=precision,
+    )  # fmt: skip
     record = {"key": key, "metrics": result["metrics"], "queries": result["queries"],
               "wall_time_s": result["wall_time_s"]}  # fmt: skip
     with cache.open("a") as handle:
@@ -421,9 +433,9 @@ def zoo_and_compositions(work: Path, sets: dict) -> dict:
 
     steps = ["--max-steps", str(ZOO_STEPS)]
     zoo = {
-        "beer-bi": ["--mode", "adapter", "--forums", "beer", *BI, *steps],
+        "beer-bi": BI_ENTRIES["beer-bi"],
         "beer-bi-hard": ["--mode", "adapter", "--forums", "beer", "--hard-negatives", *BI, *steps],
-        "bicycles-bi": ["--mode", "adapter", "--forums", "bicycles.meta", *BI, *steps],
+        "bicycles-bi": BI_ENTRIES["bicycles-bi"],
         "multitask-bi": ["--mode", "multitask", "--forums", "beer", "bicycles.meta", *BI, *steps],
         "fusion-bi": ["--mode", "fusion", "--forums", "beer", "bicycles.meta", "--adapters",
                       "beer-bi", "bicycles-bi", *BI, *steps],

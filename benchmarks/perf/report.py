@@ -380,6 +380,29 @@ def _precision_rows(data: dict) -> list[str]:
     ]
 
 
+def _precision_training_rows(data: dict) -> list[str]:
+    summary, tolerance = data["summary"], data["map_tolerance"]
+    models = ", ".join(f"`{m}`" for m in data["models"])
+    date = data["machine"].get("date", "")[:10]
+    flags = "+".join(data.get("cpu_bf16_flags") or []) or "no bf16"
+    smoke = " (smoke run)" if data.get("smoke") else ""
+    return [
+        _row(
+            f"`precision_training` bf16 training{smoke}",
+            f"{models} trained in fp32 and in bf16 (same seed, taking turns), each scored in "
+            f"fp32 on {summary['pairs'] // len(data['models'])} test sets: largest ΔMAP in "
+            "absolute value (mean ΔMAP); training wall time fp32 / bf16",
+            f"bf16-trained: max abs ΔMAP {summary['max_abs_delta']:.4f} "
+            f"(mean {summary['mean_delta']:+.4f})",
+            "fp32-trained",
+            f"{summary['mean_speed_ratio_fp32_over_bf16']:.2f}× speed",
+            f"MAP ± {tolerance}",
+            _met(summary["within_tolerance"]),
+            f"{_machine(data)}, {flags}, {date}",
+        )
+    ]
+
+
 def _memory_plan_rows(data: dict) -> list[str]:
     rows = []
     for encoder, runs in data["runs"].items():
@@ -501,6 +524,8 @@ def table() -> str:
             lines += _train_memory_rows(data)
         elif name == "precision":
             lines += _precision_rows(data)
+        elif name == "precision_training":
+            lines += _precision_training_rows(data)
         elif name == "memory_plan":
             lines += _memory_plan_rows(data)
         elif name == "training_peak":
