@@ -488,6 +488,9 @@ def _command_time_row(label: str, data: dict, measured: str) -> str:
 def _quickstart_rows(data: dict) -> list[str]:
     plans = ", ".join(f"{n} {m}" for n, m in sorted(data["memory_plans"].items()))
     measured = f"wall time (peak RSS of the process tree); memory plans: {plans}"
+    stages = data.get("stage_seconds")  # recorded since the quickstart times its stages
+    if stages:
+        measured += "; stages: " + ", ".join(f"{s} {t:.0f} s" for s, t in stages.items())
     return [_command_time_row("`quickstart_time` quickstart", data, measured)]
 
 
