@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from benchmarks.builder import build_from_forum
 from benchmarks.errors import BenchmarkError
-from benchmarks.evaluate import evaluate, evaluate_each
+from benchmarks.evaluate import evaluate, evaluate_each, evaluate_models
 from benchmarks.finetune import to_parse_folder
 from benchmarks.leaderboard import write_leaderboard
 from benchmarks.registry import Benchmark, Reference, SourceFile, get, names
@@ -25,6 +25,7 @@ __all__ = [
     "build_from_forum",
     "evaluate",
     "evaluate_each",
+    "evaluate_models",
     "get",
     "names",
     "read_results",

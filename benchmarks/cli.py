@@ -25,9 +25,12 @@ def register(subparsers) -> None:
     evaluate.add_argument(
         "--model",
         required=True,
+        nargs="+",
+        metavar="MODEL",
         help="bm25, tfidf, sbert:<base> (zero-shot bi-encoder, e.g. sbert:minilm-l6), "
         "base:<base> (untrained base, seeded head), a zoo name or entry path; with --finetune "
-        "a base model (minilm-l6, bert-base, a model folder)",
+        "a base model (minilm-l6, bert-base, a model folder). Several: one record each, each "
+        "model scored once (a score fusion reuses the scores of its members named before it)",
     )
     evaluate.add_argument(
         "--adapter",
@@ -112,7 +115,7 @@ def register(subparsers) -> None:
 
 
 def run_evaluate(args) -> int:
-    from benchmarks.evaluate import evaluate, evaluate_each
+    from benchmarks.evaluate import evaluate, evaluate_each, evaluate_models
 
     options = dict(
         split=args.split,
@@ -129,10 +132,12 @@ def run_evaluate(args) -> int:
         build=args.build,
         precision=args.precision,
     )
-    if len(args.adapter) > 1:
-        records = evaluate_each(args.model, args.benchmark, args.adapter, **options)
+    if len(args.model) > 1:
+        records = evaluate_models(args.model, args.benchmark, adapters=args.adapter, **options)
+    elif len(args.adapter) > 1:
+        records = evaluate_each(args.model[0], args.benchmark, args.adapter, **options)
     else:
-        records = [evaluate(args.model, args.benchmark, adapters=args.adapter, **options)]
+        records = [evaluate(args.model[0], args.benchmark, adapters=args.adapter, **options)]
     for record in records:
         metrics = " ".join(f"{k}={v:.4f}" for k, v in record["metrics"].items())
         who = "+".join([record["model"], *record["adapters"]])

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
+from adapter_zoo.compose.scoring import score_with
 from adapter_zoo.kinds import is_baseline, kind_for_name
 from adapter_zoo.metrics import evaluate_rankings
 from adapter_zoo.names import BASE, parse_model_name
@@ -102,6 +103,95 @@ def _load_ranker(
         ) from None
 
 
+def _pairs(dataset) -> list[tuple[str, str]]:
+    """The benchmark's (query, candidate) pairs in the order :func:`ranker_scorer` scores them."""
+    return [(q, c) for q, cs in zip(dataset["query"], dataset["candidates"]) for c in cs]
+
+
+class _Recorded:
+    """A fusion member whose scores of one benchmark's pairs were recorded: those pairs get
+    the recorded scores, any others go to the member itself; every other attribute is the
+    member's (its card, precision, token limit)."""
+
+    def __init__(self, member, pairs: list, scores: np.ndarray):
+        self.member, self.pairs, self.scores = member, pairs, scores
+
+    def score(self, pairs, *, batch_size: int = 64, progress: bool = False) -> np.ndarray:
+        if len(pairs) == len(self.pairs) and list(map(tuple, pairs)) == self.pairs:
+            return self.scores.copy()
+        return score_with(self.member, pairs, batch_size=batch_size, progress=progress)
+
+    def __getattr__(self, name):
+        return getattr(self.member, name)
+
+
+class ScoredModels:
+    """The scores of the models :func:`evaluate_models` scored on one benchmark split, by
+    model name, so that a score fusion of them scores none of them twice.
+
+    A fusion's member (``names[i]`` of a :class:`~adapter_zoo.compose.ScoreFusion`) takes the
+    recorded scores of the model of the same name when it runs at the same token limit and
+    precision, and only for exactly the pairs they were computed on; the scores are those
+    the fusion would compute itself (the same scorer, batches and order).
+    """
+
+    def __init__(self):
+        self._by_name: dict[str, tuple] = {}
+
+    def remember(self, name: str, model, dataset, per_query: list) -> None:
+        """Record ``model``'s scores of ``dataset``'s pairs (one array per query)."""
+        flat = np.concatenate(per_query) if per_query else np.zeros(0)
+        setting = (getattr(model, "max_length", None), getattr(model, "precision", None))
+        self._by_name[name] = (setting, _pairs(dataset), np.asarray(flat, dtype=np.float64))
+
+    def lend_to(self, model) -> list[str]:
+        """Give ``model``'s fusion members their recorded scores; return their names."""
+        members, names = getattr(model, "members", None), getattr(model, "names", None)
+        if not members or names is None or not hasattr(model, "weights"):
+            return []  # only a score fusion scores each member on all the pairs
+        lent = []
+        for i, (member, name) in enumerate(zip(members, names)):
+            recorded = self._by_name.get(name)
+            setting = (getattr(member, "max_length", None), getattr(member, "precision", None))
+            if recorded is not None and recorded[0] == setting:
+                members[i] = _Recorded(member, recorded[1], recorded[2])
+                lent.append(name)
+        if lent:
+            logger.info("%s: reusing the scores of %s", _model_name(model), ", ".join(lent))
+        return lent
+
+
+def evaluate_models(models, benchmark, **kwargs) -> list[dict]:
+    """Evaluate each of ``models`` on ``benchmark``: one :func:`evaluate` record each, in
+    order, and each model scored once: a score fusion among them takes the scores of its
+    members that come before it (``ScoredModels``). With ``results``, the records are
+    appended once every model is scored (a failure writes none).
+
+    Example:
+        >>> evaluate_models(["beer", "beer-cross", "beer-fusion"], "local:beer-answers")
+        ... # doctest: +SKIP
+    """
+    from adapter_zoo.sweep.sweep import refuse_repeats
+
+    models = [str(m) if isinstance(m, os.PathLike) else m for m in models]
+    if not models:
+        raise BenchmarkError("evaluate_models needs at least one model")
+    refuse_repeats([m for m in models if isinstance(m, str)], caller="evaluate")
+    options = {"finetune": "--finetune", "adapters": "--adapter", "transfer": "--transfer",
+               "save_as": "--save-as"}  # fmt: skip
+    for keyword, option in options.items():
+        if kwargs.get(keyword) and len(models) > 1:
+            raise BenchmarkError(f"{option} takes one --model; got {len(models)}")
+    results = kwargs.pop("results", None)
+    check_results_folder(results)
+    scored = ScoredModels()
+    records = [evaluate(model, benchmark, scored=scored, **kwargs) for model in models]
+    if results is not None:
+        for record in records:
+            append_result(results, record)
+    return records
+
+
 def evaluate(
     model,
     benchmark,
@@ -119,6 +209,7 @@ def evaluate(
     overwrite: bool = False,
     build: bool = True,
     precision: str = "auto",
+    scored: ScoredModels | None = None,
 ) -> dict:
     """Evaluate ``model`` on ``benchmark``'s ``split``; return (and optionally record) the result.
 
@@ -158,6 +249,9 @@ def evaluate(
             (``adapter_zoo.load``, :mod:`adapter_zoo.precision`); recorded as the record's
             ``precision`` (what the model ran at; not recorded for BM25 and TF-IDF). A
             fine-tuned model trains in fp32 and is scored at ``precision``.
+        scored: the scores of the models scored before on the same split
+            (:func:`evaluate_models`): a score fusion takes a member's from there instead of
+            scoring it again, and ``model``'s own scores are added to it.
 
     Returns:
         The record (:func:`benchmarks.results.make_record`): benchmark, benchmark_name,
@@ -239,7 +333,11 @@ def evaluate(
         logger.info("%s scores in %s", _model_name(model), ran_at)
     if not finetune:
         mode = _setting(bench, scorer_model)
+    if scored is not None:
+        scored.lend_to(scorer_model)
     scores = get_scorer(scorer_model)(dataset, bench.bm25_scope)
+    if scored is not None and not is_lexical(scorer_model):
+        scored.remember(_model_name(model), scorer_model, dataset, scores)
     summary = evaluate_rankings(scores, dataset["labels"], no_positive=bench.no_positive)
     record = make_record(
         bench,

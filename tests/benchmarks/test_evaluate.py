@@ -6,7 +6,9 @@ import numpy as np
 import pytest
 
 import benchmarks
+from adapter_zoo.biencoder.encoder import BiEncoder
 from adapter_zoo.cli import main
+from adapter_zoo.errors import ZooError
 from adapter_zoo.metrics import evaluate_rankings
 from benchmarks import BenchmarkError
 from benchmarks.baselines import bm25_scores, tfidf_scores
@@ -77,6 +79,76 @@ def test_composition_specs_and_entries_are_models(fixtures, tmp_path):
         "or fusion:/rerank: spec (model spec 'fusion:bm25': fusion needs at least two members "
         "(A+B))"
     )
+
+
+def test_several_models_score_each_once_and_a_fusion_reuses_its_members(
+    fixtures, tiny_sentence_bert_path, tmp_path, monkeypatch
+):
+    sbert = f"sbert:{tiny_sentence_bert_path}"
+    fusion = f"fusion:{sbert}+bm25*0.5"
+    alone = [
+        benchmarks.evaluate(m, "wikiqa-raw", data_dir=fixtures) for m in (sbert, "bm25", fusion)
+    ]
+    encoded = []
+    real_score = BiEncoder.score
+
+    def counted_score(self, pairs, **kwargs):
+        encoded.append(len(pairs))
+        return real_score(self, pairs, **kwargs)
+
+    monkeypatch.setattr(BiEncoder, "score", counted_score)
+    together = benchmarks.evaluate_models(
+        [sbert, "bm25", fusion], "wikiqa-raw", data_dir=fixtures, results=tmp_path
+    )
+    # the same records (bit-identical metrics), the bi-encoder run once: the fusion took its scores
+    assert [r["metrics"] for r in together] == [r["metrics"] for r in alone]
+    assert [r["model"] for r in together] == [sbert, "bm25", fusion] and len(encoded) == 1
+    assert [r["model"] for r in benchmarks.read_results(tmp_path)] == [sbert, "bm25", fusion]
+
+
+class _Encoder:
+    """A member that scores every pair by its candidate's length, at a token limit."""
+
+    precision = "fp32"
+
+    def __init__(self, max_length):
+        self.max_length = max_length
+
+    def score(self, pairs, *, batch_size=64, progress=False):
+        return np.array([float(len(c)) for _, c in pairs])
+
+
+def test_a_fusion_member_at_another_setting_keeps_scoring_itself(fixtures):
+    from adapter_zoo.compose import BM25Scorer, ScoreFusion
+    from benchmarks.evaluate import ScoredModels
+
+    dataset = benchmarks.get("wikiqa-raw").load("test", data_dir=fixtures)
+    pairs = [(q, c) for q, cs in zip(dataset["query"], dataset["candidates"]) for c in cs]
+    scored = ScoredModels()
+    scored.remember("enc", _Encoder(8), dataset, [np.ones(len(c)) for c in dataset["candidates"]])
+    member = _Encoder(256)
+    fusion = ScoreFusion([member, BM25Scorer()], [1.0, 0.5], ["enc", "bm25"])
+    assert scored.lend_to(fusion) == [] and fusion.members[0] is member
+    member.max_length = 8  # the same setting: the recorded scores, for those pairs only
+    assert scored.lend_to(fusion) == ["enc"]
+    assert fusion.members[0].score(pairs).tolist() == [1.0] * len(pairs)
+    assert fusion.members[0].score(pairs[:2]).tolist() == member.score(pairs[:2]).tolist()
+
+
+def test_several_models_refuse_one_model_options_and_repeats(fixtures, tmp_path, capsys):
+    with pytest.raises(BenchmarkError) as error:
+        benchmarks.evaluate_models(["bm25", "tfidf"], "wikiqa-raw", finetune="full")
+    assert str(error.value) == "--finetune takes one --model; got 2"
+    with pytest.raises(ZooError, match="'bm25' is named twice"):
+        benchmarks.evaluate_models(["bm25", "tfidf", "bm25"], "wikiqa-raw", data_dir=fixtures)
+    argv = ["evaluate", "--model", "bm25", "tfidf", "--benchmark", "wikiqa-raw",
+            "--data-dir", str(fixtures), "--results", str(tmp_path)]  # fmt: skip
+    assert main(argv) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert [line.split()[1] for line in printed] == ["bm25", "tfidf"]
+    assert [r["model"] for r in benchmarks.read_results(tmp_path)] == ["bm25", "tfidf"]
+    assert main([*argv, "--adapter", "x"]) == 2
+    assert "--adapter takes one --model; got 2" in capsys.readouterr().err
 
 
 def test_unknown_model_and_bad_combinations(fixtures):
