@@ -32,6 +32,9 @@ in pairs/s: optimizer steps of MultipleNegativesRankingLoss on beer's pairs (bat
 tokens) on the model ``train`` builds, the methods taking turns in the same run
 (``training_speeds``; ``--only lora`` runs this table alone).
 
+``--only zoo`` trains and scores the zoo table and its compositions alone (the README's
+table of the quickstart's kinds of model; ``zoo_machine`` records where and when).
+
 ``--only cross`` trains the two cross-encoder entries again and scores them on every set,
 beside the recorded rows of the zoo table (``cross_rerun``): the check that a change of the
 cross-encoder training path keeps the numbers.
@@ -53,6 +56,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 from adapter_zoo.names import ZERO_SHOT_MODEL  # noqa: E402
 from benchmarks.perf.machine import machine_info  # noqa: E402
+from stackexchange.io import atomic_write_json  # noqa: E402
 from stackexchange.lists import BENCHMARK_FILE  # noqa: E402
 
 SHARED = Path(os.environ.get("ADAPTER_ZOO_SHARED", ROOT.parent / "shared")) / "data"
@@ -197,7 +201,7 @@ def lr_table(work: Path, sets: dict) -> list[dict]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--work", type=Path, default=Path("/tmp/adapter-zoo-quality"))
-    parser.add_argument("--only", choices=["lr", "tanda", "length", "lora", "cross", "all"],
+    parser.add_argument("--only", choices=["lr", "zoo", "tanda", "length", "lora", "cross", "all"],
                         default="all")  # fmt: skip
     args = parser.parse_args()
     work = args.work.resolve()
@@ -207,12 +211,13 @@ def main() -> None:
     output = RESULTS / "quality.json"
     report = json.loads(output.read_text()) if output.is_file() else {}
     report.update({"benchmark": "quality", "candidates": CANDIDATES})
-    if args.only not in ("lora", "cross"):  # those two record their own machine
+    if args.only not in ("lora", "cross", "zoo"):  # those three record their own machine
         report["machine"] = machine_info()
     if args.only in ("lr", "all"):
         report["lr_table"] = lr_table(work, sets)
-    if args.only == "all":
+    if args.only in ("zoo", "all"):
         report.update(zoo_and_compositions(work, sets))
+        report["zoo_machine"] = machine_info()
     if args.only in ("tanda", "all"):
         report["tanda_table"] = tanda_table(work)
     if args.only in ("length", "all"):
@@ -222,7 +227,7 @@ def main() -> None:
     if args.only == "cross":
         report["cross_rerun"] = cross_rerun(work, sets, report)
     RESULTS.mkdir(exist_ok=True)
-    output.write_text(json.dumps(report, indent=2) + "\n")
+    atomic_write_json(output, report)  # a run stopped while writing keeps the old record
     shown = {"lora": "lora_table", "cross": "cross_rerun"}.get(
         args.only, "summary" if "summary" in report else "lr_table"
     )
