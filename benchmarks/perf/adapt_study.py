@@ -189,18 +189,18 @@ def qatarliving_questions(out: Path) -> Path:
     return out
 
 
-def semeval_rows(work: Path) -> dict:
-    """``adapt`` on QatarLiving's questions (no zoo: none of the shipped forums is near it),
+def semeval_rows(work: Path, zoo: list[str], name: str) -> dict:
+    """``adapt`` on QatarLiving's questions with ``zoo`` (``[]``: its own adapter only; the
+    eight forum adapters: the zoo's strategies and the nearest adapter continued too),
     scored beside the zero-shot base on SemEval 2016 test and the 2017 set."""
     import adapter_zoo
     from adapter_zoo.zoo.store import local_entry, read_card
     from benchmarks.evaluate import evaluate
 
-    name = "adapt-qatarliving"
     started = time.perf_counter()
     if local_entry(name) is None:
         target = qatarliving_questions(work / "qatarliving" / "questions.jsonl")
-        adapter_zoo.adapt(target, name=name, zoo=[])
+        adapter_zoo.adapt(target, name=name, zoo=zoo)
     card = read_card(local_entry(name))["adapt"]
     rows = {"adapt": {"chosen": card["decision"]["chosen"], "reason": card["reason"],
                       "target": card["target"], "decision_lists": card["decision_lists"],
@@ -224,6 +224,10 @@ def main(argv=None) -> int:
     )
     parser.add_argument("--out", type=Path, default=RESULTS / "adapt_study.json")
     parser.add_argument("--semeval", action="store_true", help="also adapt to QatarLiving")
+    parser.add_argument(
+        "--semeval-zoo", action="store_true",
+        help="also adapt to QatarLiving with the eight forum adapters as its zoo",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     os.environ.setdefault("ADAPTER_ZOO_HOME", str(args.work / "zoo"))
     hosts = list(FORUMS)
@@ -249,7 +253,13 @@ def main(argv=None) -> int:
         record["forums"][short(host)] = forum_row(args.work, host, hosts)
         save()
     if args.semeval:
-        record["semeval"] = semeval_rows(args.work)
+        record["semeval"] = semeval_rows(args.work, [], "adapt-qatarliving")
+        save()
+    if args.semeval_zoo:
+        for host in hosts:  # the zoo: every forum's own adapter
+            train_own(args.work, host)
+        zoo = [f"own-{short(h)}" for h in hosts]
+        record["semeval_zoo"] = semeval_rows(args.work, zoo, "adapt-qatarliving-zoo")
         save()
     print(json.dumps(record.get("summary"), indent=1))
     return 0

@@ -514,12 +514,14 @@ def semeval_table() -> str:
         for (model, split), metrics in bench.expected.items():
             if split == "test":
                 put(f"`{model}` (ours)", column, f"{100 * metrics['map']:.2f}")
-    semeval = load("adapt_study").get("semeval") or {}
-    for column in columns:  # adapt_study.py's rows: the model adapt made, scored on each test
-        for model, value in (semeval.get(column) or {}).items():
-            if model.startswith("adapt-"):
-                label = "`adapt` on QatarLiving's train and dev questions (ours, adapt_study.json)"
-                put(label, column, f"{100 * value:.2f}")
+    study = load("adapt_study")
+    runs = {"semeval": "`adapt` on QatarLiving's train and dev questions, empty zoo",
+            "semeval_zoo": "`adapt` on the same, the eight forum adapters as its zoo"}  # fmt: skip
+    for key, label in runs.items():  # adapt_study.py's rows: the model adapt made, on each test
+        for column in columns:
+            for model, value in ((study.get(key) or {}).get(column) or {}).items():
+                if model.startswith("adapt-"):
+                    put(f"{label} (ours, adapt_study.json)", column, f"{100 * value:.2f}")
     rows = [[label, *(values.get(c, "–") for c in columns)] for label, values in cells.items()]
     return _table(
         ["model", "SemEval 2016 test", "SemEval 2017 test (ours: bodies only)"],
