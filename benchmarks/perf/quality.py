@@ -216,7 +216,7 @@ def main() -> None:
     if args.only in ("lr", "all"):
         report["lr_table"] = lr_table(work, sets)
     if args.only in ("zoo", "all"):
-        report.update(zoo_and_compositions(work, sets))
+        report.update(zoo_and_compositions(work, sets, report.get("zoo", {})))
         report["zoo_machine"] = machine_info()
     if args.only in ("tanda", "all"):
         report["tanda_table"] = tanda_table(work)
@@ -431,8 +431,9 @@ def tanda_table(work: Path) -> dict:
     }
 
 
-def zoo_and_compositions(work: Path, sets: dict) -> dict:
-    """Train the zoo, compose on each forum's dev split, score everything, pick per forum."""
+def zoo_and_compositions(work: Path, sets: dict, recorded: dict) -> dict:
+    """Train the zoo, compose on each forum's dev split, score everything, pick per forum
+    (``recorded``: the zoo rows of the run that trained the entries already in ``work``)."""
     from adapter_zoo.compose import compose_entry
     from adapter_zoo.zoo.store import CARD_FILE, read_card
 
@@ -531,10 +532,14 @@ def zoo_and_compositions(work: Path, sets: dict) -> dict:
         "drop_lower_table": drop_table,
         "zoo": {
             n: {
-                "train_seconds": c["train_seconds"],
+                # an entry an earlier run trained keeps the time that run recorded
+                "train_seconds": c["train_seconds"]
+                if c["train_seconds"] is not None
+                else recorded.get(n, {}).get("train_seconds"),
                 "dev": c.get("scores"),
                 "base_dev": c.get("base_scores"),
                 "best_step": c["training"].get("best_step"),
+                "max_length": c.get("max_length"),
             }
             for n, c in cards.items()
         },
