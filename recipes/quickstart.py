@@ -1,4 +1,4 @@
-"""The main job: the whole idea on a laptop, on real shipped data, in about 5 minutes on 2 CPU cores.
+"""The main job: the whole idea on a laptop, on real shipped data, in about 6 minutes on 2 CPU cores.
 
 parse two shipped StackExchange forums → train the beer forum's bi-encoder adapter and its
 cross-encoder adapter on MiniLM → build LAS-style answer-selection sets from questions held
@@ -42,7 +42,7 @@ TRAIN_BATCH_SIZE = 16  # pairs: two questions, each with its answer and 7 negati
 TRAIN_NEGATIVES = 7
 TRAIN_LR = 1e-3
 # Candidates per held-out question (LAS has 100; on 2 CPU cores a cross-encoder scores about
-# 40 pairs/s at length 128, so 50 keeps the whole job near 5 minutes).
+# 40 pairs/s at length 128, so 50 keeps the whole job near 6 minutes: quickstart_time.json).
 CANDIDATES = 50
 # Written into the output folder before any work: a folder holding it is the quickstart's
 # own, whose results, parsed forums and benchmarks a rerun may replace.

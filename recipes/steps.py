@@ -90,12 +90,12 @@ def default_resources(command: str, args) -> dict:
 
     ``parse`` reserves its ``--workers`` CPUs (1 when not given); commands that train or
     score a neural model (``train``, ``evaluate``, ``cascade-train``, ``cascade-eval``,
-    ``sweep``, ``recommend``) one GPU, except ``evaluate`` of a BM25/TF-IDF baseline;
+    ``sweep``, ``recommend``) one GPU, except ``evaluate`` of BM25/TF-IDF baselines only;
     everything else one CPU.
     """
     cpus = (getattr(args, "workers", None) or 1) if command == "parse" else 1
     gpus = 1 if command in GPU_COMMANDS else 0
-    if command == "evaluate" and args is not None and is_lexical(args.model):
+    if command == "evaluate" and args is not None and all(map(is_lexical, args.model)):
         gpus = 0
     return {"cpus": cpus, "gpus": gpus}
 
@@ -203,7 +203,8 @@ def _train_io(args) -> tuple[list[Path], list[Output]]:
 
 
 def _evaluate_io(args) -> tuple[list[Path], list[Output]]:
-    inputs = _benchmark_inputs(args.benchmark, args.data_dir) + _model_inputs(args.model)
+    inputs = _benchmark_inputs(args.benchmark, args.data_dir)
+    inputs += [path for model in args.model for path in _model_inputs(model)]
     inputs += [_zoo_path(name) for name in args.adapter]
     outputs = [_entry(args.save_as)] if args.save_as else []
     if args.transfer:
@@ -217,11 +218,12 @@ def _evaluate_io(args) -> tuple[list[Path], list[Output]]:
             {
                 "benchmark": benchmark_key(args.benchmark),
                 "split": args.split,
-                "model": args.model,
+                "model": model,
                 "adapters": adapters,
                 "mode": mode,
                 "seed": args.seed,
             }
+            for model in args.model  # evaluate --model A B C: a record each
             for adapters in ([[name] for name in args.adapter] if args.adapter else [[]])
         ]
         if args.transfer:

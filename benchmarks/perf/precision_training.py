@@ -67,6 +67,7 @@ from benchmarks.perf.precision import cpu_model  # noqa: E402
 from benchmarks.perf.quality import (  # noqa: E402
     BI_ENTRIES,
     CROSS_ENTRIES,
+    ZERO_SHOT,
     prepare,
     score,
     train_entry,
@@ -100,7 +101,7 @@ def warm_up() -> None:
 
     for module in WARM_MODULES:
         importlib.import_module(module)
-    adapter_zoo.load("sbert:minilm-l6", device="cpu", precision="fp32")
+    adapter_zoo.load(ZERO_SHOT, device="cpu", precision="fp32")
 
 
 def train_timed(work: Path, name: str, argv: list[str]) -> dict:

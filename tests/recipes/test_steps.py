@@ -45,6 +45,21 @@ def test_each_evaluation_waits_only_for_what_it_reads():
     }  # fmt: skip
 
 
+def test_an_evaluation_of_several_models_waits_for_each_and_expects_a_record_each():
+    train = ["train", "--mode", "adapter", "--data", "/w/parsed", "--forums", "beer",
+             "--name", "beer"]  # fmt: skip
+    compose = ["compose", "--name", "beer-fusion", "--fusion", "beer", "bm25"]
+    evaluate = ["evaluate", "--model", "bm25", "beer", "beer-fusion", "--benchmark",
+                "local:/w/bench", "--results", "/w/results"]  # fmt: skip
+    lexical = ["evaluate", "--model", "bm25", "tfidf", "--benchmark", "local:/w/bench"]
+    jobs = build_jobs([("train", train, {}), ("compose", compose, {}),
+                       ("evaluate", evaluate, {}), ("lexical", lexical, {})], smoke=False)  # fmt: skip
+    assert jobs[2].after == {0, 1}  # beer and beer-fusion are read
+    assert jobs[2].resources["gpus"] == 1 and jobs[3].resources["gpus"] == 0
+    (results,) = jobs[2].outputs
+    assert not results.complete()  # no record of any of the three yet
+
+
 def test_a_tanda_adaptation_waits_for_its_transfer_model():
     jobs = jobs_of("tanda_wikiqa", smoke=True)
     transfer, baseline, adapt = jobs[3], jobs[4], jobs[5]
