@@ -1,10 +1,11 @@
 """Training in bf16 against fp32: quality and speed of the same models on the same input.
 
 ``adapter-zoo train --precision auto`` trains in bf16 only on CPUs with AMX-BF16 and on CUDA
-(``adapter_zoo.precision.training_precision``). A CPU with AVX512-BF16 but no AMX stays fp32,
-because the quality of models trained in bf16 there was never measured; this script measures
-it, so that the ``auto`` decision for such CPUs is made from data (issue 32: bf16-trained
-models within ±0.003 MAP of fp32-trained ones; more is a bug).
+(``adapter_zoo.precision.training_precision``). This script measures the quality of models
+trained in bf16 on a CPU with AVX512-BF16 but no AMX, so that the ``auto`` decision for such
+CPUs is made from data (issue 32: bf16-trained models within ±0.003 MAP of fp32-trained
+ones; more is a bug). Its run there (``results/precision_training.json``) moved two of twelve
+(model, set) pairs by more than that, so ``auto`` stays fp32 on such CPUs.
 
 The models are the quality table's recipes (``quality.py``, imported, not copied): beer's and
 bicycles.meta's bi-encoder adapters (``quality.BI_ENTRIES``: ``--max-steps ZOO_STEPS``) and
@@ -39,13 +40,8 @@ Smoke run (2 steps, one model; 6 minutes on the loaded 2-core machine)::
     python benchmarks/perf/precision_training.py --steps 2 --models beer-bi \\
         --work /tmp/ptq-smoke --out /tmp/ptq-smoke.json
 
-Time on 2 CPU cores, an estimate, not a timed full run: about 25-30 minutes on a quiet
-machine, near an hour under a load like the smoke run's (load average 5-6). From the fp32
-training times ``results/quality.json`` records for these recipes (beer-bi 198 s,
-bicycles-bi 128 s, the cross-encoders 84-96 s: about 17 minutes for both precisions if bf16
-is no slower) and scoring each entry on the three sets (about 30 s a bi-encoder, 70 s a
-cross-encoder there; 70 s and 175 s in the loaded smoke run): eight entries, 7-16 minutes.
-The first training of a run (beer-bi in fp32) still carries a few seconds of the process's
+Time on 2 CPU cores: the recorded run took about 17 minutes (its JSON's ``wall_s``). The
+first training of a run (beer-bi in fp32) still carries a few seconds of the process's
 one-time costs after :func:`warm_up` (the smoke run: 2-3 s), against its 2-3 minutes.
 """
 
