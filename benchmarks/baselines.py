@@ -63,11 +63,16 @@ def tfidf_scores(dataset, scope: str = "query") -> list[np.ndarray]:
     return tfidf_candidate_scores(queries, candidates)
 
 
+def benchmark_pairs(dataset) -> list[tuple[str, str]]:
+    """A benchmark split's (query, candidate) pairs, query by query, in list order."""
+    return [(q, c) for q, cs in zip(dataset["query"], dataset["candidates"]) for c in cs]
+
+
 def ranker_scorer(ranker, batch_size: int = 64) -> Callable:
     """Cross-encoder scores from an ``adapter_zoo.Ranker`` (one logit per pair)."""
 
     def scores(dataset, scope: str = "query") -> list[np.ndarray]:
-        pairs = [(q, c) for q, cs in zip(dataset["query"], dataset["candidates"]) for c in cs]
+        pairs = benchmark_pairs(dataset)
         flat = np.asarray(
             ranker.score(pairs, batch_size=batch_size, progress=True), dtype=np.float64
         )

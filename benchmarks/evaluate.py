@@ -25,7 +25,7 @@ from adapter_zoo.kinds import is_baseline, kind_for_name
 from adapter_zoo.metrics import evaluate_rankings
 from adapter_zoo.names import BASE, parse_model_name
 from adapter_zoo.precision import PRECISIONS, resolve_precision
-from benchmarks.baselines import get_scorer, is_lexical
+from benchmarks.baselines import benchmark_pairs, get_scorer, is_lexical
 from benchmarks.errors import BenchmarkError
 from benchmarks.registry import get
 from benchmarks.results import append_result, check_results_folder, make_record
@@ -103,11 +103,6 @@ def _load_ranker(
         ) from None
 
 
-def _pairs(dataset) -> list[tuple[str, str]]:
-    """The benchmark's (query, candidate) pairs in the order :func:`ranker_scorer` scores them."""
-    return [(q, c) for q, cs in zip(dataset["query"], dataset["candidates"]) for c in cs]
-
-
 class _Recorded:
     """A fusion member whose scores of one benchmark's pairs were recorded: those pairs get
     the recorded scores, any others go to the member itself; every other attribute is the
@@ -142,7 +137,11 @@ class ScoredModels:
         """Record ``model``'s scores of ``dataset``'s pairs (one array per query)."""
         flat = np.concatenate(per_query) if per_query else np.zeros(0)
         setting = (getattr(model, "max_length", None), getattr(model, "precision", None))
-        self._by_name[name] = (setting, _pairs(dataset), np.asarray(flat, dtype=np.float64))
+        self._by_name[name] = (
+            setting,
+            benchmark_pairs(dataset),
+            np.asarray(flat, dtype=np.float64),
+        )
 
     def lend_to(self, model) -> list[str]:
         """Give ``model``'s fusion members their recorded scores; return their names."""
