@@ -103,8 +103,8 @@ def load(
         build_steps: training steps of a built entry (default 40, the zoo's recipe).
         max_length: score at this token limit instead of the entry's own (the one it was
             trained and selected at); kinds without one (bm25, compositions) refuse it.
-        precision: ``auto`` (bf16 where the device multiplies it natively, else fp32),
-            ``fp32`` or ``bf16`` (refused where the device lacks it): the dtype the model's
+        precision: ``auto`` (bf16 on a CUDA GPU with bf16, fp32 on every CPU), ``fp32``
+            or ``bf16`` (refused where the device lacks it): the dtype the model's
             weights score in (:mod:`adapter_zoo.precision`; compositions pass it to their
             members; BM25, TF-IDF and cascades stay fp32). The model's ``precision`` says
             which it runs at; scores are float32 either way.

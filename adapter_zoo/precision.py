@@ -1,21 +1,25 @@
 """The one precision decision: which dtype a model's weights are in when it scores.
 
 ``resolve_precision("auto" | "fp32" | "bf16", device)`` gives a torch dtype. ``auto`` (the
-default of ``adapter_zoo.load`` and of the commands that score) is bfloat16 where scoring in
-it was measured faster, float32 elsewhere:
+default of ``adapter_zoo.load`` and of the commands that score) is bfloat16 on a CUDA device
+whose compute capability supports bf16 (``torch.cuda.is_bf16_supported``) and float32 on
+every CPU, because bf16 was measured outside the ±0.003 MAP that ``auto`` allows itself on
+the CPU it was meant for (``benchmarks/perf/precision.py``, all-MiniLM-L6-v2):
 
-- a CPU with AMX-BF16 (tile matrix units: oneDNN's bf16 matmuls run several times the fp32
-  rate there).
-- a CUDA device whose compute capability supports bf16 (``torch.cuda.is_bf16_supported``).
+- An Intel Xeon with AMX-BF16 (a lent GPU machine's host): bf16 scoring ran 1.60x fp32's
+  pairs/s on 2 cores and 1.55x on 16, while beer's LAS-style test set lost 0.011 MAP, as
+  two of its 59 lists had near-tied candidates change places (WikiQA: -0.0002).
+- An AMD EPYC with AVX512-BF16 and no AMX (the 2-core machines here): 0.88x on WikiQA's
+  short texts and 1.46x on beer's long ones (per-layer casts and small matmuls dominate).
+- An H100 (``--device cuda``): 0.92x at 64 pairs a batch and 1.10x at 256, with the same
+  MAP to within 0.003 on both sets: MiniLM is too small to keep a GPU busy, and larger
+  bases gain from its bf16 tensor cores, so ``auto`` is bf16 there.
 
-A CPU with AVX512-BF16 but no AMX multiplies bf16 natively too, but scoring gained little or
-lost there (``benchmarks/perf/precision.py`` on such a 2-core machine: a 4.2x matmul peak,
-yet MiniLM on WikiQA's short texts at 0.88x fp32's pairs/s and beer's long LAS texts at
-1.46x; per-layer casts and small matmuls dominate), so ``auto`` keeps fp32 there and
-``bf16`` is the user's to ask for. Without either flag oneDNN emulates bf16 with fp32
-arithmetic plus conversions, slower than fp32 and less exact: an explicit ``bf16`` there is
-refused in one line (``PrecisionError``), as an explicit request that silently ran slower
-or in another precision would mislead a timing or a quality comparison.
+On those CPUs ``bf16`` is the user's to ask for, a speed-for-exactness trade. Without either
+flag oneDNN emulates bf16 with fp32 arithmetic plus conversions, slower than fp32 and less
+exact: an explicit ``bf16`` there is refused in one line (``PrecisionError``), as an
+explicit request that silently ran slower or in another precision would mislead a timing or
+a quality comparison.
 
 Scoring in bf16 casts the weights of the model's linear layers (the base's and its adapters':
 inference only) once, at load (:func:`cast_for_inference`); they multiply in bf16 and hand
@@ -26,10 +30,10 @@ Training decides once too (:func:`training_precision`, recorded in the run's log
 card's ``training.precision``): in bf16 the frozen base's linear layers are cast the same
 way (:func:`cast_frozen_for_training`), while every trainable weight (adapters, LoRA, fusion,
 the head) and the optimizer's state stay float32. Full fine-tuning trains every weight, so
-it runs in float32. ``auto`` trains as it scores: on an AVX512-BF16 CPU without AMX, bf16
-training ran 1.76x fp32's speed but moved dev selection's step on small forums, and test MAP
-with it by up to 0.034 (``benchmarks/perf/precision_training.py``), beyond the 0.003 that
-``auto`` allows itself, so it stays fp32 there.
+it runs in float32. ``auto`` trains as it scores, fp32 on every CPU: on the AVX512-BF16 CPU
+bf16 training ran 1.76x fp32's speed but moved dev selection's step on small forums, and test
+MAP with it by up to 0.034 (``benchmarks/perf/precision_training.py``); on the AMX-BF16 CPU
+(16 cores) it ran 1.20x (``benchmarks/perf/training_peak.py``).
 
 Example:
     >>> resolve_precision("fp32", "cpu")
@@ -53,10 +57,9 @@ logger = logging.getLogger(__name__)
 
 AUTO, FP32, BF16 = "auto", "fp32", "bf16"
 PRECISIONS = (AUTO, FP32, BF16)
-# the CPU flags (Linux /proc/cpuinfo spelling) of native bf16 matrix multiplication
+# the CPU flags (Linux /proc/cpuinfo spelling) of native bf16 matrix multiplication: an
+# explicit bf16 runs with either; auto never picks it on a CPU (see the module docstring)
 CPU_BF16_FLAGS = ("amx_bf16", "avx512_bf16")
-# the one of them with which ``auto`` picks bf16 (see the module docstring)
-CPU_AUTO_BF16_FLAG = "amx_bf16"
 
 
 # the precision a long run (``adapt``) scores its candidates in, for code it calls
@@ -118,7 +121,7 @@ def check_precision(precision: str) -> str:
 def resolve_precision(precision: str, device=None):
     """The torch dtype a model scores in on ``device`` (None: CUDA when available, else CPU).
 
-    ``auto``: bfloat16 on a CUDA device with bf16 or a CPU with AMX-BF16, else float32;
+    ``auto``: bfloat16 on a CUDA device with bf16, else float32 (every CPU);
     ``fp32``: float32; ``bf16``: bfloat16, refused (PrecisionError) where the device lacks
     it (:func:`device_has_bf16`).
     """
@@ -130,8 +133,8 @@ def resolve_precision(precision: str, device=None):
         return torch.float32
     device = pick_device(device)
     if precision == AUTO:
-        fast = CPU_AUTO_BF16_FLAG in cpu_bf16_flags() if device.type == "cpu" else True
-        return torch.bfloat16 if fast and device_has_bf16(device) else torch.float32
+        on_gpu = device.type == "cuda" and device_has_bf16(device)
+        return torch.bfloat16 if on_gpu else torch.float32
     if device_has_bf16(device):
         return torch.bfloat16
     if precision == BF16:
@@ -247,8 +250,8 @@ def cast_frozen_for_training(module, precision: str):
 def training_precision(precision: str, *, trains_base: bool, device=None) -> str:
     """The precision a training run trains in, ``fp32`` or ``bf16``, decided once.
 
-    ``auto`` is :func:`resolve_precision`'s choice for ``device`` (bf16 on AMX-BF16 CPUs and
-    CUDA GPUs with bf16). Full fine-tuning (``trains_base``) trains the base's own weights,
+    ``auto`` is :func:`resolve_precision`'s choice for ``device`` (bf16 on CUDA GPUs with
+    bf16, fp32 on every CPU). Full fine-tuning (``trains_base``) trains the base's own weights,
     which stay float32, so ``auto`` is fp32 there and an explicit ``bf16`` is refused.
 
     Example:
@@ -284,10 +287,10 @@ def add_precision_option(parser) -> None:
     """``--precision {auto,fp32,bf16}`` (default auto), for the commands that run a model."""
     parser.add_argument(
         "--precision", choices=PRECISIONS, default=AUTO,
-        help="the dtype the model's frozen weights run in: auto (default) is bf16 on a CPU "
-        "with AMX-BF16 or a CUDA GPU with bf16, else fp32; bf16 also runs on AVX512-BF16 and "
-        "is refused where the hardware has neither. Scores, trained weights and the "
-        "optimizer's state are float32 either way",
+        help="the dtype the model's frozen weights run in: auto (default) is bf16 on a CUDA "
+        "GPU with bf16, else fp32; bf16 also runs on a CPU with AMX-BF16 or AVX512-BF16 "
+        "(faster, not bit-faithful) and is refused where the hardware has neither. Scores, "
+        "trained weights and the optimizer's state are float32 either way",
     )  # fmt: skip
 
 

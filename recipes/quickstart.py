@@ -233,6 +233,7 @@ def _quickstart(out, *, base: str, max_steps: int | None, smoke: bool, stages: S
               "--split", "test", "--results", str(results)])  # fmt: skip
 
     _cli(["leaderboard", str(results), "--out", str(out / "leaderboard")])
+    stages.finish()  # the last stage's time before the verdict, not after the closing line
     print(verdict(results, benchmark_dirs))
     print(f"\nEverything is in {out}")
     return out

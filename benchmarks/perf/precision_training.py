@@ -1,6 +1,6 @@
 """Training in bf16 against fp32: quality and speed of the same models on the same input.
 
-``adapter-zoo train --precision auto`` trains in bf16 only on CPUs with AMX-BF16 and on CUDA
+``adapter-zoo train --precision auto`` trains in bf16 only on CUDA, fp32 on every CPU
 (``adapter_zoo.precision.training_precision``). This script measures the quality of models
 trained in bf16 on a CPU with AVX512-BF16 but no AMX, so that the ``auto`` decision for such
 CPUs is made from data (issue 32: bf16-trained models within ±0.003 MAP of fp32-trained

@@ -28,7 +28,12 @@ HEADER = (
 
 def _machine(data: dict) -> str:
     machine = data.get("machine", {})
-    return f"{machine.get('cpu_count', '?')} CPU cores" + (", CUDA" if machine.get("cuda") else "")
+    if data.get("gpu"):
+        return data["gpu"]
+    cores, threads = machine.get("cpu_count", "?"), machine.get("torch_threads")
+    # a run pinned to fewer cores than the machine has (taskset) says so
+    used = f"{threads} of {cores}" if threads and threads != cores else cores
+    return f"{used} CPU cores" + (", CUDA" if machine.get("cuda") else "")
 
 
 def _row(*cells) -> str:
@@ -358,14 +363,22 @@ def _precision_rows(data: dict) -> list[str]:
     peak, scoring, targets = data["matmul"]["gflops"], data["scoring"], data["targets"]
     quality = data["quality_map"]
     maps = "; ".join(
-        f"{name} MAP {row['fp32']:.4f} → {row['bf16']:.4f}" for name, row in quality.items()
+        f"{name} MAP {row['fp32']:.4f} → {row['bf16']:.4f}"
+        + (f" ({row['lists_moved']} of {row['lists']} lists moved)" if "lists" in row else "")
+        for name, row in quality.items()
     )
     met = data["meets_targets"]
     date = data["machine"].get("date", "")[:10]
     flags = "+".join(data.get("cpu_bf16_flags") or []) or "no bf16"
+    chip = "bf16 tensor cores" if data.get("gpu") else f"{data.get('cpu', 'CPU')} with {flags}"
+    cpu_flags = data.get("cpu_bf16_flags") or []
+    kind = "GPU" if data.get("gpu") else (
+        "AMX-BF16 CPU" if "amx_bf16" in cpu_flags else
+        "AVX512-BF16 CPU" if cpu_flags else "CPU"
+    )  # fmt: skip
     return [
         _row(
-            "`precision` bf16 scoring (`sbert:minilm-l6`)",
+            f"`precision` bf16 scoring, {kind} (`sbert:minilm-l6`)",
             f"WikiQA test pairs/s (GFLOP/s, share of bf16 matmul peak {peak['bf16']:.0f}; "
             f"fp32 peak {peak['fp32']:.0f}); {maps}",
             f"bf16 {scoring['bf16']['pairs_per_s']:.0f} "
@@ -375,7 +388,7 @@ def _precision_rows(data: dict) -> list[str]:
             f"≥ {targets['speedup']}×, MAP ± {targets['map_tolerance']}, "
             f"≥ {targets['share_of_bf16_peak']:.0%} of peak",
             " / ".join(_met(met[k]) for k in ("speedup", "quality", "share_of_bf16_peak")),
-            f"{_machine(data)}, {flags}, {date}",
+            f"{_machine(data)}, {chip}, {date}",
         )
     ]
 
@@ -465,7 +478,7 @@ def _training_peak_rows(data: dict) -> list[str]:
                         _met(row["share_of_bf16_peak"] >= targets["share_of_bf16_peak"]),
                     ]
                 ),
-                f"{_machine(data)}, {date}",
+                f"{_machine(data)}, {data.get('cpu', 'CPU')}, {date}",
             )
         )
     return rows

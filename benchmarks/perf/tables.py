@@ -561,6 +561,11 @@ README_PERF_ROWS = (
     ("`hub_pull` pull (cold)", "`pull` MB/s vs snapshot_download"),
     ("`quickstart_time` quickstart", "`adapter-zoo quickstart` as a user runs it"),
     (
+        "`precision` bf16 scoring, AMX-BF16 CPU (`sbert:minilm-l6`)",
+        "MiniLM scoring WikiQA in bf16 vs fp32 on an Intel Xeon with AMX, pairs/s (GFLOP/s, "
+        "share of bf16 peak); MAP of both on WikiQA and beer",
+    ),
+    (
         "`memory_plan` bi-encoder",
         "bi-encoder training step: memory budget's plain plan vs "
         "GradCache + recomputation (s/step, peak RSS, dev MAP)",

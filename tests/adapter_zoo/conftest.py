@@ -189,7 +189,7 @@ def cpu_without_bf16(monkeypatch):
 
 @pytest.fixture
 def cpu_with_bf16(monkeypatch):
-    """A CPU with AMX-BF16 (and AVX512-BF16): where ``auto`` runs in bf16."""
+    """A CPU with AMX-BF16 (and AVX512-BF16): where an explicit ``bf16`` runs."""
     from adapter_zoo import precision
 
     monkeypatch.setattr(precision, "cpu_bf16_flags", lambda: ("amx_bf16", "avx512_bf16"))

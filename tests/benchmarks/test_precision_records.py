@@ -16,10 +16,11 @@ def test_the_evaluate_record_names_the_precision(tiny_bert_path, tiny_benchmark,
     assert benchmarks.evaluate(model, bench)["precision"] == "fp32"  # auto, a CPU without bf16
     assert "precision" not in benchmarks.evaluate("bm25", bench)
     monkeypatch.setattr(precision, "cpu_bf16_flags", lambda: ("avx512_bf16",))
-    assert benchmarks.evaluate(model, bench)["precision"] == "fp32"  # auto: AMX only
+    assert benchmarks.evaluate(model, bench)["precision"] == "fp32"  # auto: fp32 on a CPU
     assert benchmarks.evaluate(model, bench, precision="bf16")["precision"] == "bf16"
     monkeypatch.setattr(precision, "cpu_bf16_flags", lambda: ("amx_bf16", "avx512_bf16"))
-    assert benchmarks.evaluate(model, bench)["precision"] == "bf16"
+    assert benchmarks.evaluate(model, bench)["precision"] == "fp32"
+    assert benchmarks.evaluate(model, bench, precision="bf16")["precision"] == "bf16"
     assert benchmarks.evaluate(model, bench, precision="fp32")["precision"] == "fp32"
     with pytest.raises(ValueError, match="must be one of auto, fp32, bf16"):
         benchmarks.evaluate(model, bench, precision="fp16")
@@ -45,3 +46,20 @@ def test_cli_bf16_is_refused_in_one_line_where_the_cpu_lacks_it(
     assert main(argv) == 0
     record = json.loads((results / "results.jsonl").read_text().splitlines()[0])
     assert record["precision"] == "fp32"
+
+
+def test_the_precision_benchmark_counts_the_lists_whose_ap_moved():
+    """benchmarks/perf/precision.py says how many lists a MAP delta comes from: on beer's 59
+    lists one near-tie flipped at the top moves MAP by 0.008."""
+    import numpy as np
+
+    from benchmarks.perf.precision import lists_moved
+
+    dataset = {"candidates": [["a", "b"], ["c", "d"], ["e", "f"]],
+               "labels": [[1, 0], [0, 1], [0, 0]]}  # fmt: skip
+    fp32 = np.array([0.9, 0.8, 0.1, 0.2, 0.5, 0.4], dtype=np.float32)
+    bf16 = np.array([0.8, 0.9, 0.1, 0.2, 0.4, 0.5], dtype=np.float32)
+    # the first list's answer drops to second place; the third has nothing relevant
+    assert lists_moved(fp32, bf16, dataset) == {
+        "lists": 2, "lists_moved": 1, "largest_ap_move": -0.5}  # fmt: skip
+    assert lists_moved(fp32, fp32, dataset)["lists_moved"] == 0
