@@ -104,7 +104,7 @@ def backward_in_chunks(loss_of, batch: dict, backward, size: int | None) -> torc
     """
     rows = len(next(v for v in batch.values() if isinstance(v, list)))
     size = size or rows
-    total = torch.zeros(())
+    total = None
     for start in range(0, rows, size):
         chunk = {
             k: v[start : start + size] if isinstance(v, list | torch.Tensor) else v
@@ -112,7 +112,9 @@ def backward_in_chunks(loss_of, batch: dict, backward, size: int | None) -> torc
         }
         weighted = loss_of(chunk) * (min(size, rows - start) / rows)
         backward(weighted)
-        total = total + weighted.detach().cpu()
+        # on the loss's own device: transformers' Trainer refuses a step's loss on another
+        # (a CPU total under CUDA training stopped every cross-encoder run on a GPU)
+        total = weighted.detach() if total is None else total + weighted.detach()
     return total
 
 

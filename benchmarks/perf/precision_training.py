@@ -171,8 +171,9 @@ def ratio(runs: dict, key: str) -> float | None:
     return round(fp32 / bf16, 3) if fp32 and bf16 else None
 
 
-def summarize(rows: dict, smoke: bool) -> dict:
-    """Largest |delta|, mean delta, mean speed ratio, and the verdict they give."""
+def summarize(rows: dict, smoke: bool, chip: str) -> dict:
+    """Largest |delta|, mean delta, mean speed ratio, and the verdict they give for
+    ``chip`` (the machine's kind, as the verdict names it)."""
     deltas = [t["delta"] for row in rows.values() for t in row["test"].values()]
 
     def mean_of(key: str) -> float | None:
@@ -186,11 +187,11 @@ def summarize(rows: dict, smoke: bool) -> dict:
     if outside:
         verdict = (f"bf16 training moved test MAP by more than {MAP_TOLERANCE} on "
                    f"{len(outside)} of {len(deltas)} (model, set) pairs ({', '.join(outside)}); "
-                   f"{speed}: keep auto = fp32 on AVX512-BF16 CPUs")  # fmt: skip
+                   f"{speed}: keep auto = fp32 on {chip}")  # fmt: skip
     elif mean_ratio is not None and mean_ratio > 1:
         verdict = (f"bf16 training within ±{MAP_TOLERANCE} MAP of fp32 on all {len(deltas)} "
                    f"(model, set) pairs at {speed}: the data support auto = bf16 for training "
-                   "on AVX512-BF16 CPUs")  # fmt: skip
+                   f"on {chip}")  # fmt: skip
     else:
         verdict = (f"bf16 training within ±{MAP_TOLERANCE} MAP of fp32 on all {len(deltas)} "
                    f"(model, set) pairs but not faster ({speed}): keep auto = fp32")  # fmt: skip
@@ -205,6 +206,14 @@ def summarize(rows: dict, smoke: bool) -> dict:
         "mean_speed_ratio_outside_dev": mean_of("speed_ratio_outside_dev"),
         "verdict": verdict,
     }
+
+
+def _gpu_name() -> str | None:
+    """The CUDA GPU that trained and scored (``train`` and ``evaluate`` pick it when there is
+    one), or None on a CPU."""
+    import torch
+
+    return torch.cuda.get_device_name() if torch.cuda.is_available() else None
 
 
 def print_row(model: str, row: dict) -> None:
@@ -244,10 +253,13 @@ def main() -> int:
     for model in args.models:
         rows[model] = compare(work, model, sets, args.steps)
         print_row(model, rows[model])
-    summary = summarize(rows, smoke=args.steps is not None)
+    gpu = _gpu_name()
+    chip = gpu or (" and ".join(cpu_bf16_flags()).upper().replace("_", "-") + " CPUs")
+    summary = summarize(rows, smoke=args.steps is not None, chip=chip)
     record = {
         "benchmark": "precision_training",
         "smoke": args.steps is not None,
+        "gpu": gpu,
         "cpu": cpu_model(),
         "cpu_bf16_flags": list(cpu_bf16_flags()),
         "scoring_precision": "fp32",

@@ -398,6 +398,7 @@ def _precision_training_rows(data: dict) -> list[str]:
     models = ", ".join(f"`{m}`" for m in data["models"])
     date = data["machine"].get("date", "")[:10]
     flags = "+".join(data.get("cpu_bf16_flags") or []) or "no bf16"
+    flags = "bf16 tensor cores" if data.get("gpu") else flags
     smoke = " (smoke run)" if data.get("smoke") else ""
     return [
         _row(

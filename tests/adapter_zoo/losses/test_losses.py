@@ -186,3 +186,13 @@ def test_a_loss_over_the_whole_batch_is_not_chunked():
     total = backward_in_chunks(lambda part: loss(list(part.values())), batch, calls.append, size)
     assert total.item() == 20.0
     assert len(calls) == 1 and len(model.asked[0]) == 20
+
+
+def test_a_chunked_step_returns_its_loss_on_the_loss_device():
+    """transformers' Trainer refuses a step's loss on another device than the model's: on a
+    GPU a CPU total stopped every cross-encoder run. The meta device stands in for CUDA."""
+    from adapter_zoo.losses.cross import backward_in_chunks
+
+    batch = {"query": ["q"] * 3, "label": torch.ones(3, device="meta")}
+    total = backward_in_chunks(lambda part: part["label"].mean(), batch, lambda loss: None, 2)
+    assert total.device.type == "meta" and total.shape == ()
