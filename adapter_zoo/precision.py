@@ -12,8 +12,9 @@ the CPU it was meant for (``benchmarks/perf/precision.py``, all-MiniLM-L6-v2):
 - An AMD EPYC with AVX512-BF16 and no AMX (the 2-core machines here): 0.88x on WikiQA's
   short texts and 1.46x on beer's long ones (per-layer casts and small matmuls dominate).
 - An H100 (``--device cuda``): 0.92x at 64 pairs a batch and 1.10x at 256, with the same
-  MAP to within 0.003 on both sets: MiniLM is too small to keep a GPU busy, and larger
-  bases gain from its bf16 tensor cores, so ``auto`` is bf16 there.
+  MAP to within 0.003 on both sets: MiniLM is too small to keep a GPU busy. ``auto`` is
+  bf16 there, where quality held, for the larger bases that fill a GPU's bf16 tensor
+  cores (not measured here) and for half the memory.
 
 On those CPUs ``bf16`` is the user's to ask for, a speed-for-exactness trade. Without either
 flag oneDNN emulates bf16 with fp32 arithmetic plus conversions, slower than fp32 and less
