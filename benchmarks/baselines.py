@@ -68,6 +68,12 @@ def benchmark_pairs(dataset) -> list[tuple[str, str]]:
     return [(q, c) for q, cs in zip(dataset["query"], dataset["candidates"]) for c in cs]
 
 
+def split_per_query(flat, dataset) -> list[np.ndarray]:
+    """Flat per-pair scores in :func:`benchmark_pairs`' order, cut into one array per query."""
+    bounds = np.cumsum([0] + [len(c) for c in dataset["candidates"]])
+    return [flat[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+
+
 def ranker_scorer(ranker, batch_size: int = 64) -> Callable:
     """Cross-encoder scores from an ``adapter_zoo.Ranker`` (one logit per pair)."""
 

@@ -154,10 +154,10 @@ def sweep_benchmark(
             (:mod:`adapter_zoo.precision`); each record's ``precision`` is what its model
             ran at.
     """
-    import numpy as np
-
+    # torch and numpy on first use: the CLI starts without them
     from adapter_zoo.precision import resolve_precision
     from adapter_zoo.sweep.sweep import refuse_repeats
+    from benchmarks.baselines import split_per_query
 
     started = time.perf_counter()
     whole = dict(integer=True, error=ZooError)
@@ -178,12 +178,11 @@ def sweep_benchmark(
         progress=progress, precision=precision, precisions=precisions,
     )  # fmt: skip
     logger.info("sweep scores in %s", ", ".join(f"{m}: {p}" for m, p in precisions.items()))
-    bounds = np.cumsum([0] + [len(c) for c in dataset["candidates"]])
     wall = time.perf_counter() - started
     records = []
     for adapter in adapters:
         flat = scores[str(adapter)]
-        per_query = [flat[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+        per_query = split_per_query(flat, dataset)
         summary = evaluate_rankings(per_query, dataset["labels"], no_positive=bench.no_positive)
         in_pass = str(adapter) in map(str, shared)
         record = make_record(

@@ -95,9 +95,11 @@ def matmul_peak(m: int, k: int, n: int, repeats: int, device: str = "cpu") -> di
     }
 
 
-def _gpu_name(device: str) -> str | None:
+def gpu_name(device) -> str | None:
+    """The name of the CUDA GPU ``device`` is (a torch.device or its name); None for a CPU."""
     import torch
 
+    device = str(device)
     return torch.cuda.get_device_name(device) if device.startswith("cuda") else None
 
 
@@ -138,26 +140,23 @@ def las_set(work: Path):
 
 
 def dataset_map(scores, dataset) -> float:
-    import numpy as np
-
     from adapter_zoo.metrics import evaluate_rankings
+    from benchmarks.baselines import split_per_query
 
-    bounds = np.cumsum([0] + [len(c) for c in dataset["candidates"]])
-    per_query = [scores[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
-    return evaluate_rankings(per_query, dataset["labels"])["map"]
+    return evaluate_rankings(split_per_query(scores, dataset), dataset["labels"])["map"]
 
 
 def lists_moved(scores_a, scores_b, dataset) -> dict:
     """How many lists' average precision differs between two scorings, and by how much at
     most: a MAP delta on a small set can be one near-tie that flipped."""
-    import numpy as np
-
     from adapter_zoo.metrics import average_precision
+    from benchmarks.baselines import split_per_query
 
-    bounds = np.cumsum([0] + [len(c) for c in dataset["candidates"]])
+    lists = zip(split_per_query(scores_a, dataset), split_per_query(scores_b, dataset),
+                dataset["labels"])  # fmt: skip
     moves = [
-        average_precision(scores_b[a:b], labels) - average_precision(scores_a[a:b], labels)
-        for a, b, labels in zip(bounds[:-1], bounds[1:], dataset["labels"])
+        average_precision(b, labels) - average_precision(a, labels)
+        for a, b, labels in lists
         if any(label > 0 for label in labels)
     ]
     moved = [m for m in moves if abs(m) > 1e-9]
@@ -239,7 +238,7 @@ def main() -> int:
         "model": MODEL,
         "data": f"WikiQA test: {len(pairs)} pairs, {len(texts)} distinct texts, {tokens} tokens",
         "device": args.device,
-        "gpu": _gpu_name(args.device),
+        "gpu": gpu_name(args.device),
         "cpu": cpu_model(),
         "cpu_bf16_flags": list(cpu_bf16_flags()),
         "matmul": peak,

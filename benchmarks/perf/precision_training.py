@@ -59,7 +59,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 from adapter_zoo.precision import cpu_bf16_flags  # noqa: E402
 from benchmarks.perf.machine import machine_info  # noqa: E402
-from benchmarks.perf.precision import cpu_model  # noqa: E402
+from benchmarks.perf.precision import cpu_model, gpu_name  # noqa: E402
 from benchmarks.perf.quality import (  # noqa: E402
     BI_ENTRIES,
     CROSS_ENTRIES,
@@ -208,14 +208,6 @@ def summarize(rows: dict, smoke: bool, chip: str) -> dict:
     }
 
 
-def _gpu_name() -> str | None:
-    """The CUDA GPU that trained and scored (``train`` and ``evaluate`` pick it when there is
-    one), or None on a CPU."""
-    import torch
-
-    return torch.cuda.get_device_name() if torch.cuda.is_available() else None
-
-
 def print_row(model: str, row: dict) -> None:
     runs = row["training"]
     nan = float("nan")
@@ -253,7 +245,9 @@ def main() -> int:
     for model in args.models:
         rows[model] = compare(work, model, sets, args.steps)
         print_row(model, rows[model])
-    gpu = _gpu_name()
+    from adapter_zoo.devices import pick_device
+
+    gpu = gpu_name(pick_device())  # the device train and evaluate picked
     chip = gpu or (" and ".join(cpu_bf16_flags()).upper().replace("_", "-") + " CPUs")
     summary = summarize(rows, smoke=args.steps is not None, chip=chip)
     record = {

@@ -36,6 +36,14 @@ def _machine(data: dict) -> str:
     return f"{used} CPU cores" + (", CUDA" if machine.get("cuda") else "")
 
 
+def _bf16_hardware(data: dict) -> str:
+    """What multiplied bf16 in a precision record's run: a GPU's tensor cores or the CPU's
+    bf16 flags."""
+    if data.get("gpu"):
+        return "bf16 tensor cores"
+    return "+".join(data.get("cpu_bf16_flags") or []) or "no bf16"
+
+
 def _row(*cells) -> str:
     return "| " + " | ".join(str(c) for c in cells) + " |"
 
@@ -369,8 +377,8 @@ def _precision_rows(data: dict) -> list[str]:
     )
     met = data["meets_targets"]
     date = data["machine"].get("date", "")[:10]
-    flags = "+".join(data.get("cpu_bf16_flags") or []) or "no bf16"
-    chip = "bf16 tensor cores" if data.get("gpu") else f"{data.get('cpu', 'CPU')} with {flags}"
+    hardware = _bf16_hardware(data)
+    chip = hardware if data.get("gpu") else f"{data.get('cpu', 'CPU')} with {hardware}"
     cpu_flags = data.get("cpu_bf16_flags") or []
     kind = "GPU" if data.get("gpu") else (
         "AMX-BF16 CPU" if "amx_bf16" in cpu_flags else
@@ -397,8 +405,7 @@ def _precision_training_rows(data: dict) -> list[str]:
     summary, tolerance = data["summary"], data["map_tolerance"]
     models = ", ".join(f"`{m}`" for m in data["models"])
     date = data["machine"].get("date", "")[:10]
-    flags = "+".join(data.get("cpu_bf16_flags") or []) or "no bf16"
-    flags = "bf16 tensor cores" if data.get("gpu") else flags
+    flags = _bf16_hardware(data)
     smoke = " (smoke run)" if data.get("smoke") else ""
     return [
         _row(
