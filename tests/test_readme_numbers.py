@@ -129,11 +129,12 @@ def test_the_readme_is_a_front_door():
 
 
 def test_ci_runs_the_readme_test_command_exactly():
-    """CI's last step is the README's test command, word for word (and so is the docs')."""
+    """CI's last step is the README's test command, word for word, as its timed stage ``tests``
+    (and so is the docs')."""
     readme = README.read_text(encoding="utf-8")
     command = re.search(r"bash \.ci/install && (\.venv/bin/python -m pytest[^#\n]*?)\s+#", readme)
     ci = (README.parent / ".ci" / "run").read_text(encoding="utf-8").strip().splitlines()
-    assert command and ci[-1] == command.group(1)
+    assert command and ci[-1] == f"stage tests {command.group(1)}"
     started = (README.parent / "docs" / "getting-started.md").read_text(encoding="utf-8")
     assert f"bash .ci/install && {command.group(1)}" in started
 
