@@ -8,15 +8,56 @@ leaderboard) in seconds.
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 
 import pytest
 
 from recipes import load_recipe, recipe_dir, run_recipe
+from recipes.runner import builtin_variables, plan
 
 RECIPES = sorted(recipe_dir().glob("*.toml"))
+PLAN_WORK = Path("/smoke-work")  # plans are compared, never run, in this folder
+
+
+def smoke_commands(path: Path) -> list[list[str]]:
+    """The recipe's smoke-mode command lines, the entries it names (each ``--name``) renamed
+    ``<E0>``, ``<E1>``, ... in order of first appearance, wherever they appear."""
+    commands = [argv for _, argv in plan(load_recipe(path), smoke=True, work=PLAN_WORK,
+                                         builtins=builtin_variables(PLAN_WORK))]  # fmt: skip
+    names: list[str] = []
+    for argv in commands:
+        names += [argv[i + 1] for i, word in enumerate(argv[:-1])
+                  if word == "--name" and argv[i + 1] not in names]  # fmt: skip
+    patterns = [(re.compile(rf"(?<![\w.-]){re.escape(name)}(?![\w.-])"), f"<E{number}>")
+                for number, name in enumerate(names)]  # fmt: skip
+    patterns.sort(key=lambda pattern: -len(pattern[0].pattern))  # "mt-all-extended" first
+
+    def renamed(word: str) -> str:
+        for pattern, placeholder in patterns:
+            word = pattern.sub(placeholder, word)
+        return word
+
+    return [[renamed(word) for word in argv] for argv in commands]
+
+
+def twins() -> dict[str, str]:
+    """Recipe → the recipe whose smoke run is the same commands but for its entries' names
+    (MultiCQA's three MT sets, its two AF sets, TANDA's two benchmarks: in smoke mode the
+    paper's forum sets and benchmarks become the same shipped forums). A run of the first
+    of each group shows the rest would run the same."""
+    first: dict[str, str] = {}
+    out = {}
+    for path in RECIPES:
+        key = repr(smoke_commands(path))
+        out[path.stem] = first.setdefault(key, path.stem)
+    return {name: same for name, same in out.items() if name != same}
+
+
+TWINS = twins()
 # shipped_zoo's smoke run is tests/recipes/test_shipped_zoo.py's (the same checks and more):
-# one run of it per suite
-SMOKED = [path for path in RECIPES if path.stem != "shipped_zoo"]
+# one run of it per suite; a twin's run is its first recipe's
+SMOKED = [path for path in RECIPES if path.stem != "shipped_zoo" and path.stem not in TWINS]
 
 
 def test_there_is_a_recipe_per_paper_experiment():
@@ -26,6 +67,23 @@ def test_there_is_a_recipe_per_paper_experiment():
         "multicqa_af_balanced", "multicqa_af_largest", "multicqa_indomain_bert",
         "tanda_wikiqa", "tanda_trecqa", "cascade_alpha_sweep",
     } <= names  # fmt: skip
+
+
+def test_twin_recipes_differ_in_their_entries_names_alone():
+    assert TWINS == {
+        "multicqa_af_largest": "multicqa_af_balanced",
+        "multicqa_mt_balanced": "multicqa_mt_all",
+        "multicqa_mt_largest": "multicqa_mt_all",
+        "tanda_wikiqa": "tanda_trecqa",
+    }
+    # ... and are different recipes: their full runs name other forum sets or benchmarks
+    for twin, same in TWINS.items():
+        assert load_recipe(recipe_dir() / f"{twin}.toml").variables != (
+            load_recipe(recipe_dir() / f"{same}.toml").variables
+        )
+    # the renaming is of entries alone: a recipe's other words are compared as they are
+    assert "--name <E0>" in " ".join(smoke_commands(recipe_dir() / "multicqa_mt_all.toml")[2])
+    assert "bm25" in repr(smoke_commands(recipe_dir() / "multicqa_mt_all.toml"))
 
 
 @pytest.mark.slow

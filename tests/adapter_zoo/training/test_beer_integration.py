@@ -1,14 +1,14 @@
 """Integration: MiniLM + a beer adapter trained on the real parsed beer forum.
 
-The adapter is trained the quickstart's way, shortened (``TRAIN``: 60 steps of 16 questions,
+The adapter is trained the quickstart's way, shortened (``TRAIN``: 30 steps of 8 questions,
 each with its accepted answer and 3 negatives, at max length 128): title + body of each
 training question against its accepted answer, negatives from the answers of BM25-similar
 questions, listwise loss. On a LAS-style set built from the held-out (test split) questions,
 20 candidates each, it must rank the accepted answers clearly better than the untrained
-MiniLM. Measured: BM25 MAP 0.732, untrained 0.619, adapter 0.720 (with the quickstart's 7
-negatives 0.729, at twice the training time: the suite's longest test, so 3 here). Beating
-BM25 takes the quickstart's longer run (150 steps at length 192); that is the quickstart's
-own check, too slow for CI.
+MiniLM. Measured: BM25 MAP 0.732, untrained 0.619, adapter 0.676. This is CI's one real case
+of cross-encoder training on real weights and data, kept small (a quarter of the steps the
+test once took, 170 s on 2 cores): what a longer run reaches is the quality benchmark's
+(``benchmarks/perf/quality.py``: the cross-encoder adapters' rows), never a test's.
 """
 
 from __future__ import annotations
@@ -26,19 +26,19 @@ from benchmarks.baselines import bm25_scores, ranker_scorer
 
 HOST = "beer.stackexchange.com"
 MAX_LENGTH = 128
-# lr 1e-3 instead of the paper's 1e-4: 60 steps instead of several epochs.
+# lr 1e-3 instead of the paper's 1e-4: 30 steps instead of several epochs.
 TRAIN = {
     "encoder": "cross",
     "pair_kinds": ("question_answer",),
     "hard_negatives": True,
     "loss": "listwise",
     "negatives": 3,
-    "batch_size": 16,
+    "batch_size": 8,
     "max_length": MAX_LENGTH,
-    "max_steps": 60,
+    "max_steps": 30,
     "lr": 1e-3,
 }
-MARGIN = 0.05  # over the untrained model; measured +0.100
+MARGIN = 0.03  # over the untrained model; measured +0.057
 
 
 def map_of(scores, rows) -> float:
@@ -70,7 +70,7 @@ def test_beer_adapter_beats_bm25_on_held_out_questions(parsed_beer, tmp_path):
     card = json.loads((entry / "card.json").read_text())
     answered_train = card["pairs"][HOST]["train"]["question_answer"]
     assert answered_train == stats["splits"]["title_answer"]["train"] > 400
-    assert card["training"]["steps"] == 60
+    assert card["training"]["steps"] == 30
 
     adapter_map = ranker_map(adapter_zoo.load("beer"))
     print(
