@@ -246,7 +246,7 @@ def train_bi_encoder(config, hosts: list[str]) -> Path:
     from adapter_zoo.training.models import bound_activation_memory
 
     train_sets, pair_counts = _datasets(config, config.data, hosts)
-    dev = forum_dev_lists(config.data, hosts)
+    dev = forum_dev_lists(config.data, hosts, queries=config.dev_queries)
     if not dev:
         raise ZooError(
             f"{config.data}: no answered dev question in {', '.join(hosts)} to select on"

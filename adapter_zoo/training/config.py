@@ -80,10 +80,11 @@ class TrainingConfig:
         eval_steps: bi-encoders: dev evaluation (and checkpoint) every this many steps
             (None: six per phase); the entry keeps the best checkpoint, the starting
             state's (step 0) included.
-        dev_queries: dev MAP is measured on up to ``dev_queries`` dev queries per forum,
-            each against its positive and ``dev_candidates - 1`` sampled negatives; a
-            folder made from a benchmark is scored on the benchmark's own dev lists instead
-            (``adapter_zoo.training.selection``).
+        dev_queries: dev MAP is measured on up to ``dev_queries`` dev queries per forum
+            (a seeded sample past that): cross-encoders' each against its positive and
+            ``dev_candidates - 1`` sampled negatives, bi-encoders' as the held-out benchmarks'
+            lists; a folder made from a benchmark is scored on the benchmark's own dev lists
+            instead (``adapter_zoo.training.selection``).
         dev_candidates: the candidates of each of those dev queries.
         init_from: ``adapter``/``multitask``: start from this zoo adapter entry (same encoder
             and base) instead of a new adapter, and train it on ``forums``: TANDA's adapt

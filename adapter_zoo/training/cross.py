@@ -180,7 +180,7 @@ def _dev(config: TrainingConfig, hosts: list[str], dev_tables: dict):
     if all((Path(config.data) / host / DEV_LISTS).is_dir() for host in hosts):
         # a benchmark's own dev lists (benchmarks.to_parse_folder): its real candidates, where
         # random negatives make every state look alike (dev MAP 0.96 on WikiQA)
-        return forum_dev_lists(config.data, hosts)
+        return forum_dev_lists(config.data, hosts, queries=config.dev_queries)
     return sampled_dev_lists(dev_tables, queries=config.dev_queries,
                              candidates=config.dev_candidates, seed=config.seed)  # fmt: skip
 

@@ -40,9 +40,18 @@ _QUESTION_COLUMNS = {"id", "title", "body", "accepted_answer_id", "accepted_answ
 
 
 def forum_dev_lists(
-    data: str | Path, hosts: list[str], *, candidates: int = DEV_CANDIDATES, seed: int = 0
+    data: str | Path,
+    hosts: list[str],
+    *,
+    candidates: int = DEV_CANDIDATES,
+    seed: int = 0,
+    queries: int | None = None,
 ) -> list[tuple[str, list[str]]]:
     """(query, [positive, negative, ...]) for every answered dev question of ``hosts``.
+
+    ``queries`` caps the lists of each forum (a seeded sample, kept in the forum's order):
+    a dev pass scores every list at every evaluation, so without a cap a large forum's
+    selection would cost more than its training.
 
     Example:
         >>> lists = forum_dev_lists("parsed", ["beer.stackexchange.com"])  # doctest: +SKIP
@@ -56,7 +65,8 @@ def forum_dev_lists(
     for host in hosts:
         given = Path(data) / host / DEV_LISTS
         if given.is_dir():
-            lists += [(r["query"], r["candidates"]) for r in datasets.load_from_disk(str(given))]
+            rows = datasets.load_from_disk(str(given))
+            lists += [(r["query"], r["candidates"]) for r in _sample(rows, queries, seed)]
             continue
         folder = Path(data) / host / "questions"
         try:
@@ -68,11 +78,20 @@ def forum_dev_lists(
             raise ZooError(f"{folder}: missing columns {missing}")
         rng = np.random.default_rng(seed)
         rows = answer_selection_lists(questions.to_list(), candidates, rng)["dev"]
-        for row in rows:
+        for row in _sample(rows, queries, seed):
             positive = row["labels"].index(1)
             others = [c for i, c in enumerate(row["candidates"]) if i != positive]
             lists.append((row["query"], [row["candidates"][positive], *others]))
     return lists
+
+
+def _sample(rows, queries: int | None, seed: int) -> list:
+    """``rows`` (a list or a dataset), or a seeded sample of ``queries`` of them in their
+    order."""
+    if queries is None or len(rows) <= queries:
+        return list(rows)
+    kept = np.sort(np.random.default_rng([seed, 20_000]).permutation(len(rows))[:queries])
+    return [rows[int(i)] for i in kept]
 
 
 def sampled_dev_lists(

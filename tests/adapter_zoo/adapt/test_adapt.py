@@ -34,7 +34,7 @@ pytestmark = pytest.mark.xdist_group("adapt")
 BEER = "beer.stackexchange.com"
 BICYCLES = "bicycles.meta.stackexchange.com"
 FAST = {"batch_size": 8, "max_length": 16, "max_steps": 2, "eval_steps": 2, "seed": 0,
-        "lr": 1e-2, "reduction_factor": 2}  # fmt: skip
+        "lr": 1e-2, "reduction_factor": 2, "dev_queries": 16}  # fmt: skip
 BEER_QUERY = "Which glass should I serve an imperial stout in?"
 BIKES_QUERY = "Why was my question about the site's close reasons closed as off-topic?"
 TEXTS = 100  # titles per stored centroid here

@@ -32,7 +32,7 @@ BEER = "beer.stackexchange.com"
 BICYCLES = "bicycles.meta.stackexchange.com"
 # A high rate, so that 4 steps move the tiny random model on dev.
 FAST = {"batch_size": 8, "max_length": 16, "max_steps": 4, "eval_steps": 2, "seed": 0,
-        "lr": 1e-2}  # fmt: skip
+        "lr": 1e-2, "dev_queries": 16}  # fmt: skip
 PAIRS = [
     ("why is my stout flat", "dead yeast"),
     ("what are hops", "flowers of the hop plant, for bitterness and aroma"),
