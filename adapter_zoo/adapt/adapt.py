@@ -26,8 +26,8 @@ import logging
 from collections.abc import Sequence
 from pathlib import Path
 
+from adapter_zoo.adapt import budget, soup
 from adapter_zoo.adapt import plan as planning
-from adapter_zoo.adapt import soup
 from adapter_zoo.adapt.domain import entry_centroid
 from adapter_zoo.adapt.route import route_entry
 from adapter_zoo.adapt.soup import soup_entry
@@ -94,6 +94,7 @@ def adapt(
     overwrite: bool = False,
     max_steps: int | None = None,
     precision: str = "auto",
+    budget_minutes: float | None = budget.DEFAULT_MINUTES,
 ) -> Path:
     """Build the zoo model for an unlabelled target domain and save it as entry ``name``.
 
@@ -116,6 +117,9 @@ def adapt(
         precision: ``auto``: the dtype the candidates score in on the decision lists and
             the frozen base trains in (``auto``, ``fp32``, ``bf16``;
             :mod:`adapter_zoo.precision`); trained weights stay fp32.
+        budget_minutes: ``auto``: the run's time budget; its stages are planned from this
+            machine's measured speed to fit (:mod:`~adapter_zoo.adapt.budget`; None: no
+            budget). The card records the plan and what it cut.
 
     Returns:
         The entry's folder; ``adapter_zoo.load(name)`` scores with it. Its card's ``adapt``:
@@ -139,10 +143,11 @@ def adapt(
         from adapter_zoo.adapt.learn import learn_and_decide
 
         resolve_precision(precision)  # a refused bf16 before any work
+        budget.check_budget(budget_minutes)
         with scoring_precision(precision):
             return learn_and_decide(
                 target, name=name, zoo=zoo, top_k=top_k, overwrite=overwrite,
-                max_steps=max_steps,
+                max_steps=max_steps, budget_minutes=budget_minutes,
             )  # fmt: skip
     final = entry_folder(name)
     if final.exists() and not overwrite:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from adapter_zoo.adapt import budget
 from adapter_zoo.adapt.adapt import adapt
 from adapter_zoo.adapt.plan import (
     AUTO,
@@ -11,7 +12,7 @@ from adapter_zoo.adapt.plan import (
 )
 from adapter_zoo.precision import add_precision_option
 from adapter_zoo.zoo.store import read_card
-from stackexchange.numbers import list_int, step_int
+from stackexchange.numbers import list_int, number_option, step_int
 from stackexchange.paths import path_option
 
 
@@ -49,6 +50,13 @@ def register(subparsers) -> None:
         "--max-steps", type=step_int, default=None,
         help="auto: steps of each training run (default: from the target's size)",
     )  # fmt: skip
+    p.add_argument(
+        "--budget", type=number_option(low=1, high=budget.MAX_MINUTES), metavar="MINUTES",
+        default=budget.DEFAULT_MINUTES,
+        help="auto: the run's time budget in minutes (default %(default)g): its training "
+        "steps, evaluations and candidates are planned from this machine's measured speed "
+        "to fit; the card records the plan and what it cut",
+    )  # fmt: skip
     p.add_argument("--overwrite", action="store_true", help="replace an existing zoo entry")
     add_precision_option(p)
     p.set_defaults(func=run_adapt)
@@ -58,13 +66,17 @@ def run_adapt(args) -> int:
     path = adapt(
         args.target, name=args.name, zoo=args.zoo, strategy=args.strategy,
         top_k=args.top_k, overwrite=args.overwrite, max_steps=args.max_steps,
-        precision=args.precision,
+        precision=args.precision, budget_minutes=args.budget,
     )  # fmt: skip
     record = read_card(path)["adapt"]
     if record["strategy"] == "learned":
         print(f"{path.name}: {record['decision']['chosen']} -> {path}")
         print(record["reason"])
         print(f"held-out lists: {record['decision']['lists']} ({record['decision_lists']})")
+        spent = record["budget"]
+        cuts = "; ".join(spent["plan"]["cuts"]) or "nothing cut"
+        limit = "none" if spent["minutes"] is None else f"{spent['minutes']:g} min"
+        print(f"budget: {limit}, {spent['spent_s']:.0f} s spent ({cuts})")
         for name, row in sorted(record["candidates"].items(), key=lambda c: -c[1]["map"]):
             margin = f"  {row['delta']:+.4f} (lower {row['lower']:+.4f})" if "delta" in row else ""
             print(f"  {name:<28} MAP {row['map']:.4f}{margin}")

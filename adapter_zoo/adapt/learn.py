@@ -16,6 +16,11 @@
    more than the decision lists' noise; the entry is the chosen model, and its card records
    every candidate's score, the margin and the decision.
 
+All of it fits a time budget (:mod:`~adapter_zoo.adapt.budget`, 10 minutes by default): the
+base's scoring of the decision lists measures the machine, and the other stages are planned
+from it (the least valuable dropped first, the target's own run shortened last); each
+training run stops at its share's end.
+
 A target of texts without question-answer structure learns from first-sentence → rest
 pseudo-pairs where its texts are long enough; the card says what was possible.
 """
@@ -31,17 +36,21 @@ from pathlib import Path
 
 import numpy as np
 
+from adapter_zoo.adapt import budget
 from adapter_zoo.adapt import plan as planning
 from adapter_zoo.adapt.adapt import CANDIDATE_MARK, MULTITASK_KINDS, alias_entry
 from adapter_zoo.adapt.decide import list_average_precisions
+from adapter_zoo.adapt.heldout import CANDIDATES
 from adapter_zoo.compose.entry import compose_entry
 from adapter_zoo.compose.fusion import fuse
 from adapter_zoo.errors import ZooError
+from adapter_zoo.lengths import BI_MAX_LENGTH
 from adapter_zoo.loading import load
 from adapter_zoo.names import DEFAULT_BASE
 from adapter_zoo.precision import current_precision, precision_name, resolve_precision
+from adapter_zoo.ranker.model import resolve_base_model
 from adapter_zoo.registry import kind_for_card
-from adapter_zoo.training import TrainingConfig, train
+from adapter_zoo.training import TrainingConfig, stop_training_at, train
 from adapter_zoo.training.checkpoint import checkpoint_dir
 from adapter_zoo.zoo.store import check_zoo_writable, entry_folder, read_card, save_entry
 from stackexchange.lists import bm25_candidate_scores
@@ -60,6 +69,14 @@ TRAIN_EPOCHS = 3
 TRAIN_LENGTH = 128
 CONTINUE_STEPS = 40
 EVALUATIONS = 4
+# Selection lists a run scores at each evaluation, at most (TrainingConfig.dev_queries'
+# default): past a few hundred they add little to the choice of step and cost every
+# evaluation (MedQuAD's 16,407 pairs gave 1,988 lists: 616 s a scoring on 2 cores).
+SELECTION_LISTS = 200
+BATCH = 32
+# Texts a training example reads: the anchor, its positive and one hard negative.
+EXAMPLE_TEXTS = 3
+SIZE_SAMPLE = 2000  # texts whose tokens are counted for the budget's sizes
 # The score fusion candidate: the best candidate and the base with equal weight, BM25 a
 # tenth (the quality probes' best BM25 weight on beer; never tuned on the decision lists).
 FUSION_WEIGHTS = (0.45, 0.45, 0.1)
@@ -82,6 +99,8 @@ def learn_and_decide(
     base_model: str = DEFAULT_BASE,
     seed: int = 0,
     max_steps: int | None = None,
+    budget_minutes: float | None = budget.DEFAULT_MINUTES,
+    keep_candidates: bool = False,
 ) -> Path:
     """Train candidates on ``target``'s own pairs, decide among them and the zoo's
     strategies on its held-out lists, and save the chosen model as entry ``name``.
@@ -96,10 +115,15 @@ def learn_and_decide(
         base_model: the base of the trained adapters and the zero-shot candidate.
         seed: training and list-building seed.
         max_steps: steps of each training run (default: from the target's size).
+        budget_minutes: the run's time budget (:mod:`~adapter_zoo.adapt.budget`: stages
+            planned from this machine's measured speed to fit; None: no budget).
+        keep_candidates: keep the trained candidates' entries (``<name>--<candidate>``,
+            listed in the card's ``kept``), for a study that scores each of them on a test
+            set the decision never saw (``benchmarks/perf/outside_study.py``).
 
     Returns:
-        The entry's folder; its card's ``adapt`` records the target, the splits, every
-        candidate's decision-list scores and the decision.
+        The entry's folder; its card's ``adapt`` records the target, the splits, the
+        budget's plan, every candidate's decision-list scores and the decision.
 
     Example:
         >>> learn_and_decide("parsed/augur.stackexchange.com", name="augur")  # doctest: +SKIP
@@ -109,7 +133,8 @@ def learn_and_decide(
     from adapter_zoo.adapt.heldout import DECISION, assign, held_out_lists
     from adapter_zoo.adapt.threads import read_threads
 
-    started = time.perf_counter()
+    budget.check_budget(budget_minutes)
+    clock = budget.Clock(budget_minutes)
     final = entry_folder(name)
     if final.exists() and not overwrite:
         raise ZooError(f"zoo entry {name!r} already exists at {final}; pass overwrite")
@@ -129,16 +154,26 @@ def learn_and_decide(
 
     # said once the target has proved readable, as the scoring starts
     ran = precision_name(resolve_precision(current_precision()))
-    logger.info("adapt %s: the decision lists are scored in %s", name, ran)
+    logger.info("adapt %s: the decision lists are scored in %s%s", name, ran, clock.says())
     scorer = _DecisionScorer(decision)
     scorer.add(BASE, zero_shot)
-    scorer.add(BASE_LONG, zero_shot, max_length=LONG_LENGTH)
-    zoo_plans = _zoo_candidates(target_data, centroids, cards, top_k, zero_shot, scorer)
+    zoo_plans = _zoo_plans(target_data, centroids, cards, top_k, zero_shot)
     with tempfile.TemporaryDirectory(prefix="adapter-zoo-adapt-") as tmp:
-        trained, training = _train_candidates(
-            target_data, parts, Path(tmp), name, cards, zoo_plans, base_model, seed, max_steps
-        )
+        forum, training = _training_folder(target_data, parts, Path(tmp))
+        sizes = _Sizes(base_model, decision, target_data, parts)
+        stages = _stages(sizes, training, cards, zoo_plans, max_steps)
+        rate = budget.Rate.measure(scorer.seconds[BASE], sizes.decision_tokens)
+        plan = budget.plan(stages, rate, clock.left(), default_evaluations=EVALUATIONS)
+        if plan.cuts:
+            logger.info("adapt %s: the budget's plan: %s", name, "; ".join(plan.cuts))
+        if plan.long_base:
+            scorer.add(BASE_LONG, zero_shot, max_length=LONG_LENGTH)
+        _score_zoo(scorer, zoo_plans, extra=plan.zoo_extra)
+        trained = _train_candidates(forum, training, target_data.name, name, zoo_plans,
+                                    base_model, seed, plan, _Deadlines(clock, plan))  # fmt: skip
         for candidate, entry in trained.items():
+            logger.info("adapt %s: scoring %s on the decision lists%s", name, candidate,
+                        clock.says())  # fmt: skip
             scorer.add(candidate, entry)
     # looked up per call: tests monkeypatch adapt.decide.decide
     from adapter_zoo.adapt.decide import decide
@@ -148,7 +183,8 @@ def learn_and_decide(
     if single:
         best = max(single, key=lambda c: scorer.aps[c].mean())
         scorer.fuse(FUSED, (best, BASE), FUSION_WEIGHTS)
-    decision_record = decide(scorer.aps, base=BASE, seed=seed)
+    decision_record = decide(scorer.aps, base=BASE, seed=seed, hedge=FUSED,
+                             hedged=frozenset(single))  # fmt: skip
     record = {
         "strategy": "learned",
         "precision": ran,
@@ -157,7 +193,13 @@ def learn_and_decide(
         "splits": {part: parts.count(part) for part in ("train", "dev", DECISION)},
         "decision_lists": decision.counts(),
         "training": training,
-        "zoo": {k: v for k, v in zoo_plans.items() if k != "plans"},
+        "budget": {
+            "minutes": budget_minutes,
+            "seconds_per_token": rate.seconds_per_token,
+            "plan": plan.to_card(),
+            "spent_s": round(clock.spent(), 1),
+        },
+        "zoo": {k: v for k, v in zoo_plans.items() if k not in ("plans", "starts")},
         "candidates": {
             c: {
                 **decision_record["candidates"][c],
@@ -168,16 +210,19 @@ def learn_and_decide(
         },  # fmt: skip
         "decision": {k: decision_record[k] for k in ("chosen", "best", "base", "rule", "lists")},
         "reason": decision_record["reason"],
-        "seconds": round(time.perf_counter() - started, 1),
+        "seconds": round(clock.spent(), 1),
         "never_read": "the target's evaluation split (parsed forums' test questions)",
     }
     if target_data.texts_only:
         record["texts_only"] = _texts_only_note(target_data, training)
     chosen = decision_record["chosen"]
     logger.info("adapt %s: %s", name, record["reason"])
+    if keep_candidates:
+        record["kept"] = dict(trained)
     path = _save(name, chosen, scorer, trained, record, overwrite, zero_shot)
-    for entry in trained.values():
-        _remove_candidate(entry)
+    if not keep_candidates:
+        for entry in trained.values():
+            _remove_candidate(entry)
     return path
 
 
@@ -191,6 +236,7 @@ class _DecisionScorer:
         self.scores: dict[str, np.ndarray] = {}
         self.aps: dict[str, np.ndarray] = {}
         self.models: dict[str, str] = {}
+        self.seconds: dict[str, float] = {}  # each scoring's wall time (the budget's rate)
 
     def _record(self, candidate: str, scores, model: str) -> None:
         self.scores[candidate] = np.asarray(scores, dtype=np.float64)
@@ -204,8 +250,10 @@ class _DecisionScorer:
             known = next(c for c, m in self.models.items() if m == model)
             self._record(candidate, self.scores[known], model)
             return
+        began = time.monotonic()
         ranker = load(model, max_length=max_length, precision=current_precision())
         scores = ranker.score(self.pairs, progress=True)
+        self.seconds[candidate] = time.monotonic() - began
         label = model if max_length is None else f"{model}@{max_length}"
         self._record(candidate, scores, label)
 
@@ -246,9 +294,9 @@ class _DecisionScorer:
         }
 
 
-def _zoo_candidates(target_data, centroids, cards, top_k, zero_shot, scorer) -> dict:
-    """Score the zoo's centroid strategies; return what they chose (for the card, and the
-    entries the training candidates continue)."""
+def _zoo_plans(target_data, centroids, cards, top_k, zero_shot) -> dict:
+    """The zoo's centroid strategies for the target (no scoring yet): what they choose, for
+    the card, the scorings and the entries the training candidates continue."""
     # looked up per call: tests monkeypatch zoo.domain.domain_centroid
     from adapter_zoo.zoo.domain import domain_centroid
 
@@ -261,24 +309,38 @@ def _zoo_candidates(target_data, centroids, cards, top_k, zero_shot, scorer) -> 
     info: dict = {"entries": len(centroids), "plans": {}}
     if single:
         nearest = planning.plan_adaptation(target_centroid, single, planning.NEAREST)
-        fusion = planning.plan_adaptation(target_centroid, single, planning.FUSION, top_k=top_k)
+        info["similarities"] = {n: round(s, 4) for n, s in nearest.similarities.items()}
+        info["plans"]["nearest"] = nearest
+        info["plans"]["fusion"] = planning.plan_adaptation(
+            target_centroid, single, planning.FUSION, top_k=top_k
+        )
         rule = planning.plan_adaptation(target_centroid, single, planning.CENTROID, top_k=top_k,
                                         base=zero_shot)  # fmt: skip
-        info["similarities"] = {n: round(s, 4) for n, s in nearest.similarities.items()}
-        scorer.add("zoo:nearest", nearest.members[0])
-        info["plans"]["nearest"] = nearest
-        _fuse_members(scorer, "zoo:fusion", fusion.members, fusion.weights)
-        info["plans"]["fusion"] = fusion
+        info["plans"]["rule"] = rule
         info["centroid_rule"] = rule.reason
+    if multitask:
+        best = planning.plan_adaptation(target_centroid, multitask, planning.NEAREST)
+        info["plans"]["multitask"] = best
+    return info
+
+
+def _score_zoo(scorer, zoo_plans: dict, *, extra: bool) -> None:
+    """Score the zoo's nearest adapter, and with ``extra`` its fusion, the centroid rule and
+    its multi-task adapter, on the decision lists."""
+    plans = zoo_plans.get("plans", {})
+    if "nearest" in plans:
+        scorer.add("zoo:nearest", plans["nearest"].members[0])
+    if not extra:
+        return
+    if "fusion" in plans:
+        fusion, rule = plans["fusion"], plans["rule"]
+        _fuse_members(scorer, "zoo:fusion", fusion.members, fusion.weights)
         if rule.strategy == planning.FUSION:
             _fuse_members(scorer, "zoo:centroid-rule", rule.members, rule.weights)
         else:
             scorer.add("zoo:centroid-rule", rule.members[0])
-    if multitask:
-        best = planning.plan_adaptation(target_centroid, multitask, planning.NEAREST)
-        scorer.add("zoo:multitask", best.members[0])
-        info["plans"]["multitask"] = best
-    return info
+    if "multitask" in plans:
+        scorer.add("zoo:multitask", plans["multitask"].members[0])
 
 
 def _fuse_members(scorer, candidate, members, weights) -> None:
@@ -292,16 +354,110 @@ def _steps(pairs: int, batch_size: int) -> int:
     return int(min(MAX_STEPS, max(MIN_STEPS, TRAIN_EPOCHS * per_epoch)))
 
 
-def _train_candidates(target_data, parts, tmp, name, cards, zoo_plans, base_model, seed,
-                      max_steps):  # fmt: skip
-    """Train the candidates into the zoo as hidden-purpose entries ``<name>--<candidate>``;
-    return (candidate -> entry name, the card's training record)."""
+class _Sizes:
+    """Tokens the base reads in each stage, counted with its own tokenizer (a sample of the
+    training texts; every distinct text of the decision and selection lists)."""
+
+    def __init__(self, base_model, decision, target_data, parts):
+        # transformers on first use: adapt's CLI starts without it
+        from transformers import AutoTokenizer
+
+        # looked up per call: tests monkeypatch adapt.heldout.held_out_lists
+        from adapter_zoo.adapt.heldout import SELECTION, held_out_lists
+
+        tokenizer = AutoTokenizer.from_pretrained(resolve_base_model(base_model))
+
+        def tokens(texts, cap) -> list[int]:
+            counts = tokenizer(list(texts), add_special_tokens=True, truncation=True,
+                               max_length=cap)["input_ids"]  # fmt: skip
+            return [len(ids) for ids in counts]
+
+        distinct = sorted({t for q, cands in zip(decision.queries, decision.candidates)
+                           for t in (q, *cands)})  # fmt: skip
+        self.decision_tokens = sum(tokens(distinct, BI_MAX_LENGTH))
+        self.decision_tokens_long = sum(tokens(distinct, LONG_LENGTH))
+        selection = held_out_lists(target_data, parts, SELECTION).positive_first()
+        self.selection_lists = len(selection)
+        sample = selection[: SIZE_SAMPLE // (1 + CANDIDATES)]
+        if sample:
+            texts = sorted({t for q, cands in sample for t in (q, *cands)})
+            self.selection_tokens_per_list = sum(tokens(texts, BI_MAX_LENGTH)) / len(sample)
+        else:
+            self.selection_tokens_per_list = 0.0
+        rng = np.random.default_rng(0)
+        threads = target_data.threads
+        picked = rng.permutation(len(threads))[: SIZE_SAMPLE // 2]
+        texts = [t for i in picked for t in (threads[i].title, threads[i].answer or threads[i].body)
+                 if t]  # fmt: skip
+        mean = float(np.mean(tokens(texts, TRAIN_LENGTH))) if texts else TRAIN_LENGTH
+        self.step_tokens = BATCH * EXAMPLE_TEXTS * mean
+
+
+def _starts(zoo_plans, cards) -> dict:
+    """Training run -> the zoo entry it continues (None: a new adapter)."""
+    starts = {"own": None}
+    plans = zoo_plans.get("plans", {})
+    bi_adapter = ("bi-adapter", "bi-multitask")
+    for run, plan_name in (("from-multitask", "multitask"), ("from-nearest", "nearest")):
+        if plan_name in plans:
+            entry = plans[plan_name].members[0]
+            if kind_for_card(cards[entry]).name in bi_adapter:
+                starts[run] = entry
+    return starts
+
+
+def _stages(sizes, training, cards, zoo_plans, max_steps) -> budget.Stages:
+    """The stages a run asks for, sized for the budget's plan."""
+    plans = zoo_plans.get("plans", {})
+    runs = {}
+    if "pair_kinds" in training and "skipped" not in training:
+        starts = _starts(zoo_plans, cards)
+        zoo_plans["starts"] = starts
+        own = max_steps or _steps(sum(training["pairs"].values()), BATCH)
+        for run, start in starts.items():
+            runs[run] = own if start is None else min(own, max_steps or CONTINUE_STEPS)
+    extra = 0
+    if "fusion" in plans:
+        extra += max(0, len(plans["fusion"].members) - 1)
+    if "multitask" in plans:
+        extra += 1
+    return budget.Stages(
+        decision_tokens=sizes.decision_tokens, decision_tokens_long=sizes.decision_tokens_long,
+        selection_tokens_per_list=sizes.selection_tokens_per_list,
+        selection_lists=min(sizes.selection_lists, SELECTION_LISTS),
+        step_tokens=sizes.step_tokens, runs=runs, zoo_core=int("nearest" in plans),
+        zoo_extra=extra,
+    )  # fmt: skip
+
+
+class _Deadlines:
+    """Each training run's deadline: its estimate with some slack, and never past the point
+    where the stages planned after it would no longer fit."""
+
+    SLACK = 1.3
+
+    def __init__(self, clock: budget.Clock, plan: budget.Plan):
+        self.clock, self.plan = clock, plan
+
+    def of(self, run: str) -> float | None:
+        if self.clock.seconds is None:
+            return None
+        estimate = self.plan.estimate_s
+        later = [r for r in list(self.plan.steps)[list(self.plan.steps).index(run) + 1 :]]
+        after = sum(estimate.get(r, 0.0) for r in later) + budget.RESERVE_S
+        end = self.clock.started + self.clock.seconds - after
+        return min(time.monotonic() + self.SLACK * estimate.get(run, 0.0), end)
+
+
+def _training_folder(target_data, parts, tmp: Path):
+    """The target's training folder (training and selection threads) and the card's
+    training record: its pairs and pair kinds, or why nothing can be trained."""
     # looked up per call: tests monkeypatch adapt.heldout.held_out_lists
     from adapter_zoo.adapt.heldout import SELECTION, held_out_lists, write_training_folder
 
     if not held_out_lists(target_data, parts, SELECTION).positive_first():
         skipped = "no selection thread with a ranking list: nothing to select a training run on"
-        return {}, {"skipped": skipped}
+        return None, {"skipped": skipped}
     forum = write_training_folder(target_data, parts, tmp)
     counts = read_stats(forum)["pairs"]
     train_pairs = {kind: counts[kind]["train"] for kind in counts}
@@ -310,48 +466,52 @@ def _train_candidates(target_data, parts, tmp, name, cards, zoo_plans, base_mode
     record: dict = {"pairs": train_pairs, "pair_kinds": kinds}
     if not kinds:
         record["skipped"] = "fewer than 2 training pairs of any kind: nothing to learn from"
-        return {}, record
-    batch = 32
-    steps = max_steps or _steps(sum(train_pairs.values()), batch)
-    starts = {"own": None}
-    plans = zoo_plans.get("plans", {})
-    bi_adapter = ("bi-adapter", "bi-multitask")
-    if "multitask" in plans:
-        entry = plans["multitask"].members[0]
-        if kind_for_card(cards[entry]).name in bi_adapter:
-            starts["from-multitask"] = entry
-    if "nearest" in plans:
-        entry = plans["nearest"].members[0]
-        if kind_for_card(cards[entry]).name in bi_adapter:
-            starts["from-nearest"] = entry
+    return forum, record
+
+
+def _train_candidates(forum, record, target_name, name, zoo_plans, base_model, seed, plan,
+                      deadlines) -> dict:  # fmt: skip
+    """Train the planned candidates into the zoo as hidden-purpose entries
+    ``<name>--<candidate>``; return candidate -> entry name, adding each run to ``record``
+    (the card's training record)."""
+    if "skipped" in record:
+        return {}
+    if not plan.steps:
+        record["skipped"] = "the time budget leaves no room for training (the card's budget)"
+        return {}
+    starts = zoo_plans.get("starts", {"own": None})
     trained, runs = {}, {}
-    for candidate, start in starts.items():
+    for candidate, run_steps in plan.steps.items():
+        start = starts[candidate]
         entry = f"{name}{CANDIDATE_MARK}{candidate}"
-        run_steps = steps if start is None else min(steps, max_steps or CONTINUE_STEPS)
         config = TrainingConfig(
-            mode="adapter", encoder="bi", data=str(tmp), forums=(target_data.name,),
-            name=entry, base_model=base_model, pair_kinds=tuple(kinds), hard_negatives=True,
-            max_length=TRAIN_LENGTH, max_steps=run_steps, batch_size=batch,
-            eval_steps=max(1, run_steps // EVALUATIONS), seed=seed, init_from=start,
-            keep_start=False, precision=current_precision(), overwrite=True,
+            mode="adapter", encoder="bi", data=str(forum.parent), forums=(target_name,),
+            name=entry, base_model=base_model, pair_kinds=tuple(record["pair_kinds"]),
+            hard_negatives=True, max_length=TRAIN_LENGTH, max_steps=run_steps,
+            batch_size=BATCH, eval_steps=max(1, run_steps // plan.evaluations), seed=seed,
+            init_from=start, keep_start=False, precision=current_precision(), overwrite=True,
+            dev_queries=max(1, plan.selection_lists),
         )  # fmt: skip
         began = time.perf_counter()
-        logger.info("adapt: training %s (%d steps%s)", entry, run_steps,
-                    f", from {start}" if start else "")  # fmt: skip
-        path = train(config)
+        logger.info("adapt: training %s (%d steps%s)%s", entry, run_steps,
+                    f", from {start}" if start else "", deadlines.clock.says())  # fmt: skip
+        with stop_training_at(deadlines.of(candidate)):
+            path = train(config)
 
         card = read_card(path)
         runs[candidate] = {
             "from": start,
             "steps": run_steps,
+            "steps_run": card["training"]["steps"],
             "best_step": card["training"]["best_step"],
             "selection_map": card["scores"].get("dev_map"),
+            "selection_lists": card["training"]["dev_lists"],
             "max_length": card.get("max_length"),
             "seconds": round(time.perf_counter() - began, 1),
         }
         trained[candidate] = entry
     record["runs"] = runs
-    return trained, record
+    return trained
 
 
 def _texts_only_note(target_data, training) -> str:

@@ -9,5 +9,6 @@ Example:
 from adapter_zoo.training.config import MODES, TrainingConfig
 from adapter_zoo.training.rates import LEARNING_RATES, default_lr
 from adapter_zoo.training.train import train
+from adapter_zoo.training.trainer import stop_training_at
 
-__all__ = ["LEARNING_RATES", "MODES", "TrainingConfig", "default_lr", "train"]
+__all__ = ["LEARNING_RATES", "MODES", "TrainingConfig", "default_lr", "stop_training_at", "train"]

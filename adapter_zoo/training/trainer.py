@@ -19,11 +19,14 @@ order, loss, model, training step) is in :mod:`adapter_zoo.training.bi` and
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import json
 import logging
 import math
+import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,6 +47,28 @@ from adapter_zoo.zoo.store import entry_path, save_entry
 log = logging.getLogger(__name__)
 
 TRAINING_LOG_FILE = "training_log.jsonl"  # in the entry: one JSON line per logged step
+# A deadline for the runs trained in a context (adapt's time budget): a context variable, so
+# a caller bounds a run without a field in TrainingConfig, whose fields a card records as
+# what defines the run (a deadline is the machine's speed, not the run's definition).
+_STOP_AT: contextvars.ContextVar[float | None] = contextvars.ContextVar("stop_at", default=None)
+
+
+@contextlib.contextmanager
+def stop_training_at(deadline: float | None) -> Iterator[None]:
+    """Within the block, training stops at the first step that ends after ``deadline`` (a
+    ``time.monotonic()`` value; None: no deadline): that step is evaluated and saved, a
+    candidate like every evaluated one, and the run ends as one cut short by ``max_steps``.
+
+    Example:
+        >>> import time
+        >>> with stop_training_at(time.monotonic() + 600):
+        ...     pass  # train(config) here stops within about ten minutes
+    """
+    token = _STOP_AT.set(deadline)
+    try:
+        yield
+    finally:
+        _STOP_AT.reset(token)
 
 
 class ZooTrainer(TrainableCheckpoints):
@@ -192,7 +217,20 @@ def phase_callbacks(phase: Phase) -> list:
                     log.info("%s", json.dumps(records[-1]))
             return control
 
+    class StopAtTheDeadline(TrainerCallback):
+        def __init__(self, deadline: float):
+            self.deadline = deadline
+
+        def on_step_end(self, args, state, control, **kwargs):
+            if time.monotonic() >= self.deadline and state.global_step < state.max_steps:
+                log.info("step %d: the time budget is spent; stopping", state.global_step)
+                control.should_evaluate = control.should_save = control.should_log = True
+                control.should_training_stop = True
+            return control
+
     callbacks = [EvaluateAtTheEnd(), LogRecord()]
+    if _STOP_AT.get() is not None:
+        callbacks.append(StopAtTheDeadline(_STOP_AT.get()))
     if phase.selects and phase.patience is not None:
         callbacks.append(EarlyStoppingCallback(early_stopping_patience=phase.patience))
     return callbacks

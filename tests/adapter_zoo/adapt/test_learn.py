@@ -126,6 +126,28 @@ def test_paired_bootstrap_and_the_decision_rule():
     assert aps.tolist() == [0.5, 1 / 3]
 
 
+def test_the_fusion_with_the_base_is_chosen_unless_a_single_model_beats_it_clearly():
+    rng = np.random.default_rng(0)
+    base = rng.random(300)
+    own = base + 0.05 + rng.normal(0, 0.05, 300)
+    fused = own.copy()  # a hair below own on average, within the noise
+    fused[::2] -= 0.05
+    fused[1::2] += 0.048
+    options = {"base": "base", "hedge": "fused", "hedged": frozenset({"own"})}
+    hedged = decide({"base": base, "own": own, "fused": fused}, **options)
+    assert (hedged["chosen"], hedged["best"]) == ("fused", "own")
+    assert hedged["reason"].startswith("own beats base by +0.0")
+    assert "; own does not beat fused by more than the noise (+0.00" in hedged["reason"]
+    assert hedged["reason"].endswith("so fused is chosen: it keeps the base's share of the ranking")
+    clearly = base + 0.15 + rng.normal(0, 0.05, 300)
+    assert decide({"base": base, "own": clearly, "fused": fused}, **options)["chosen"] == "own"
+    # a fusion that does not beat the base itself is no hedge; nor is it for an unhedged model
+    assert decide({"base": base, "own": own, "fused": base.copy()}, **options)["chosen"] == "own"
+    assert decide({"base": base, "zoo:fusion": own, "fused": fused}, **options)["chosen"] == (
+        "zoo:fusion"
+    )
+
+
 def test_pair_files_and_their_errors(tmp_path):
     jsonl = tmp_path / "faq.jsonl"
     jsonl.write_text(
@@ -282,5 +304,7 @@ def test_cli_adapt_prints_the_decision_and_every_candidate(
     assert code == 0 and out[0].startswith(f"cli-adapted: {record['decision']['chosen']} -> ")
     assert out[1] == record["reason"]
     assert out[2].startswith(f"held-out lists: {record['decision']['lists']} ")
-    listed = [line.split()[0] for line in out[3:]]
-    assert sorted(listed) == sorted(record["candidates"]) and len(out) == 3 + len(listed)
+    spent = record["budget"]["spent_s"]
+    assert out[3] == f"budget: 10 min, {spent:.0f} s spent (nothing cut)"  # the default budget
+    listed = [line.split()[0] for line in out[4:]]
+    assert sorted(listed) == sorted(record["candidates"]) and len(out) == 4 + len(listed)

@@ -1,0 +1,246 @@
+"""``adapt``'s time budget: what a run can afford, planned from this machine's measured speed.
+
+Every stage of ``adapt``'s default strategy reads texts through the base model: scoring the
+decision lists (once per candidate), a training step (a batch of anchors, positives and hard
+negatives, forward and backward), scoring the selection lists (at every evaluation of a
+training run). So one rate measures them all: the seconds per token the base reads, taken
+from the scoring of the decision lists by the zero-shot base, which every run does first.
+From it :func:`plan` estimates each remaining stage and fits them into what is left of the
+budget, keeping what the leave-one-forum-out study found worth most
+(``benchmarks/perf/results/adapt_study.json``: the target's own adapter and the fusion of
+the best candidate with the base won 7 of 8 forums; the continued zoo adapters won none):
+it drops the least valuable stages first (:data:`DROP_ORDER`), then shortens the target's
+own run (fewer selection lists, fewer evaluations, fewer steps), and when not even
+:data:`MIN_STEPS` steps fit it trains nothing and says so. Each training run also stops at
+the end of its share (a deadline, :func:`adapter_zoo.training.stop_training_at`), so a wrong
+estimate costs a step or two, never the budget. The plan and what ran go into the card.
+
+Example:
+    >>> rate = Rate(seconds_per_token=2e-5)  # about 2 CPU cores reading all-MiniLM-L6-v2
+    >>> stages = Stages(decision_tokens=400_000, decision_tokens_long=600_000,
+    ...                 selection_tokens_per_list=4_000, selection_lists=200,
+    ...                 step_tokens=32 * 3 * 100, runs={"own": 120})
+    >>> short = plan(stages, rate, seconds_left=120)
+    >>> short.steps["own"] < 120, short.selection_lists < 200
+    (True, True)
+    >>> plan(stages, rate, seconds_left=None).steps["own"]
+    120
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+from adapter_zoo.errors import ZooError
+from stackexchange.numbers import check_number
+
+DEFAULT_MINUTES = 10.0
+MAX_MINUTES = 7 * 24 * 60  # a week: a larger budget is a typo
+# Fewer steps learn too little to beat the base (the study's selected steps were 10-56).
+MIN_STEPS = 10
+MIN_EVALUATIONS = 2
+MIN_SELECTION_LISTS = 50
+# A training step reads its texts forward and backward, and the cached in-batch loss
+# (GradCache) reads them forward once more: about four forward passes' worth.
+TRAIN_COST = 4.0
+# Loading a model, writing checkpoints and the entry: a fixed cost per training run.
+RUN_OVERHEAD_S = 15.0
+# Kept free for the decision, the fusions and saving the entry.
+RESERVE_S = 20.0
+# What goes first when the budget is short, least valuable first.
+DROP_ORDER = ("from-multitask", "zoo:extra", "from-nearest", "base@512")
+
+
+@dataclass(frozen=True)
+class Rate:
+    """This machine's speed: seconds per token the base reads (forward)."""
+
+    seconds_per_token: float
+
+    @classmethod
+    def measure(cls, seconds: float, tokens: int) -> Rate:
+        return cls(seconds / max(tokens, 1))
+
+
+@dataclass(frozen=True)
+class Stages:
+    """The sizes of a run's stages, in tokens read.
+
+    Attributes:
+        decision_tokens: one scoring of the decision lists at the base's length.
+        decision_tokens_long: the same at 512 tokens (the ``base@512`` candidate).
+        selection_tokens_per_list: one selection list's distinct texts.
+        selection_lists: the selection lists (before the plan caps them).
+        step_tokens: one training step's texts.
+        runs: each training run asked for (``own``, ``from-nearest``, ``from-multitask``)
+            and its steps.
+        zoo_core: decision-list scorings of the zoo's nearest adapter (0 or 1).
+        zoo_extra: those of the zoo fusion's other members and its multi-task adapter.
+    """
+
+    decision_tokens: int
+    decision_tokens_long: int
+    selection_tokens_per_list: float
+    selection_lists: int
+    step_tokens: float
+    runs: dict[str, int]
+    zoo_core: int = 0
+    zoo_extra: int = 0
+
+
+@dataclass
+class Plan:
+    """What a run will do: training runs and their steps, evaluations and selection lists,
+    whether to score ``base@512`` and the zoo's extra fusion members, the estimate of each
+    stage's seconds, and what was dropped or cut, with why."""
+
+    steps: dict[str, int] = field(default_factory=dict)
+    evaluations: int = 4
+    selection_lists: int = 0
+    long_base: bool = True
+    zoo_extra: bool = True
+    estimate_s: dict[str, float] = field(default_factory=dict)
+    cuts: list[str] = field(default_factory=list)
+
+    def to_card(self) -> dict:
+        return {
+            "steps": dict(self.steps),
+            "evaluations": self.evaluations,
+            "selection_lists": self.selection_lists,
+            "long_base": self.long_base,
+            "zoo_extra": self.zoo_extra,
+            "estimate_s": {k: round(v, 1) for k, v in self.estimate_s.items()},
+            "cuts": list(self.cuts),
+        }
+
+
+def check_budget(minutes, error: type[Exception] = ZooError):
+    """``minutes`` if a budget (None: none), else ``error`` naming the range."""
+    if minutes is None:
+        return None
+    return check_number("budget", minutes, low=1, high=MAX_MINUTES, error=error)
+
+
+class Clock:
+    """The budget's clock: seconds left (None without a budget), started when created."""
+
+    def __init__(self, minutes: float | None):
+        self.seconds = None if minutes is None else 60.0 * minutes
+        self.started = time.monotonic()
+
+    def spent(self) -> float:
+        return time.monotonic() - self.started
+
+    def left(self) -> float | None:
+        return None if self.seconds is None else self.seconds - self.spent()
+
+    def says(self) -> str:
+        """``(N s left of the budget)``, for progress lines; empty without a budget."""
+        left = self.left()
+        return "" if left is None else f" ({max(left, 0):.0f} s left of the budget)"
+
+
+def _run_seconds(stages: Stages, rate: Rate, steps: int, evaluations: int, lists: int,
+                 continued: bool) -> float:  # fmt: skip
+    """One training run: its steps, its selection scorings (the start, each evaluation, the
+    512-token check; a continued adapter's base too) and its decision-list scoring."""
+    per_token = rate.seconds_per_token
+    scorings = 1 + evaluations + 1 + int(continued)
+    selection = scorings * lists * stages.selection_tokens_per_list * per_token
+    training = steps * stages.step_tokens * TRAIN_COST * per_token
+    return RUN_OVERHEAD_S + training + selection + stages.decision_tokens * per_token
+
+
+def _estimate(stages: Stages, rate: Rate, p: Plan) -> dict[str, float]:
+    per_token = rate.seconds_per_token
+    out = {}
+    if p.long_base:
+        out["base@512"] = stages.decision_tokens_long * per_token
+    zoo = stages.zoo_core + (stages.zoo_extra if p.zoo_extra else 0)
+    if zoo:
+        out["zoo"] = zoo * stages.decision_tokens * per_token
+    for run, steps in p.steps.items():
+        out[run] = _run_seconds(stages, rate, steps, p.evaluations, p.selection_lists,
+                                continued=run != "own")  # fmt: skip
+    return out
+
+
+def plan(
+    stages: Stages, rate: Rate, seconds_left: float | None, *, default_evaluations: int = 4
+) -> Plan:
+    """The stages that fit in ``seconds_left`` (None: all of them, as asked).
+
+    Drops :data:`DROP_ORDER` in turn, then shortens the target's own run (selection lists to
+    :data:`MIN_SELECTION_LISTS`, evaluations to :data:`MIN_EVALUATIONS`, steps to
+    :data:`MIN_STEPS`), and with still too little time trains nothing.
+    """
+    p = Plan(evaluations=default_evaluations, selection_lists=stages.selection_lists)
+    p.steps = dict(stages.runs)
+    p.zoo_extra = stages.zoo_extra > 0
+
+    def total() -> float:
+        return sum(_estimate(stages, rate, p).values())
+
+    if seconds_left is not None:
+        room = seconds_left - RESERVE_S
+        for stage in DROP_ORDER:
+            if total() <= room:
+                break
+            if stage in p.steps:
+                del p.steps[stage]
+                p.cuts.append(f"no {stage} run")
+            elif stage == "zoo:extra" and p.zoo_extra:
+                p.zoo_extra = False
+                p.cuts.append("the zoo's fusion and multitask candidates not scored")
+            elif stage == "base@512" and p.long_base:
+                p.long_base = False
+                p.cuts.append("base@512 not scored")
+        if total() > room and p.selection_lists > MIN_SELECTION_LISTS:
+            p.selection_lists = max(MIN_SELECTION_LISTS, _fit_lists(stages, rate, p, room))
+            p.cuts.append(f"{p.selection_lists} of {stages.selection_lists} selection lists")
+        if total() > room and p.evaluations > MIN_EVALUATIONS:
+            p.evaluations = MIN_EVALUATIONS
+            p.cuts.append(f"{p.evaluations} evaluations a run")
+        if total() > room:
+            fit = _fit_steps(stages, rate, p, room)
+            if fit >= MIN_STEPS and "own" in p.steps:
+                p.cuts.append(f"own run {fit} of {p.steps['own']} steps")
+                p.steps["own"] = fit
+            else:
+                p.steps.pop("own", None)
+                p.cuts.append(
+                    f"no training: fewer than {MIN_STEPS} steps fit in the budget "
+                    f"({seconds_left:.0f} s left)"
+                )
+    p.estimate_s = _estimate(stages, rate, p)
+    return p
+
+
+def _fit_lists(stages: Stages, rate: Rate, p: Plan, room: float) -> int:
+    """The selection lists that fit, the rest of the plan as it is."""
+    with_none = sum(_estimate(stages, rate, _with(p, selection_lists=0)).values())
+    per_list = sum(
+        (1 + p.evaluations + 1 + int(run != "own")) * stages.selection_tokens_per_list
+        * rate.seconds_per_token for run in p.steps
+    )  # fmt: skip
+    if per_list <= 0:
+        return p.selection_lists
+    return max(0, math.floor((room - with_none) / per_list))
+
+
+def _fit_steps(stages: Stages, rate: Rate, p: Plan, room: float) -> int:
+    """The own run's steps that fit, the rest of the plan as it is."""
+    without = sum(_estimate(stages, rate, _with(p, own_steps=0)).values())
+    per_step = stages.step_tokens * TRAIN_COST * rate.seconds_per_token
+    return max(0, math.floor((room - without) / per_step))
+
+
+def _with(p: Plan, *, selection_lists=None, own_steps=None) -> Plan:
+    steps = dict(p.steps)
+    if own_steps is not None:
+        steps["own"] = own_steps
+    return Plan(steps=steps, evaluations=p.evaluations,
+                selection_lists=p.selection_lists if selection_lists is None else selection_lists,
+                long_base=p.long_base, zoo_extra=p.zoo_extra)  # fmt: skip

@@ -1,0 +1,135 @@
+"""adapt's time budget (issue 43): the plan from the measured speed, what it cuts first, a
+small budget planning fewer steps and saying so in the card, and training stopped at its
+deadline."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from adapter_zoo.adapt import budget
+from adapter_zoo.adapt.budget import Rate, Stages, plan
+from adapter_zoo.errors import ZooError
+from adapter_zoo.zoo.store import read_card
+
+BICYCLES = "bicycles.meta.stackexchange.com"
+# about all-MiniLM-L6-v2 on 2 CPU cores (quantumcomputing's adapt: 543 s)
+RATE = Rate(seconds_per_token=2e-5)
+STAGES = Stages(
+    decision_tokens=300_000, decision_tokens_long=450_000, selection_tokens_per_list=3_000,
+    selection_lists=200, step_tokens=32 * 3 * 110, runs={"own": 120, "from-nearest": 40,
+    "from-multitask": 40}, zoo_core=1, zoo_extra=3,
+)  # fmt: skip
+
+
+def test_without_a_budget_or_with_room_nothing_is_cut():
+    for seconds in (None, 1_000):
+        p = plan(STAGES, RATE, seconds)
+        assert p.steps == {"own": 120, "from-nearest": 40, "from-multitask": 40} and not p.cuts
+        assert (p.evaluations, p.selection_lists, p.long_base, p.zoo_extra) == (4, 200, True, True)
+    assert sum(plan(STAGES, RATE, None).estimate_s.values()) < 1_000 - budget.RESERVE_S
+
+
+def test_a_short_budget_drops_the_least_valuable_first_then_shortens_the_own_run():
+    spent = {s: sum(plan(STAGES, RATE, s).estimate_s.values()) for s in (300, 120)}
+    assert all(spent[s] <= s - budget.RESERVE_S for s in spent)  # each plan fits
+    five = plan(STAGES, RATE, 300)
+    assert five.steps == {"own": 120} and five.cuts == ["no from-multitask run",
+        "the zoo's fusion and multitask candidates not scored", "no from-nearest run"]  # fmt: skip
+    two = plan(STAGES, RATE, 120)
+    assert two.cuts[:4] == five.cuts + ["base@512 not scored"]
+    assert budget.MIN_STEPS <= two.steps["own"] < 120
+    assert two.selection_lists == budget.MIN_SELECTION_LISTS
+    assert two.evaluations == budget.MIN_EVALUATIONS
+    assert two.cuts[4:] == ["50 of 200 selection lists", "2 evaluations a run",
+                            f"own run {two.steps['own']} of 120 steps"]  # fmt: skip
+
+
+def test_a_budget_too_small_to_train_trains_nothing_and_says_why():
+    p = plan(STAGES, RATE, 30)
+    assert p.steps == {}
+    assert p.cuts[-1] == "no training: fewer than 10 steps fit in the budget (30 s left)"
+
+
+def test_budget_range_is_checked_before_any_work():
+    for minutes in (0, -1, float("nan"), budget.MAX_MINUTES + 1):
+        with pytest.raises(
+            ZooError, match=r"^budget must be a finite number in \[1, 10080\], not "
+        ):
+            budget.check_budget(minutes)
+    assert budget.check_budget(None) is None and budget.check_budget(2.5) == 2.5
+
+
+def test_cli_budget_is_one_line(capsys):
+    from adapter_zoo.cli import main
+
+    with pytest.raises(SystemExit) as exited:
+        main(["adapt", "--target", "x", "--name", "y", "--budget", "0.5"])
+    assert exited.value.code == 2
+    assert (
+        "argument --budget: must be a finite number in [1, 10080], not '0.5'"
+        in capsys.readouterr().err
+    )
+
+
+def test_a_small_budget_plans_fewer_steps_and_says_so_in_the_card(
+    parsed_shipped, tiny_sentence_bert_path, monkeypatch
+):
+    """The tiny model is fast: the machine is made slow by its measured rate, so a 1-minute
+    budget must cut what a fast machine would run."""
+    from adapter_zoo.adapt.learn import learn_and_decide
+    from adapter_zoo.zoo import domain
+
+    monkeypatch.setattr(domain, "MAX_TEXTS", 100)
+    slow = Rate.measure(seconds=1.0, tokens=25_000)  # 4e-5 s a token: MiniLM on a slow CPU
+    measured = []
+
+    def measure(seconds, tokens):
+        measured.append((seconds, tokens))
+        return slow
+
+    monkeypatch.setattr(budget.Rate, "measure", staticmethod(measure))
+    # the plan sees the whole minute (what this machine spent before it is not the point)
+    monkeypatch.setattr(budget.Clock, "left", lambda clock: clock.seconds)
+    base = str(tiny_sentence_bert_path)
+    path = learn_and_decide(parsed_shipped / BICYCLES, name="bikes-budget", zoo=[],
+                            base_model=base, budget_minutes=1.0)  # fmt: skip
+    record = read_card(path)["adapt"]
+    card_plan = record["budget"]["plan"]
+    assert record["budget"]["minutes"] == 1.0
+    assert measured and measured[0][0] > 0 and measured[0][1] > 1000  # the base's scoring
+    unlimited = plan(Stages(**{**_stages_of(card_plan), "runs": {"own": 40}}), slow, None)
+    own = card_plan["steps"]["own"]
+    assert budget.MIN_STEPS <= own < unlimited.steps["own"] == 40  # bicycles.meta: 40 steps
+    assert f"own run {own} of 40 steps" in card_plan["cuts"]
+    assert "base@512 not scored" in card_plan["cuts"] and "base@512" not in record["candidates"]
+    run = record["training"]["runs"]["own"]
+    assert run["steps"] == own and run["selection_lists"] == card_plan["selection_lists"]
+    assert sum(card_plan["estimate_s"].values()) <= 60 - budget.RESERVE_S
+
+
+def _stages_of(card_plan) -> dict:
+    """Stages whose plan without a budget is bicycles.meta's default (sizes are not in the
+    card; any will do for the step count)."""
+    return {"decision_tokens": 1, "decision_tokens_long": 1, "selection_tokens_per_list": 1,
+            "selection_lists": card_plan["selection_lists"], "step_tokens": 1}  # fmt: skip
+
+
+def test_training_stops_at_its_deadline_and_keeps_the_step_it_reached(
+    parsed_shipped, tiny_sentence_bert_path
+):
+    from adapter_zoo.training import TrainingConfig, stop_training_at, train
+
+    config = TrainingConfig(
+        mode="adapter", data=str(parsed_shipped), forums=("beer",), name="cut-short",
+        base_model=str(tiny_sentence_bert_path), batch_size=8, max_length=16, max_steps=6,
+        eval_steps=3, dev_queries=8, lr=3e-2, reduction_factor=2,
+    )  # fmt: skip
+    with stop_training_at(time.monotonic()):  # already past: the first step is the last
+        path = train(config)
+    card = json.loads((path / "card.json").read_text())
+    assert card["training"]["steps"] == 1
+    assert [(r["phase"], r["step"]) for r in card["training"]["log"]] == [
+        ("base", 0), ("train", 1), ("length", card["training"]["best_step"])]  # fmt: skip
