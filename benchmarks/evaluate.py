@@ -137,11 +137,20 @@ class ScoredModels:
         """Record ``model``'s scores of ``dataset``'s pairs (one array per query)."""
         flat = np.concatenate(per_query) if per_query else np.zeros(0)
         setting = (getattr(model, "max_length", None), getattr(model, "precision", None))
+        if is_lexical(model):
+            # kept for scores(), lent to no fusion: a fusion's BM25 member scores each query's
+            # candidates, the benchmark's may score over the corpus (its bm25_scope)
+            setting = ("lexical",)
         self._by_name[name] = (
             setting,
             benchmark_pairs(dataset),
             np.asarray(flat, dtype=np.float64),
         )
+
+    def scores(self, name: str) -> np.ndarray:
+        """The recorded scores of model ``name``, flat over the split's pairs in order (a
+        study's per-query APs: ``adapter_zoo.adapt.decide.list_average_precisions``)."""
+        return self._by_name[name][2].copy()
 
     def lend_to(self, model) -> list[str]:
         """Give ``model``'s fusion members their recorded scores; return their names."""
@@ -335,7 +344,7 @@ def evaluate(
     if scored is not None:
         scored.lend_to(scorer_model)
     scores = get_scorer(scorer_model)(dataset, bench.bm25_scope)
-    if scored is not None and not is_lexical(scorer_model):
+    if scored is not None:
         scored.remember(_model_name(model), scorer_model, dataset, scores)
     summary = evaluate_rankings(scores, dataset["labels"], no_positive=bench.no_positive)
     record = make_record(
