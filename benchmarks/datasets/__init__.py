@@ -1,10 +1,12 @@
 """One module per benchmark family; importing this package registers them all."""
 
 from benchmarks.datasets import (  # noqa: F401
+    arguana,
     askubuntu,
     asnq,
     insuranceqa,
     las,
+    mediqa2019,
     semeval,
     trecqa,
     wikipassageqa,

@@ -530,6 +530,33 @@ def semeval_table() -> str:
     )
 
 
+OUTSIDE = ("arguana-01", "arguana-02", "arguana-05", "mediqa2019")
+OUTSIDE_METRICS = ("map", "mrr", "p@1")
+
+
+def outside_table() -> str:
+    """Test MAP / MRR / P@1 on the sets outside the base model's domain (ArguAna, MEDIQA 2019
+    Task 3): the registry's recorded (``expected``) and published scores; "–" where a source
+    gives no such number."""
+    import benchmarks
+
+    cells: dict[str, dict[str, str]] = {}
+    for column in OUTSIDE:
+        bench = benchmarks.get(column)
+        recorded = [
+            (f"`{model}` (ours)", metrics)
+            for (model, split), metrics in bench.expected.items()
+            if split == "test"
+        ]
+        published = [(f"{ref.model} [{ref.source}]", ref.metrics)
+                     for ref in bench.published if ref.split == "test"]  # fmt: skip
+        for label, metrics in recorded + published:
+            values = (f"{metrics[m]:.3f}" if m in metrics else "–" for m in OUTSIDE_METRICS)
+            cells.setdefault(label, {})[column] = " / ".join(values)
+    rows = [[label, *(values.get(c, "–") for c in OUTSIDE)] for label, values in cells.items()]
+    return _table(["model (test MAP / MRR / P@1)", *OUTSIDE], rows, "|---|---:|---:|---:|---:|")
+
+
 def learning_rates_table() -> str:
     """``adapter_zoo.training.rates.LEARNING_RATES``: the default rate by encoder and mode."""
     from adapter_zoo.training.rates import LEARNING_RATES
@@ -614,6 +641,7 @@ TABLES: dict[str, Callable[[], str]] = {
     "train-memory": train_memory_table,
     "html-to-text": html_to_text_table,
     "semeval": semeval_table,
+    "outside": outside_table,
     "learning-rates": learning_rates_table,
 }
 

@@ -28,6 +28,10 @@ def test_registry_names_and_fields():
         "semeval2016",
         "semeval2017",
         "askubuntu",
+        "arguana-01",
+        "arguana-02",
+        "arguana-05",
+        "mediqa2019",
         *(f"las-{f}" for f in ("travel", "cooking", "academia", "apple", "aviation")),
     }
     assert expected <= set(names)
@@ -42,10 +46,14 @@ def test_registry_names_and_fields():
             bench.name = "x"
     assert benchmarks.get("insuranceqa").main_metric == "p@1"
     assert benchmarks.get("semeval2017").no_positive == "zero"
+    assert benchmarks.get("arguana-01").splits == ("test",)
+    assert benchmarks.get("mediqa2019").splits == ("train", "dev", "test")
 
 
 def test_unknown_benchmark_and_split(fixtures):
-    with pytest.raises(BenchmarkError, match="unknown benchmark 'nope'; known: askubuntu"):
+    with pytest.raises(
+        BenchmarkError, match="unknown benchmark 'nope'; known: arguana-01, arguana-02"
+    ):
         benchmarks.get("nope")
     with pytest.raises(BenchmarkError, match=r"wikiqa: unknown split 'val'"):
         benchmarks.get("wikiqa").load("val", data_dir=fixtures)

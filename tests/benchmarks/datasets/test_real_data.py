@@ -221,9 +221,98 @@ def test_recorded_checksums_match_the_real_files(real_benchmarks):
     for name in benchmarks.names():
         bench = benchmarks.get(name)
         for source in bench.files:
-            path = real_benchmarks / bench.folder / source.path
-            if source.sha256 and path.exists():
-                assert sha256_file(path) == source.sha256, f"{name}: {source.path}"
-                checked.append(source.path)
-    # wikiqa x3, insuranceqa vocabulary + 2 pools, askubuntu 2 lists, semeval 7, asnq 2 lists
-    assert len(set(checked)) == 17
+            for data_dir in (real_benchmarks, real_benchmarks / "outside"):
+                path = data_dir / bench.folder / source.path
+                if source.sha256 and path.exists():
+                    assert sha256_file(path) == source.sha256, f"{name}: {source.path}"
+                    checked.append(source.path)
+    # wikiqa x3, insuranceqa vocabulary + 2 pools, askubuntu 2 lists, semeval 7, asnq 2 lists;
+    # outside/: arguana 3 pair files + 2 text archives, mediqa2019 4 XML files
+    assert len(set(checked)) == 17 + 9
+
+
+def _bm25(bench, dataset) -> dict:
+    """BM25 as ``benchmarks.evaluate`` scores it (the benchmark's own scope and rule)."""
+    from benchmarks.baselines import bm25_scores
+
+    scores = bm25_scores(dataset, bench.bm25_scope)
+    return evaluate_rankings(scores, dataset["labels"], no_positive=bench.no_positive)
+
+
+def test_arguana_counts_one_counter_each_and_bm25(real_benchmarks):
+    outside = real_benchmarks / "outside"
+    for name, pairs, fewest, most in (("arguana-01", 5453, 1, 7), ("arguana-02", 10713, 4, 10)):
+        bench = benchmarks.get(name)
+        test = bench.load("test", data_dir=outside)
+        sizes = [len(labels) for labels in test["labels"]]
+        assert (len(test), sum(sizes), min(sizes), max(sizes)) == (1401, pairs, fewest, most)
+        assert all(sum(labels) == 1 for labels in test["labels"])  # exactly its own counter
+        assert len(set(test["query_id"])) == 1401
+        if name == "arguana-01":
+            # the first point of the file, and its own counter first among its candidates
+            assert test["query_id"][0].endswith("/pro/pro02a-point.txt")
+            assert test["candidate_ids"][0][0].endswith("/pro/pro02b-counter.txt")
+            assert test["labels"][0][0] == 1
+            measured = _bm25(bench, test)
+            assert measured["map"] == measured["mrr"]  # one relevant each: AP is its RR
+            for metric, value in bench.expected[("bm25", "test")].items():
+                assert measured[metric] == pytest.approx(value, abs=1e-6), metric
+
+
+def test_arguana_training_pairs_hold_no_test_text(real_benchmarks):
+    from benchmarks.datasets.arguana import TEST_TEXTS, read_texts, training_pairs
+
+    root = real_benchmarks / "outside" / "arguana"
+    pairs = training_pairs(root)
+    # 5,352 point-counter pairs in the archive; 890 of them are test texts, left out
+    assert len(pairs) == 4462
+    assert {p["split"] for p in pairs} == {"training", "validation"}
+    test = {" ".join(text.split()).lower() for text in read_texts(root / TEST_TEXTS).values()}
+    assert not any(" ".join(p["question"].split()).lower() in test for p in pairs)
+
+
+def test_mediqa_counts_and_the_official_labels(real_benchmarks):
+    outside = real_benchmarks / "outside"
+    bench = benchmarks.get("mediqa2019")
+    test = bench.load("test", data_dir=outside)
+    assert sizes(test) == (150, 1107)
+    assert sum(map(sum, test["labels"])) == 333 + 239  # ReferenceScore 3 and 4
+    assert not any(all(label == 0 for label in labels) for labels in test["labels"])
+    # the relevance rule gives the official ground truth's label of every answer
+    for split, name, dataset in (
+        ("test", "QA_testSet_ground_truth_round_2.txt", test),
+        ("dev", "QA_validationSet_ground_truth.txt", bench.load("dev", data_dir=outside)),
+    ):
+        truth = (outside / "mediqa2019/Eval_Scripts/data" / name).read_text().split()
+        official = {tuple(line.split(",")[:2]): int(line.split(",")[2])
+                    for line in truth if not line.startswith("question_id")}  # fmt: skip
+        ours = {(q, c): label for q, cs, ls in zip(dataset["query_id"], dataset["candidate_ids"],
+                                                   dataset["labels"])
+                for c, label in zip(cs, ls)}  # fmt: skip
+        assert ours == official, split
+    train = bench.load("train", data_dir=outside)
+    assert sizes(train) == (208, 1701)
+    without = [q for q, labels in zip(train["query_id"], train["labels"]) if not any(labels)]
+    assert (len(without), sum(q.startswith("LiveQAMed-") for q in without)) == (34, 32)
+    measured = _bm25(bench, test)
+    for metric, value in bench.expected[("bm25", "test")].items():
+        assert measured[metric] == pytest.approx(value, abs=1e-6), metric
+
+
+def test_mediqa_and_medquad_adaptation_texts(real_benchmarks):
+    from benchmarks.datasets.mediqa2019 import adaptation_questions
+    from benchmarks.datasets.medquad import read_medquad
+
+    outside = real_benchmarks / "outside"
+    questions = adaptation_questions(outside / "mediqa2019")
+    assert (len(questions), sum(len(q["answers"]) for q in questions)) == (233, 1935)
+    every = read_medquad(outside / "medquad/MedQuAD-xml-corpus.tar.gz", answered_only=False)
+    answered = [pair for pair in every if pair["answer"]]
+    assert (len(every), len(answered)) == (47441, 16407)
+    # the MedlinePlus A.D.A.M., Drugs and Herbs folders had their answers removed
+    assert not {p["source"] for p in answered} & {
+        "10_MPlus_ADAM_QA",
+        "11_MPlusDrugs_QA",
+        "12_MPlusHerbsSupplements_QA",
+    }
+    assert len({p["source"] for p in answered}) == 9
