@@ -4,8 +4,9 @@ The adapter is trained the quickstart's way, shortened (``TRAIN``: 30 steps of 8
 each with its accepted answer and 3 negatives, at max length 128): title + body of each
 training question against its accepted answer, negatives from the answers of BM25-similar
 questions, listwise loss. On a LAS-style set built from the held-out (test split) questions,
-20 candidates each, it must rank the accepted answers clearly better than the untrained
-MiniLM. Measured: BM25 MAP 0.732, untrained 0.619, adapter 0.676. This is CI's one real case
+20 candidates each (the first 30 of its 59 questions), it must rank the accepted answers
+clearly better than the untrained MiniLM. Measured on the 30: untrained 0.548, adapter 0.630
+(on all 59: BM25 0.732, untrained 0.619, adapter 0.676). This is CI's one real case
 of cross-encoder training on real weights and data, kept small (a quarter of the steps the
 test once took, 170 s on 2 cores): what a longer run reaches is the quality benchmark's
 (``benchmarks/perf/quality.py``: the cross-encoder adapters' rows), never a test's.
@@ -38,7 +39,8 @@ TRAIN = {
     "max_steps": 30,
     "lr": 1e-3,
 }
-MARGIN = 0.03  # over the untrained model; measured +0.057
+QUESTIONS = 30  # the first 30 of the 59 held-out questions
+MARGIN = 0.03  # over the untrained model; measured +0.082 (0.548 -> 0.630; all 59: +0.057)
 
 
 def map_of(scores, rows) -> float:
@@ -51,10 +53,11 @@ def test_beer_adapter_beats_bm25_on_held_out_questions(parsed_beer, tmp_path):
         parsed_beer / HOST, tmp_path / "beer-las", task="answer_selection", candidates=20, seed=0
     )
     benchmark = get(f"local:{bench}")
-    test = benchmark.load("test")
+    held_out = benchmark.load("test")
+    assert len(held_out) == 59 and all(len(c) == 20 for c in held_out["candidates"])
+    test = held_out.select(range(QUESTIONS))  # each model scores these (a cross-encoder: slow)
     rows = test.to_list()
     stats = json.loads((parsed_beer / HOST / "stats.json").read_text())
-    assert len(rows) == 59 and all(len(r["candidates"]) == 20 for r in rows)
 
     bm25_map = map_of(bm25_scores(test, benchmark.bm25_scope), rows)
 
