@@ -377,6 +377,88 @@ def readme_adapt_table() -> str:
     )  # fmt: skip
 
 
+_OUTSIDE_ROWS = {
+    "bm25": "BM25",
+    "base": "zero-shot base (`sbert:minilm-l6`)",
+    "fused": "zero-shot base fused with BM25 (no training)",
+    "zoo": "forum zoo, best similarity strategy (`route`)",
+    "multitask": "forum zoo's multi-task adapter",
+    "adapt": "`adapt` from the domain's own texts",
+}
+
+
+def _with_interval(vs: dict) -> str:
+    low, high = vs["interval"]
+    return f"{_delta(vs['delta'])} [{_delta(low)}, {_delta(high)}]"
+
+
+def outside_study_table() -> str:
+    """``adapt`` outside the base's home ground: test MAP per set and model, and each model
+    against the zero-shot base fused with BM25 (paired bootstrap over test queries)."""
+    data = load("outside_study")
+    sets = data["sets"]
+    summary = data["summary"]
+    header = ["model (test MAP)", *(f"{name} ({row['queries']} q)" for name, row in sets.items()),
+              "mean", "vs fused: mean over sets", "pooled vs fused [95%]"]  # fmt: skip
+    rows = []
+    for key, label in _OUTSIDE_ROWS.items():
+        cells = [f"{row['map'][key]:.3f}" for row in sets.values()]
+        entry = summary[key]
+        rows.append(
+            [label, *cells, f"{entry['mean_map']:.3f}",
+             "—" if key == "fused" else _delta(entry["mean_delta_vs_fused"]),
+             "—" if key == "fused" else _with_interval(entry["pooled_vs_fused"])]
+        )  # fmt: skip
+    rows.append(["`adapt` − fused [95%]", *(_with_interval(r["vs_fused"]["adapt"])
+                                           for r in sets.values()), "", "", ""])  # fmt: skip
+    rows.append(["`adapt` chose", *(f"`{r['adapt']['chosen']}`" for r in sets.values()),
+                 "", "", ""])  # fmt: skip
+    return _table(header, rows)
+
+
+def outside_agreement_table() -> str:
+    """How often ``adapt``'s held-out lists predict the test sets: each candidate's gain over
+    the base on its target's held-out lists against its gain on the test set."""
+    data = load("outside_study")
+    rows = []
+    for name, row in data["sets"].items():
+        for candidate, entry in row["candidates"].items():
+            if entry["test_vs_base"] is None:
+                continue
+            rows.append(
+                [name, f"`{candidate}`", _delta(entry["pseudo_dev_vs_base"]),
+                 _delta(entry["pseudo_dev_lower"]), _with_interval(entry["test_vs_base"])]
+            )  # fmt: skip
+    agreement = data["agreement"]
+    rows.append(
+        [f"**{agreement['candidates']} candidates**", "", f"sign agrees: {agreement['sign_agrees']}",
+         f"clear gain agrees: {agreement['clear_gain_agrees']}", ""]
+    )  # fmt: skip
+    return _table(
+        ["set", "candidate", "held-out lists − base", "its lower bound", "test − base [95%]"],
+        rows,
+    )
+
+
+def readme_outside_table() -> str:
+    """The README's short outside-domain table: mean over the sets, against the fused base."""
+    data = load("outside_study")
+    summary = data["summary"]
+    rows = []
+    for key in ("base", "fused", "zoo", "adapt"):
+        entry = summary[key]
+        rows.append(
+            [_OUTSIDE_ROWS[key], f"{entry['mean_map']:.3f}",
+             "—" if key == "fused" else _with_interval(entry["pooled_vs_fused"]),
+             "—" if key == "fused" else _delta(entry["worst_set_vs_fused"])]
+        )  # fmt: skip
+    return _table(
+        [f"{summary['sets']} outside sets, {summary['queries']} test queries", "mean MAP",
+         "pooled vs fused [95%]", "worst set vs fused"],
+        rows,
+    )  # fmt: skip
+
+
 # ---------------------------------------------------------------- the other perf scripts
 
 
