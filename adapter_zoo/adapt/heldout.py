@@ -153,11 +153,14 @@ def held_out_lists(target: Target, parts: list[str], part: str, *, seed: int = 0
     return lists
 
 
-def write_training_folder(target: Target, parts: list[str], out: Path) -> Path:
+def write_training_folder(
+    target: Target, parts: list[str], out: Path, selection: list | None = None
+) -> Path:
     """A parse output folder ``out/<name>/`` holding the target's training and selection
     threads only (``adapter-zoo train --data out`` reads it as a parsed forum): pair tables
     with ``train`` and ``dev`` splits, the questions table, and the selection lists as the
-    run's dev lists (``dev_lists/``). Decision threads are not written at all.
+    run's dev lists (``dev_lists/``; ``selection``: those lists, already built, in
+    :meth:`RankingLists.positive_first` form). Decision threads are not written at all.
     """
     # datasets, pyarrow on first use: importing this module stays light
     import datasets
@@ -204,7 +207,8 @@ def write_training_folder(target: Target, parts: list[str], out: Path) -> Path:
     columns = list(zip(*question_rows)) if question_rows else [[] for _ in QUESTIONS_SCHEMA]
     with DatasetWriter(forum / "questions", QUESTIONS_SCHEMA) as writer:
         writer.write(pa.record_batch(list(columns), schema=QUESTIONS_SCHEMA))
-    selection = held_out_lists(target, parts, SELECTION).positive_first()
+    if selection is None:
+        selection = held_out_lists(target, parts, SELECTION).positive_first()
     if not selection:
         raise ZooError(
             f"adapt: the target has no thread to select a training run on ({len(kept)} threads)"

@@ -40,7 +40,7 @@ from adapter_zoo.adapt import budget
 from adapter_zoo.adapt import plan as planning
 from adapter_zoo.adapt.adapt import CANDIDATE_MARK, MULTITASK_KINDS, alias_entry
 from adapter_zoo.adapt.decide import list_average_precisions
-from adapter_zoo.adapt.heldout import CANDIDATES
+from adapter_zoo.adapt.heldout import CANDIDATES, write_training_folder
 from adapter_zoo.compose.entry import compose_entry
 from adapter_zoo.compose.fusion import fuse
 from adapter_zoo.errors import ZooError
@@ -130,7 +130,7 @@ def learn_and_decide(
     """
     # looked up per call: tests monkeypatch zoo_centroids, held_out_lists and read_threads
     from adapter_zoo.adapt.adapt import zoo_centroids
-    from adapter_zoo.adapt.heldout import DECISION, assign, held_out_lists
+    from adapter_zoo.adapt.heldout import DECISION, SELECTION, assign, held_out_lists
     from adapter_zoo.adapt.threads import read_threads
 
     budget.check_budget(budget_minutes)
@@ -159,8 +159,9 @@ def learn_and_decide(
     scorer.add(BASE, zero_shot)
     zoo_plans = _zoo_plans(target_data, centroids, cards, top_k, zero_shot)
     with tempfile.TemporaryDirectory(prefix="adapter-zoo-adapt-") as tmp:
-        forum, training = _training_folder(target_data, parts, Path(tmp))
-        sizes = _Sizes(base_model, decision, target_data, parts)
+        selection = held_out_lists(target_data, parts, SELECTION).positive_first()
+        forum, training = _training_folder(target_data, parts, selection, Path(tmp))
+        sizes = _Sizes(base_model, decision, selection, target_data)
         stages = _stages(sizes, training, cards, zoo_plans, max_steps)
         rate = budget.Rate.measure(scorer.seconds[BASE], sizes.decision_tokens)
         plan = budget.plan(stages, rate, clock.left(), default_evaluations=EVALUATIONS)
@@ -358,12 +359,9 @@ class _Sizes:
     """Tokens the base reads in each stage, counted with its own tokenizer (a sample of the
     training texts; every distinct text of the decision and selection lists)."""
 
-    def __init__(self, base_model, decision, target_data, parts):
+    def __init__(self, base_model, decision, selection, target_data):
         # transformers on first use: adapt's CLI starts without it
         from transformers import AutoTokenizer
-
-        # looked up per call: tests monkeypatch adapt.heldout.held_out_lists
-        from adapter_zoo.adapt.heldout import SELECTION, held_out_lists
 
         tokenizer = AutoTokenizer.from_pretrained(resolve_base_model(base_model))
 
@@ -376,7 +374,6 @@ class _Sizes:
                            for t in (q, *cands)})  # fmt: skip
         self.decision_tokens = sum(tokens(distinct, BI_MAX_LENGTH))
         self.decision_tokens_long = sum(tokens(distinct, LONG_LENGTH))
-        selection = held_out_lists(target_data, parts, SELECTION).positive_first()
         self.selection_lists = len(selection)
         sample = selection[: SIZE_SAMPLE // (1 + CANDIDATES)]
         if sample:
@@ -449,16 +446,13 @@ class _Deadlines:
         return min(time.monotonic() + self.SLACK * estimate.get(run, 0.0), end)
 
 
-def _training_folder(target_data, parts, tmp: Path):
+def _training_folder(target_data, parts, selection, tmp: Path):
     """The target's training folder (training and selection threads) and the card's
     training record: its pairs and pair kinds, or why nothing can be trained."""
-    # looked up per call: tests monkeypatch adapt.heldout.held_out_lists
-    from adapter_zoo.adapt.heldout import SELECTION, held_out_lists, write_training_folder
-
-    if not held_out_lists(target_data, parts, SELECTION).positive_first():
+    if not selection:
         skipped = "no selection thread with a ranking list: nothing to select a training run on"
         return None, {"skipped": skipped}
-    forum = write_training_folder(target_data, parts, tmp)
+    forum = write_training_folder(target_data, parts, tmp, selection)
     counts = read_stats(forum)["pairs"]
     train_pairs = {kind: counts[kind]["train"] for kind in counts}
     kinds = [k for k, folder in (("question_answer", "title_answer"), ("title_body", "title_body"),
