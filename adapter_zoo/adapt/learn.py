@@ -82,6 +82,7 @@ def learn_and_decide(
     base_model: str = DEFAULT_BASE,
     seed: int = 0,
     max_steps: int | None = None,
+    request: dict | None = None,
 ) -> Path:
     """Train candidates on ``target``'s own pairs, decide among them and the zoo's
     strategies on its held-out lists, and save the chosen model as entry ``name``.
@@ -96,6 +97,7 @@ def learn_and_decide(
         base_model: the base of the trained adapters and the zero-shot candidate.
         seed: training and list-building seed.
         max_steps: steps of each training run (default: from the target's size).
+        request: what the run was asked (``adapt``'s arguments), recorded in the card.
 
     Returns:
         The entry's folder; its card's ``adapt`` records the target, the splits, every
@@ -175,7 +177,8 @@ def learn_and_decide(
         record["texts_only"] = _texts_only_note(target_data, training)
     chosen = decision_record["chosen"]
     logger.info("adapt %s: %s", name, record["reason"])
-    path = _save(name, chosen, scorer, trained, record, overwrite, zero_shot)
+    card = {"adapt": record, **({"request": request} if request else {})}
+    path = _save(name, chosen, scorer, trained, card, overwrite, zero_shot)
     for entry in trained.values():
         _remove_candidate(entry)
     return path
@@ -363,8 +366,7 @@ def _texts_only_note(target_data, training) -> str:
     )
 
 
-def _save(name, chosen, scorer, trained, record, overwrite, zero_shot) -> Path:
-    card = {"adapt": record}
+def _save(name, chosen, scorer, trained, card, overwrite, zero_shot) -> Path:
     if chosen in (BASE, BASE_LONG):
         length = LONG_LENGTH if chosen == BASE_LONG else None
         return alias_entry(name, zero_shot, card=card, overwrite=overwrite, max_length=length)
@@ -375,7 +377,11 @@ def _save(name, chosen, scorer, trained, record, overwrite, zero_shot) -> Path:
         best = members[0]
         if best in trained:  # the trained member is kept as an entry the fusion names
             adapter = f"{name}-adapter"
-            _copy_entry(trained[best], adapter, {"adapt_member_of": name}, overwrite=overwrite)
+            # one an earlier run of this adapt left (killed before the fusion was written)
+            # is replaced too: nothing but this adapt writes it
+            ours = _member_of(adapter) == name
+            _copy_entry(trained[best], adapter, {"adapt_member_of": name},
+                        overwrite=overwrite or ours)  # fmt: skip
             best_model = adapter
         else:
             best_model = scorer.models[best]
@@ -403,6 +409,14 @@ def _copy_entry(source: str, name: str, extra: dict, overwrite: bool) -> Path:
             shutil.copy2(folder / relative, target / relative)
 
     return save_entry(writer, name, {**fields, **extra}, overwrite=overwrite)
+
+
+def _member_of(entry: str) -> str | None:
+    """The adapt entry whose fusion member ``entry`` was copied as, if it was."""
+    try:
+        return read_card(entry_folder(entry)).get("adapt_member_of")
+    except (ZooError, OSError):
+        return None
 
 
 def _remove_candidate(entry: str) -> None:
