@@ -33,6 +33,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from concurrent.futures import as_completed
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -44,6 +45,7 @@ from benchmarks.perf.crash_commands import COMMANDS, World  # noqa: E402
 from benchmarks.perf.crash_hooks import KILL_AT_ENV, OPS_FILE_ENV  # noqa: E402
 from benchmarks.perf.machine import machine_info  # noqa: E402
 from stackexchange.io import atomic_write_json  # noqa: E402
+from stackexchange.pool import process_pool  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 TIMEOUT = 900  # seconds a single run may take on a busy machine before it counts as hung
@@ -153,6 +155,13 @@ def trial(command, world: World, work: Path, ref: dict, index: int, seed: int) -
     return record
 
 
+def _trial(name: str, folder: Path, hub_url: str, work: Path, ref: dict, index: int,
+           seed: int) -> dict:  # fmt: skip
+    """:func:`trial` in a worker process, of the command named ``name``."""
+    command = next(c for c in COMMANDS if c.name == name)
+    return {**trial(command, World(folder, hub_url), work, ref, index, seed), "seed": seed}
+
+
 def summary(trials: list[dict], references: dict) -> dict:
     """Per command: kills, trials survived, and every failure's first problem."""
     rows = {}
@@ -192,6 +201,7 @@ def main() -> None:
     parser.add_argument("--only", nargs="*", default=None, help="command names")
     parser.add_argument("--kills", type=int, default=None, help="trials per command")
     parser.add_argument("--seed", type=int, default=46)
+    parser.add_argument("--jobs", type=int, default=2, help="trials at once")
     parser.add_argument("--out", type=Path, default=RESULTS / "crash_campaign.json")
     args = parser.parse_args()
     chosen = [c for c in COMMANDS if args.only is None or c.name in args.only]
@@ -201,7 +211,7 @@ def main() -> None:
     log = args.work / "trials.jsonl"
     kept = [json.loads(x) for x in log.read_text().splitlines()] if log.exists() else []
     started = time.monotonic()
-    references, trials = {}, []
+    references, trials, todo = {}, [], []
     try:
         for command in chosen:
             references[command.name] = reference(command, world, args.work)
@@ -211,19 +221,29 @@ def main() -> None:
                 record = next((t for t in kept if (t["command"], t["trial"], t.get("seed")) ==
                                (command.name, index, args.seed)), None)  # fmt: skip
                 if record is None:
-                    record = {**trial(command, world, args.work, references[command.name],
-                                      index, args.seed), "seed": args.seed}  # fmt: skip
-                    with open(log, "a") as handle:
-                        handle.write(json.dumps(record) + "\n")
+                    todo.append((command.name, index))
+                else:
+                    trials.append(record)
+        # trials in --jobs processes: each writes only in its own folder
+        with process_pool(args.jobs) as pool:
+            running = [pool.submit(_trial, name, world.folder, world.hub_url, args.work,
+                                   references[name], index, args.seed)
+                       for name, index in todo]  # fmt: skip
+            for done in as_completed(running):
+                record = done.result()
+                with open(log, "a") as handle:
+                    handle.write(json.dumps(record) + "\n")
                 trials.append(record)
-                print(f"  {command.name} #{index}: {'ok' if record['survived'] else 'FAILED'}"
-                      f" {[k['kind'] for k in record['kills']]}", flush=True)  # fmt: skip
+                print(f"  {record['command']} #{record['trial']}: "
+                      f"{'ok' if record['survived'] else 'FAILED'} "
+                      f"{[k['kind'] for k in record['kills']]}", flush=True)  # fmt: skip
     finally:
         world.close()
+    trials.sort(key=lambda t: ([c.name for c in chosen].index(t["command"]), t["trial"]))
     rows = summary(trials, references)
     result = {
         "script": "benchmarks/perf/crash_campaign.py",
-        "args": {"seed": args.seed, "kills": args.kills, "only": args.only},
+        "args": {"seed": args.seed, "kills": args.kills, "only": args.only, "jobs": args.jobs},
         "machine": machine_info(),
         "seconds": round(time.monotonic() - started),
         "targets": {"kills_total": 200, "survived": "every trial"},

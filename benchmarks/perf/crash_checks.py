@@ -21,6 +21,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -36,6 +37,7 @@ VOLATILE = frozenset({
     "eval_samples_per_second", "eval_steps_per_second", "memory", "versions", "stage_seconds",
     "finished",
 })  # fmt: skip
+_BUILD_FOLDER = re.compile(r"(\.tmp-build-)\d+-[0-9a-f]+")
 # Derived from the card (its "created" included): the card is compared instead.
 SKIPPED = frozenset({"README.md", "leaderboard.html", "leaderboard.md"})
 
@@ -206,8 +208,8 @@ def normalised(value, root: str):
         return {k: normalised(v, root) for k, v in value.items() if k not in VOLATILE}
     if isinstance(value, list):
         return [normalised(v, root) for v in value]
-    if isinstance(value, str):
-        return value.replace(root, "{root}")
+    if isinstance(value, str):  # build's work folder is named by its process: any two differ
+        return _BUILD_FOLDER.sub(r"\1{build}", value.replace(root, "{root}"))
     return value
 
 

@@ -61,10 +61,14 @@ class World:
             if not (world.zoo / name).exists():
                 world.cli(TRAINING[name](world, name))
         world.start_hub()
-        if not (world.hub / "models" / PUSHED).exists():
-            env = {**world.hub_env(folder / "pushed"), GIT_UPLOAD_ENV: str(world.hub),
-                   "ADAPTER_ZOO_HOME": str(world.zoo)}  # fmt: skip
-            world.cli(["push", "bm-bi", PUSHED], env=env, hooks=True)
+        try:
+            if not (world.hub / "models" / PUSHED).exists():
+                env = {**world.hub_env(folder / "pushed"), GIT_UPLOAD_ENV: str(world.hub),
+                       "ADAPTER_ZOO_HOME": str(world.zoo)}  # fmt: skip
+                world.cli(["push", "bm-bi", PUSHED], env=env, hooks=True)
+        except BaseException:
+            world.close()  # the olah goes with a world that could not be made
+            raise
         return world
 
     @property
