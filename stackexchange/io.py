@@ -28,7 +28,6 @@ _RECORD_KIND = "adapter-zoo temporary"
 # folders, so a run (or a failed one) leaves nothing of them in the user's output.
 LOCK_DIR = "adapter-zoo-locks"
 _in_progress: set[Path] = set()  # this process's temporaries still being written
-_held: dict[Path, int] = {}  # the output locks this process holds, and how deeply
 
 
 def refuse_input_inside_output(
@@ -411,9 +410,7 @@ def output_lock(
     """Hold ``folder``'s lock (see :func:`lock_file`) while one run writes into it.
 
     A second run into the same folder is refused at once instead of clobbering the first's
-    work (its clean-up would otherwise meet the first run's temporaries). The lock is the
-    process's: taken again inside the block (a command whose step writes the same folder,
-    ``build`` training its entry), it is already held.
+    work (its clean-up would otherwise meet the first run's temporaries).
 
     Args:
         folder: the output folder.
@@ -433,13 +430,6 @@ def output_lock(
     from filelock import FileLock, Timeout
 
     path = lock_file(folder)
-    if path in _held:  # this process holds it already (flock would refuse a second handle)
-        _held[path] += 1
-        try:
-            yield folder
-        finally:
-            _held[path] -= 1
-        return
     path.parent.mkdir(parents=True, exist_ok=True)
     lock = FileLock(str(path), timeout=-1 if wait is None else wait)
     try:
@@ -449,11 +439,9 @@ def output_lock(
             f"{folder}: another adapter-zoo run is writing into it (lock {path}); "
             f"wait until it ends or {advice}"
         ) from None
-    _held[path] = 1
     try:
         yield folder
     finally:
-        del _held[path]
         lock.release()
 
 

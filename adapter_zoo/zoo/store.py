@@ -27,6 +27,7 @@ from stackexchange.io import (
     atomic_directory,
     atomic_write_text,
     check_writable,
+    lock_file,
     output_lock,
     sha256_file,
 )
@@ -36,6 +37,7 @@ from stackexchange.numbers import MAX_TOKENS
 CARD_FILE = "card.json"
 README_FILE = "README.md"
 CARD_VERSION = 1
+_held: dict[Path, int] = {}  # the entry locks this process holds, and how deeply
 # Files that are not hashed: the card itself (it holds the hashes) and the README made from it.
 UNHASHED = {CARD_FILE, README_FILE}
 ENCODERS = ("bi", "cross", "composite")
@@ -166,8 +168,9 @@ def entry_lock(name_or_path: str | os.PathLike, *, wait: float | None = 0):
     it: a command that writes an entry holds it from before its work (a model loading,
     training) until the entry is in place, so a second run to the same name is refused in
     one line before it trains instead of replacing the first's entry (or resuming from its
-    checkpoints) when both end. :func:`save_entry` holds it too. Runs writing other entries
-    of the same zoo go on beside it.
+    checkpoints) when both end. :func:`save_entry` holds it too: the lock is this process's,
+    taken again inside the block (``build`` training its entry) it is already held. Runs
+    writing other entries of the same zoo go on beside it.
 
     Args:
         wait: seconds to wait for the other run to end first (None: as long as it takes);
@@ -177,8 +180,20 @@ def entry_lock(name_or_path: str | os.PathLike, *, wait: float | None = 0):
         ZooError: another process writes the entry (naming its folder and the lock).
     """
     final = entry_folder(name_or_path)
+    key = lock_file(final)
+    if key in _held:  # this process writes it already (build training its entry, a run's
+        _held[key] += 1  # save_entry): a second lock of its own would refuse it
+        try:
+            yield final
+        finally:
+            _held[key] -= 1
+        return
     with output_lock(final, error=ZooError, advice="choose another --name", wait=wait):
-        yield final
+        _held[key] = 1
+        try:
+            yield final
+        finally:
+            del _held[key]
 
 
 def holds_request(folder: Path, request: dict) -> bool:
