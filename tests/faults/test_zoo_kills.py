@@ -31,18 +31,27 @@ run = "leaderboard {work}/results --out {work}/board"
 
 @pytest.fixture(scope="module")
 def augur_zoo(tmp_path_factory, parsed_augur, tiny_sentence_bert_path) -> Path:
-    """Two bi-encoder adapters of augur (seeds 0 and 1), with their domain centroids."""
+    """Two bi-encoder adapters of augur with their domain centroids: one trained, the other
+    its copy under another name (a soup of two needs two; training one is enough)."""
     from adapter_zoo.training import TrainingConfig, train
+    from adapter_zoo.zoo.store import read_card, save_entry
 
     zoo = tmp_path_factory.mktemp("augur-zoo")
     old = os.environ.get("ADAPTER_ZOO_HOME")
     os.environ["ADAPTER_ZOO_HOME"] = str(zoo)  # module-scoped: monkeypatch is the test's
     try:
-        for name, seed in (("au", 0), ("au-2", 1)):
-            train(TrainingConfig(mode="adapter", encoder="bi", data=str(parsed_augur),
-                                 forums=("augur",), name=name, seed=seed, max_steps=1,
-                                 eval_steps=1, batch_size=8, max_length=16, dev_queries=8,
-                                 base_model=str(tiny_sentence_bert_path)))  # fmt: skip
+        first = train(TrainingConfig(mode="adapter", encoder="bi", data=str(parsed_augur),
+                                     forums=("augur",), name="au", max_steps=1, eval_steps=1,
+                                     batch_size=8, max_length=16, dev_queries=8,
+                                     base_model=str(tiny_sentence_bert_path)))  # fmt: skip
+        card = read_card(first)
+        fields = {k: v for k, v in card.items() if k not in ("name", "files", "created")}
+
+        def copy(folder: Path) -> None:
+            for relative in card["files"]:
+                shutil.copy2(first / relative, folder / relative)
+
+        save_entry(copy, "au-2", fields)
     finally:
         if old is None:
             os.environ.pop("ADAPTER_ZOO_HOME")
