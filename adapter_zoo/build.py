@@ -31,11 +31,12 @@ from adapter_zoo.names import DEFAULT_BASE
 from adapter_zoo.precision import training_precision
 from adapter_zoo.ranker.model import resolve_base_model
 from adapter_zoo.training import TrainingConfig, train
-from adapter_zoo.training.checkpoint import checkpoint_dir
+from adapter_zoo.training.checkpoint import checkpoint_dir, remove_run_folder
 from adapter_zoo.zoo.store import (
     CARD_FILE,
     README_FILE,
     check_zoo_writable,
+    entry_lock,
     entry_path,
     read_card,
     render_readme,
@@ -68,6 +69,7 @@ DUMPS_FOLDER = ".dumps"  # in the zoo home: a cut-short download waits there to 
 # The work folder (the parse) is ".<name>.tmp-build-<pid>-<hex>" in the zoo home: hidden, never
 # an entry, and a later build of the name removes it when its process died.
 BUILD_MARK = ".tmp-build-"
+BUILT_BY = "adapter_zoo.build.build_entry"  # the card's source.built_by
 # Rough costs on 2 CPU cores (benchmarks/perf/results/quality.json: beer's adapter, 40 steps
 # with five dev evaluations of 49 lists, 198 s; parse_throughput.json: ~10,000 questions/s
 # through the parser, plus unpacking the archive).
@@ -145,8 +147,17 @@ def build_entry(
     forum = forum if isinstance(forum, Forum) else _forum(forum)
     name = forum.short_name if name is None else name
     final = entry_path(name)
-    if final.exists() and not overwrite:
-        raise ZooError(f"zoo entry {name!r} already exists at {final}; pass overwrite=True")
+    # held until the entry is written: a second build (or train) of the name is refused
+    with entry_lock(final):
+        if final.exists() and not overwrite:
+            earlier = _earlier_build(final, forum, dump, base_model, steps, precision)
+            if earlier is None:
+                raise ZooError(f"zoo entry {name!r} already exists at {final}; pass overwrite=True")
+            return _finish_earlier(final, earlier, forum, dump, progress)
+        return _build(forum, dump, name, base_model, steps, overwrite, progress, precision)
+
+
+def _build(forum, dump, name, base_model, steps, overwrite, progress, precision) -> Path:
     _check_before_work(name, dump, base_model)
     logger.info(_plan(forum, name, base_model, steps, dump))
     home = zoo_home()
@@ -259,6 +270,46 @@ def _download(forum: Forum, folder: Path, progress: bool):
         raise ZooError(f"cannot build {forum.short_name!r}: {error}") from None
 
 
+def _earlier_build(final: Path, forum: Forum, dump, base_model, steps, precision) -> dict | None:
+    """The card of the entry at ``final`` when an earlier build of the same forum, dump
+    and settings wrote it (one killed before it ended: its card may lack its ``source``
+    yet), else None."""
+    try:
+        card = read_card(final)
+    except (ZooError, OSError):
+        return None
+    training = card.get("training") or {}
+    asked = {"base_model": base_model, "max_steps": steps,
+             "precision": training_precision(precision, trains_base=False)}  # fmt: skip
+    if card.get("forums") != [forum.host] or any(training.get(k) != v for k, v in asked.items()):
+        return None
+    source = card.get("source")
+    if source is None:  # trained by a build (its work folder), killed before the record
+        return card if BUILD_MARK in Path(str(training.get("data"))).parent.name else None
+    if not isinstance(source, dict) or source.get("built_by") != BUILT_BY:
+        return None
+    if dump is None:
+        return card if str(source.get("dump", "")).endswith("/" + archive_name(forum)) else None
+    return card if source.get("dump") == str(Path(dump).expanduser().resolve()) else None
+
+
+def _finish_earlier(final: Path, card: dict, forum: Forum, dump, progress: bool) -> Path:
+    """The entry an earlier build wrote, its source recorded if that build was killed
+    before it could record it; nothing is trained again."""
+    logger.info("zoo entry %r at %s is this build's, written by an earlier run; nothing to "
+                "train (--overwrite builds it again)", final.name, final)  # fmt: skip
+    _remove_dead_builds(zoo_home(), final.name)  # what that run had left to remove
+    remove_run_folder(checkpoint_dir(final.name))
+    if "source" not in card:
+        if dump is None:
+            source = _download(forum, zoo_home() / DUMPS_FOLDER, progress)
+            _record_source(final, _source_record(source))
+            source.path.unlink(missing_ok=True)
+        else:
+            _record_source(final, _local_record(Path(dump).expanduser()))
+    return final
+
+
 def _source_record(dump) -> dict:
     return {"dump": dump.url, "size": dump.size, "sha256": dump.sha256, "checked": dump.checked}
 
@@ -299,6 +350,6 @@ def _record_source(path: Path, record: dict) -> None:
     are not hashed, so the entry stays verifiable)."""
 
     card = read_card(path)
-    card["source"] = {**record, "built_by": "adapter_zoo.build.build_entry"}
+    card["source"] = {**record, "built_by": BUILT_BY}
     atomic_write_text(path / CARD_FILE, json.dumps(card, indent=2, ensure_ascii=False) + "\n")
     atomic_write_text(path / README_FILE, render_readme(card))

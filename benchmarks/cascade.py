@@ -22,7 +22,7 @@ from adapter_zoo.cascade.data import pairs_from_parsed
 from adapter_zoo.errors import ZooError
 from adapter_zoo.metrics import evaluate_rankings
 from benchmarks.registry import get
-from benchmarks.results import append_result, check_results_folder, make_record
+from benchmarks.results import append_results, check_results_folder, make_record
 from stackexchange.numbers import MAX_BATCH, check_number
 from stackexchange.parse import STATS_FILE
 
@@ -151,7 +151,7 @@ def evaluate_cascade(
             exits=list(ranker.exits),
             **{"exit_p@1": [round(v, 6) for v in exit_metrics]},
         )
-        if results is not None:
-            append_result(results, record)
         records.append(record)
+    if results is not None:  # once every drop ratio is scored: all its records or none
+        append_results(results, records)
     return records

@@ -28,7 +28,12 @@ from adapter_zoo.precision import PRECISIONS, resolve_precision
 from benchmarks.baselines import benchmark_pairs, get_scorer, is_lexical
 from benchmarks.errors import BenchmarkError
 from benchmarks.registry import get
-from benchmarks.results import append_result, check_results_folder, make_record
+from benchmarks.results import (
+    append_result,
+    append_results,
+    check_results_folder,
+    make_record,
+)
 from stackexchange.numbers import MAX_STEPS, MAX_TOKENS, check_number
 
 logger = logging.getLogger(__name__)
@@ -195,8 +200,7 @@ def evaluate_models(models, benchmark, **kwargs) -> list[dict]:
     scored = ScoredModels()
     records = [evaluate(model, benchmark, scored=scored, **kwargs) for model in models]
     if results is not None:
-        for record in records:
-            append_result(results, record)
+        append_results(results, records)
     return records
 
 
@@ -388,6 +392,5 @@ def evaluate_each(model, benchmark, adapters, **kwargs) -> list[dict]:
     check_results_folder(results)
     records = [evaluate(model, benchmark, adapters=[name], **kwargs) for name in adapters]
     if results is not None:  # only once every adapter is scored: a failure writes nothing
-        for record in records:
-            append_result(results, record)
+        append_results(results, records)
     return records

@@ -4,9 +4,11 @@
 all use it), so every record names its benchmark, times itself and lists its versions alike.
 
 Appending is done by read-all + append + atomic rewrite (``stackexchange.io.atomic_write_text``)
-under an exclusive ``fcntl`` lock on ``RESULTS/.results.lock``. Why not a plain ``open("a")``:
-a crash mid-write could leave a torn last line; why the lock: two runs finishing at once would
-otherwise each rewrite the file without the other's record.
+under an exclusive lock on ``RESULTS/.results.lock`` (filelock), one rewrite per run with all its
+records (:func:`append_results`). Why not a plain ``open("a")``: a crash mid-write could leave a
+torn last line; why one rewrite: a run killed between two of its records would leave the first,
+which its rerun appends again; why the lock: two runs finishing at once would otherwise each
+rewrite the file without the other's record.
 """
 
 from __future__ import annotations
@@ -113,14 +115,11 @@ def make_record(
 
 @contextlib.contextmanager
 def _locked(folder: Path):
-    folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / ".results.lock", "w") as lock:
-        try:
-            import fcntl
+    """Hold ``folder``'s results lock (``.results.lock``, waiting for another run's append)."""
+    from filelock import FileLock
 
-            fcntl.flock(lock, fcntl.LOCK_EX)
-        except ImportError:  # no fcntl (Windows): the atomic rewrite still never tears a line
-            pass
+    folder.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(folder / ".results.lock")):
         yield
 
 
@@ -334,18 +333,32 @@ def append_result(folder: str | os.PathLike, record: dict) -> Path:
     Raises:
         BenchmarkError: the record holds NaN or an infinity (named by key); nothing is written.
     """
+    return append_results(folder, [record])
+
+
+def append_results(folder: str | os.PathLike, records: list[dict]) -> Path:
+    """Append ``records`` (one run's) to ``folder/results.jsonl`` in one atomic rewrite:
+    a run killed at any moment leaves all of them or none, never a part to be appended
+    again by its rerun. Two runs appending at once wait for each other's lock.
+
+    Raises:
+        BenchmarkError: a record holds NaN or an infinity (named by key); nothing is written.
+    """
     folder = Path(folder)
     path = folder / RESULTS_FILE
-    try:
-        line = json.dumps(record, ensure_ascii=False, sort_keys=True, allow_nan=False)
-    except ValueError:
-        raise BenchmarkError(
-            f"{path}: not written: the record of {record.get('model')!r} on "
-            f"{record.get('benchmark')!r} has non-finite values ({', '.join(_non_finite(record))})"
-        ) from None
+    lines = []
+    for record in records:
+        try:
+            lines.append(json.dumps(record, ensure_ascii=False, sort_keys=True, allow_nan=False))
+        except ValueError:
+            raise BenchmarkError(
+                f"{path}: not written: the record of {record.get('model')!r} on "
+                f"{record.get('benchmark')!r} has non-finite values "
+                f"({', '.join(_non_finite(record))})"
+            ) from None
     with _locked(folder):
         old = path.read_text(encoding="utf-8") if path.exists() else ""
         if old and not old.endswith("\n"):
             old += "\n"
-        atomic_write_text(path, old + line + "\n")
+        atomic_write_text(path, old + "".join(line + "\n" for line in lines))
     return path

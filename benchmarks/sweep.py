@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from adapter_zoo.errors import ZooError
 from adapter_zoo.metrics import evaluate_rankings
 from benchmarks.registry import get
-from benchmarks.results import append_result, check_results_folder, make_record
+from benchmarks.results import append_results, check_results_folder, make_record
 from stackexchange.numbers import MAX_BATCH, MAX_TOKENS, check_number
 
 logger = logging.getLogger(__name__)
@@ -200,6 +200,5 @@ def sweep_benchmark(
         )
         records.append(record)
     if results is not None:  # only once every model is scored: a failure writes nothing
-        for record in records:
-            append_result(results, record)
+        append_results(results, records)
     return records

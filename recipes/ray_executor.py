@@ -5,11 +5,10 @@ calls the same CLI function as the local executor, so its outputs land where a l
 them, through the same atomic writers. A task reserves the job's CPUs and GPUs and starts once
 every job it waits for has finished. Its stdout and stderr go to ``WORK/logs/<step>.log``.
 
-Resuming: a finished job leaves ``WORK/steps/<digest>.json`` (its command line); a later run
-skips a job that has that entry, whose outputs are all still complete and none of whose
-upstream jobs runs again. So a killed run picks up where it stopped, and deleting one output
-re-runs the job that wrote it (and those that read it). The local executor keeps no ledger:
-its outputs are made again by a Ray run in the same work folder.
+Resuming: a finished job leaves its entry in the ledger (:mod:`recipes.ledger`), as the
+local executor's do; a later run skips a job that has that entry, whose outputs are all still
+complete and none of whose upstream jobs runs again. So a killed run picks up where it
+stopped, and deleting one output re-runs the job that wrote it (and those that read it).
 
 Failures: a job that exits non-zero (or whose worker dies) is tried once more; if it fails
 again its log is reported, the jobs that wait for it are reported as not run, and all others
@@ -25,7 +24,6 @@ of the project and the Hugging Face libraries (``ADAPTER_ZOO_*``, ``HF_*``, ``TR
 from __future__ import annotations
 
 import contextlib
-import datetime
 import os
 import re
 import shlex
@@ -36,9 +34,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from recipes.ledger import plan_resume, record_finished
 from recipes.recipe import Recipe, RecipeError
 from recipes.steps import Job
-from stackexchange.io import atomic_write_json
 
 FORWARDED_ENV = ("ADAPTER_ZOO_", "HF_", "TRANSFORMERS_", "TOKENIZERS_", "HUGGINGFACE_")
 ATTEMPTS = 2  # a failed job is retried once
@@ -127,20 +125,6 @@ def _check_fits(jobs: list[Job], nodes: list[dict]) -> None:
             )
 
 
-def _ledger(work: Path, job: Job) -> Path:
-    return work / "steps" / f"{job.key}.json"
-
-
-def plan_resume(jobs: list[Job], work: Path) -> set[int]:
-    """Indices of the jobs finished by an earlier run whose outputs still stand."""
-    finished: set[int] = set()
-    for job in jobs:  # plan order: every job comes after those it waits for
-        upstream_runs = any(index not in finished for index in job.after)
-        if not upstream_runs and _ledger(work, job).is_file() and job.outputs_complete():
-            finished.add(job.index)
-    return finished
-
-
 def run_on_ray(
     jobs: list[Job],
     *,
@@ -216,16 +200,7 @@ def run_on_ray(
                     code, outcome.error = 1, str(error).splitlines()[0]
                 if code == 0:
                     outcome.status = "done"
-                    atomic_write_json(
-                        _ledger(work, outcome.job),
-                        {
-                            "label": outcome.job.label,
-                            "argv": outcome.job.argv,
-                            "finished": datetime.datetime.now(datetime.UTC).isoformat(
-                                timespec="seconds"
-                            ),
-                        },
-                    )
+                    record_finished(work, outcome.job)
                     progress.update()
                 elif outcome.attempts < ATTEMPTS:
                     submit(outcome)

@@ -12,7 +12,9 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from recipes.ledger import plan_resume, record_finished
 from recipes.recipe import Recipe, RecipeError, Step
+from recipes.steps import build_jobs
 from stackexchange.catalog import shipped_data
 from stackexchange.paths import check_folder_path
 
@@ -194,11 +196,13 @@ def claim_smoke_folder(work: Path, recipe: Recipe) -> None:
     Raises:
         RecipeError: ``work`` holds files and no smoke run created it.
     """
-    from stackexchange.io import atomic_write_json
+    from stackexchange.io import atomic_write_json, remove_stale_temporaries
 
     marker = work / SMOKE_MARKER
     if marker.is_file():
         return
+    # what a run killed while it wrote the marker left (its temporary) is no file of the user
+    remove_stale_temporaries(work)
     if os.path.lexists(work) and (not work.is_dir() or any(work.iterdir())):
         raise RecipeError(
             f"{work}: already exists and was not made by an adapter-zoo --smoke run "
@@ -282,8 +286,9 @@ def run_recipe(
 
     ``executor="local"`` runs the commands one after another in this process;
     ``executor="ray"`` runs independent ones at once as Ray tasks (on the cluster at
-    ``address``, or a local one), skipping those finished by an earlier run (see
-    :mod:`recipes.ray_executor`).
+    ``address``, or a local one, see :mod:`recipes.ray_executor`). Both skip the commands
+    an earlier run in the same work folder finished (:mod:`recipes.ledger`), so a killed
+    run resumes where it stopped.
 
     Raises:
         RecipeError: the work folder or one above it is a file, a variable is unknown, a
@@ -308,17 +313,21 @@ def run_recipe(
         build_tiny_bert(work / "tiny-bert", error=RecipeError)
     work.mkdir(parents=True, exist_ok=True)
     with own_zoo(work / "zoo") if smoke else contextlib.nullcontext():
+        jobs = build_jobs(commands, smoke=smoke)
         if executor == "ray":
             from recipes.ray_executor import run_on_ray
-            from recipes.steps import build_jobs
 
-            jobs = build_jobs(commands, smoke=smoke)
             run_on_ray(jobs, work=work, address=address, log=log, recipe=recipe)
             return work
         from adapter_zoo.cli import main as cli_main
 
         execute = execute or cli_main
-        for label, argv, _ in commands:
+        finished = plan_resume(jobs, work)  # a killed run resumes after its last finished job
+        for job in jobs:
+            label, argv = job.label, job.argv
+            if job.index in finished:
+                log(f"  {label}: finished by an earlier run, skipped")
+                continue
             log(f"  {label}: adapter-zoo {shlex.join(argv)}")
             started = time.perf_counter()
             token = _RUNNING.set((*_RUNNING.get(), recipe.path.resolve()))
@@ -331,5 +340,6 @@ def run_recipe(
                     f"{recipe.path}: {label} failed with exit code {code}: "
                     f"adapter-zoo {shlex.join(argv)}"
                 )
+            record_finished(work, job)
             log(f"    done in {time.perf_counter() - started:.1f}s")
     return work

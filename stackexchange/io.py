@@ -6,9 +6,11 @@ This module is torch-free on purpose: data preparation runs on machines without 
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import os
+import re
 import shutil
 import socket
 import uuid
@@ -82,12 +84,65 @@ def check_replaceable(
     )
 
 
-def _naming(error: BaseException, path: Path) -> BaseException:
-    """An OSError that names no file (``No space left on device`` from a write) made to name
-    ``path``; any other exception unchanged."""
-    if isinstance(error, OSError) and error.filename is None and error.errno is not None:
+# Why a write fails for want of room or rights, whatever the input: no space, a file-size
+# limit, a quota, a read-only file system.
+WRITE_ERRNOS = frozenset({errno.ENOSPC, errno.EFBIG, errno.EDQUOT, errno.EROFS})
+# A library's own report of an operating-system error: Rust's std::io::Error (safetensors,
+# tokenizers) ends "(os error 28)"; torch.save's stream writer says only that a write failed.
+_RUST_OS_ERROR = re.compile(r"\(os error (\d+)\)")
+_TORCH_WRITE_FAILED = ("file write failed", "PytorchStreamWriter failed writing")
+
+
+def write_failure(error: BaseException, path: str | os.PathLike) -> OSError | None:
+    """``error`` as an OSError naming ``path`` when a write failed (a full disk, a file-size
+    limit, a read-only folder), else None; an OSError that names its file is kept as it is.
+
+    Libraries report such a failure in their own types (safetensors' ``SafetensorError``,
+    torch's ``RuntimeError``), or as an OSError naming no file; the CLI shows an OSError as
+    one line, so a full disk is one line naming where the run was writing, not a traceback.
+
+    Example:
+        >>> write_failure(RuntimeError("I/O error: No space left on device (os error 28)"), "e")
+        OSError(28, 'No space left on device')
+    """
+    if isinstance(error, OSError):
+        if error.filename is not None or error.errno is None:
+            return error if error.filename is not None else None
         return OSError(error.errno, error.strerror or str(error), str(path))
-    return error
+    text = str(error)
+    match = _RUST_OS_ERROR.search(text)
+    if match:
+        code = int(match[1])
+    elif any(words in text for words in _TORCH_WRITE_FAILED):
+        code = _probable_write_errno(Path(path))
+    else:
+        return None
+    return OSError(code, os.strerror(code), str(path))
+
+
+def _probable_write_errno(path: Path) -> int:
+    """Why a write that reported no reason failed: no room left, a file-size limit, else EIO."""
+    import resource  # here: a Unix module, and only a failed write asks it
+
+    while not path.exists() and path.parent != path:
+        path = path.parent
+    if shutil.disk_usage(path).free == 0:
+        return errno.ENOSPC
+    if resource.getrlimit(resource.RLIMIT_FSIZE)[0] != resource.RLIM_INFINITY:
+        return errno.EFBIG
+    return errno.EIO
+
+
+def _naming(error: BaseException, final: Path, tmp: Path) -> BaseException:
+    """A failed write while ``final`` was written in ``tmp`` (:func:`write_failure`) made to
+    name ``final`` (the temporary is gone); any other exception unchanged."""
+    failure = write_failure(error, final)
+    if failure is None:
+        return error
+    written = Path(str(failure.filename))
+    if failure is error and written != tmp and tmp not in written.parents:
+        return error  # it names a file of its own (an input), not one being written here
+    return OSError(failure.errno, failure.strerror, str(final))
 
 
 @contextlib.contextmanager
@@ -124,7 +179,7 @@ def atomic_directory(final: str | os.PathLike, *, overwrite: bool = False) -> It
         except BaseException as error:
             shutil.rmtree(tmp, ignore_errors=True)
             _unrecord(tmp)
-            named = _naming(error, final)
+            named = _naming(error, final, tmp)
             if named is error:
                 raise
             raise named from error
@@ -238,7 +293,7 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
     except BaseException as error:
         tmp.unlink(missing_ok=True)
         _unrecord(tmp)
-        named = _naming(error, path)
+        named = _naming(error, path, tmp)
         if named is error:
             raise
         raise named from error
@@ -305,7 +360,6 @@ def check_writable(
         Traceback (most recent call last):
         ValueError: /proc/zoo: cannot write the zoo home there (Permission denied); set ...
     """
-    import errno
     import tempfile
 
     folder = Path(folder)
@@ -329,20 +383,41 @@ def check_writable(
 
 
 def lock_file(folder: str | os.PathLike) -> Path:
-    """The lock file of output ``folder``: in the system's temporary folder, named by the
-    hash of ``folder``'s resolved path (the same folder by any path gets the same lock)."""
+    """The lock file of output ``folder``: in the system's temporary folder, in a folder of
+    this user's (one user's lock folder in a shared /tmp would refuse every other user's
+    runs), named by the hash of ``folder``'s resolved path (the same folder by any path gets
+    the same lock)."""
     import tempfile
 
     key = hashlib.sha256(str(Path(folder).resolve()).encode("utf-8")).hexdigest()[:32]
-    return Path(tempfile.gettempdir()) / LOCK_DIR / f"{key}.lock"
+    if hasattr(os, "getuid"):
+        user = str(os.getuid())
+    else:  # Windows
+        import getpass
+
+        user = getpass.getuser()
+    return Path(tempfile.gettempdir()) / f"{LOCK_DIR}-{user}" / f"{key}.lock"
 
 
 @contextlib.contextmanager
-def output_lock(folder: str | os.PathLike, *, error: type[Exception] = FileExistsError):
+def output_lock(
+    folder: str | os.PathLike,
+    *,
+    error: type[Exception] = FileExistsError,
+    advice: str = "choose another output",
+    wait: float | None = 0,
+):
     """Hold ``folder``'s lock (see :func:`lock_file`) while one run writes into it.
 
     A second run into the same folder is refused at once instead of clobbering the first's
     work (its clean-up would otherwise meet the first run's temporaries).
+
+    Args:
+        folder: the output folder.
+        error: the exception raised when another process holds the lock.
+        advice: what to do instead, ending the message.
+        wait: seconds to wait for the other process to finish first (None: as long as it
+            takes; 0: refuse at once).
 
     Raises:
         error: another process holds the lock; the message names the folder.
@@ -356,13 +431,13 @@ def output_lock(folder: str | os.PathLike, *, error: type[Exception] = FileExist
 
     path = lock_file(folder)
     path.parent.mkdir(parents=True, exist_ok=True)
-    lock = FileLock(str(path), timeout=0)
+    lock = FileLock(str(path), timeout=-1 if wait is None else wait)
     try:
         lock.acquire()
     except Timeout:
         raise error(
             f"{folder}: another adapter-zoo run is writing into it (lock {path}); "
-            "wait until it ends or choose another output"
+            f"wait until it ends or {advice}"
         ) from None
     try:
         yield folder

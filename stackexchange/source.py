@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from stackexchange.errors import DumpError
+from stackexchange.io import WRITE_ERRNOS, write_failure
 
 POSTS = "Posts.xml"
 POST_LINKS = "PostLinks.xml"
@@ -121,6 +122,10 @@ def _extract_members(archive: Path, scratch: Path, wanted: list[str]) -> dict:
     except DumpError:
         raise
     except Exception as error:
+        failure = write_failure(error, scratch)
+        if failure is not None and failure.errno in WRITE_ERRNOS:
+            # extracting failed to write (a full disk): the archive is not to blame
+            raise OSError(failure.errno, failure.strerror, str(scratch)) from error
         raise DumpError(
             f"{archive}: corrupt or truncated 7z archive ({type(error).__name__}: {error})"
         ) from error

@@ -22,7 +22,11 @@ Example:
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
+import os
+import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -37,7 +41,16 @@ from adapter_zoo.errors import ZooError
 from adapter_zoo.loading import resolve_entry
 from adapter_zoo.precision import resolve_precision, scoring_precision
 from adapter_zoo.registry import kind_for_card
-from adapter_zoo.zoo.store import entry_folder, is_entry_name, local_cards, read_card, save_entry
+from adapter_zoo.zoo.store import (
+    entry_folder,
+    entry_lock,
+    holds_request,
+    is_entry_name,
+    local_cards,
+    read_card,
+    save_entry,
+    zoo_home,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -129,26 +142,44 @@ def adapt(
     Raises:
         ZooError: an empty or unreadable target, an unknown strategy, no usable entry.
     """
-    # looked up per call: tests monkeypatch read_target and domain_centroid
-    from adapter_zoo.adapt.targets import read_target
-    from adapter_zoo.zoo.domain import domain_centroid
-
     if strategy not in (*planning.STRATEGIES, planning.AUTO):
         raise ZooError(
             f"unknown strategy {strategy!r}: use one of "
             f"{', '.join((planning.AUTO, *planning.STRATEGIES))}"
         )
-    if strategy == planning.AUTO:
-        # cycle: adapt.learn imports this module at its top
-        from adapter_zoo.adapt.learn import learn_and_decide
+    request = {
+        "command": "adapt", "target": requested_target(target),
+        "zoo": None if zoo is None else [str(z) for z in zoo], "strategy": strategy,
+        "top_k": top_k, "max_steps": max_steps, "precision": precision,
+        "budget_minutes": budget_minutes,
+    }  # fmt: skip
+    final = entry_folder(name)
+    # held until the entry is written: a second run to the name is refused before any work
+    with entry_lock(final):
+        if final.exists() and not overwrite and holds_request(final, request):
+            remove_candidates(final.name)  # what that run, killed at its end, had left
+            logger.info("zoo entry %r already holds this adaptation (the same arguments); "
+                        "nothing to do (--overwrite adapts again)", name)  # fmt: skip
+            return final
+        if strategy == planning.AUTO:
+            # cycle: adapt.learn imports this module at its top
+            from adapter_zoo.adapt.learn import learn_and_decide
 
-        resolve_precision(precision)  # a refused bf16 before any work
-        budget.check_budget(budget_minutes)
-        with scoring_precision(precision):
-            return learn_and_decide(
-                target, name=name, zoo=zoo, top_k=top_k, overwrite=overwrite,
-                max_steps=max_steps, budget_minutes=budget_minutes,
-            )  # fmt: skip
+            resolve_precision(precision)  # a refused bf16 before any work
+            budget.check_budget(budget_minutes)
+            with scoring_precision(precision):
+                return learn_and_decide(
+                    target, name=name, zoo=zoo, top_k=top_k, overwrite=overwrite,
+                    max_steps=max_steps, budget_minutes=budget_minutes, request=request,
+                )  # fmt: skip
+        return _adapt_by_similarity(target, name, zoo, strategy, top_k, overwrite, request)
+
+
+def _adapt_by_similarity(target, name, zoo, strategy, top_k, overwrite, request) -> Path:
+    # looked up per call: tests monkeypatch read_target and domain_centroid
+    from adapter_zoo.adapt.targets import read_target
+    from adapter_zoo.zoo.domain import domain_centroid
+
     final = entry_folder(name)
     if final.exists() and not overwrite:
         raise ZooError(f"zoo entry {name!r} already exists at {final}; pass overwrite")
@@ -199,7 +230,7 @@ def adapt(
         "embedder": "all-MiniLM-L6-v2",
     }
     logger.info("adapt %s: %s", name, chosen.reason)
-    return _save(name, chosen, record, overwrite)
+    return _save(name, chosen, {"adapt": record, "request": request}, overwrite)
 
 
 def _soup_candidates(entries: dict, cards: dict) -> dict:
@@ -212,8 +243,7 @@ def _soup_candidates(entries: dict, cards: dict) -> dict:
     return usable
 
 
-def _save(name: str, chosen, record: dict, overwrite: bool) -> Path:
-    extra = {"adapt": record}
+def _save(name: str, chosen, extra: dict, overwrite: bool) -> Path:
     if chosen.strategy == planning.SOUP:
         return soup_entry(name, chosen.members, chosen.weights, card=extra, overwrite=overwrite)
     if chosen.strategy == planning.ROUTE:
@@ -256,3 +286,19 @@ def alias_entry(
     if max_length is not None:
         full["max_length"] = int(max_length)
     return save_entry(lambda folder: None, name, full, overwrite=overwrite)
+
+
+def requested_target(target) -> str:
+    """How a run's ``request`` names its target: a path made absolute, texts by their hash."""
+    if isinstance(target, str | os.PathLike):
+        return str(Path(target).expanduser().resolve())
+    texts = json.dumps([str(text) for text in target], ensure_ascii=False)
+    return "texts:sha256:" + hashlib.sha256(texts.encode("utf-8")).hexdigest()
+
+
+def remove_candidates(name: str) -> None:
+    """Remove the candidate entries (``<name>--<candidate>``) an ``auto`` run of ``name``
+    trained: only those names, which no other writer uses."""
+    home = zoo_home()
+    for folder in sorted(home.glob(f"{name}{CANDIDATE_MARK}*")) if home.is_dir() else []:
+        shutil.rmtree(folder, ignore_errors=True)

@@ -101,6 +101,7 @@ def learn_and_decide(
     max_steps: int | None = None,
     budget_minutes: float | None = budget.DEFAULT_MINUTES,
     keep_candidates: bool = False,
+    request: dict | None = None,
 ) -> Path:
     """Train candidates on ``target``'s own pairs, decide among them and the zoo's
     strategies on its held-out lists, and save the chosen model as entry ``name``.
@@ -120,6 +121,7 @@ def learn_and_decide(
         keep_candidates: keep the trained candidates' entries (``<name>--<candidate>``,
             listed in the card's ``kept``), for a study that scores each of them on a test
             set the decision never saw (``benchmarks/perf/outside_study.py``).
+        request: what the run was asked (``adapt``'s arguments), recorded in the card.
 
     Returns:
         The entry's folder; its card's ``adapt`` records the target, the splits, the
@@ -220,7 +222,8 @@ def learn_and_decide(
     logger.info("adapt %s: %s", name, record["reason"])
     if keep_candidates:
         record["kept"] = dict(trained)
-    path = _save(name, chosen, scorer, trained, record, overwrite, zero_shot)
+    card = {"adapt": record, **({"request": request} if request else {})}
+    path = _save(name, chosen, scorer, trained, card, overwrite, zero_shot)
     if not keep_candidates:
         for entry in trained.values():
             _remove_candidate(entry)
@@ -517,8 +520,7 @@ def _texts_only_note(target_data, training) -> str:
     )
 
 
-def _save(name, chosen, scorer, trained, record, overwrite, zero_shot) -> Path:
-    card = {"adapt": record}
+def _save(name, chosen, scorer, trained, card, overwrite, zero_shot) -> Path:
     if chosen in (BASE, BASE_LONG):
         length = LONG_LENGTH if chosen == BASE_LONG else None
         return alias_entry(name, zero_shot, card=card, overwrite=overwrite, max_length=length)
@@ -529,7 +531,11 @@ def _save(name, chosen, scorer, trained, record, overwrite, zero_shot) -> Path:
         best = members[0]
         if best in trained:  # the trained member is kept as an entry the fusion names
             adapter = f"{name}-adapter"
-            _copy_entry(trained[best], adapter, {"adapt_member_of": name}, overwrite=overwrite)
+            # one an earlier run of this adapt left (killed before the fusion was written)
+            # is replaced too: nothing but this adapt writes it
+            ours = _member_of(adapter) == name
+            _copy_entry(trained[best], adapter, {"adapt_member_of": name},
+                        overwrite=overwrite or ours)  # fmt: skip
             best_model = adapter
         else:
             best_model = scorer.models[best]
@@ -557,6 +563,14 @@ def _copy_entry(source: str, name: str, extra: dict, overwrite: bool) -> Path:
             shutil.copy2(folder / relative, target / relative)
 
     return save_entry(writer, name, {**fields, **extra}, overwrite=overwrite)
+
+
+def _member_of(entry: str) -> str | None:
+    """The adapt entry whose fusion member ``entry`` was copied as, if it was."""
+    try:
+        return read_card(entry_folder(entry)).get("adapt_member_of")
+    except (ZooError, OSError):
+        return None
 
 
 def _remove_candidate(entry: str) -> None:

@@ -14,7 +14,7 @@ from adapter_zoo.names import DEFAULT_BASE
 from adapter_zoo.ranker.inputs import check_max_length
 from adapter_zoo.training.models import base_config
 from adapter_zoo.training.rates import default_lr
-from adapter_zoo.zoo.store import check_zoo_writable, entry_folder
+from adapter_zoo.zoo.store import check_zoo_writable, entry_folder, entry_lock
 from stackexchange.io import refuse_input_inside_output
 from stackexchange.numbers import MAX_BATCH, MAX_LIST, MAX_STEPS, check_number
 
@@ -231,37 +231,39 @@ def train_entry(
     if Path(base).exists():
         inputs.append(base)
     refuse_input_inside_output(inputs, entry_folder(name), ZooError)
-    if entry_folder(name).exists() and not overwrite:
-        # checked before training so a long run is not lost to a name clash at the end
-        raise ZooError(
-            f"zoo entry {str(name)!r} already exists at {entry_folder(name)}; "
-            "pass overwrite=True (--overwrite)"
+    # held until the entry is written: a second run to the name is refused before training
+    with entry_lock(entry_folder(name)):
+        if entry_folder(name).exists() and not overwrite:
+            # checked before training so a long run is not lost to a name clash at the end
+            raise ZooError(
+                f"zoo entry {str(name)!r} already exists at {entry_folder(name)}; "
+                "pass overwrite=True (--overwrite)"
+            )
+        if isinstance(name, str):  # an entry name: its zoo home must take it
+            check_zoo_writable()
+        config = planned_config(
+            base, exits=exits, adapter=adapter, alpha=alpha, max_length=max_length
+        )  # before the data and the model load
+        if data is not None:
+            pairs = pairs_from_parsed(data, negatives=negatives, seed=seed)
+            forums, source = [p.name for p in forum_dirs(Path(data))], {"data": str(data)}
+        else:
+            pairs, forums, source = list(pairs), [], dict(source or {})
+        ranker = CascadeRanker.from_base(base, config, device=device, seed=seed)
+        log = train_cascade(
+            ranker,
+            pairs,
+            epochs=epochs,
+            batch_size=batch_size,
+            lr=lr,
+            max_steps=max_steps,
+            seed=seed,
         )
-    if isinstance(name, str):  # an entry name: its zoo home must take it
-        check_zoo_writable()
-    config = planned_config(
-        base, exits=exits, adapter=adapter, alpha=alpha, max_length=max_length
-    )  # before the data and the model load
-    if data is not None:
-        pairs = pairs_from_parsed(data, negatives=negatives, seed=seed)
-        forums, source = [p.name for p in forum_dirs(Path(data))], {"data": str(data)}
-    else:
-        pairs, forums, source = list(pairs), [], dict(source or {})
-    ranker = CascadeRanker.from_base(base, config, device=device, seed=seed)
-    log = train_cascade(
-        ranker,
-        pairs,
-        epochs=epochs,
-        batch_size=batch_size,
-        lr=lr,
-        max_steps=max_steps,
-        seed=seed,
-    )
-    card = {
-        "base_model": base,
-        "forums": forums,
-        "pairs": {"train": len(pairs)},
-        "training": {**log, **source, "negatives": negatives},
-        "seed": seed,
-    }
-    return ranker.save(name, card=card, overwrite=overwrite)
+        card = {
+            "base_model": base,
+            "forums": forums,
+            "pairs": {"train": len(pairs)},
+            "training": {**log, **source, "negatives": negatives},
+            "seed": seed,
+        }
+        return ranker.save(name, card=card, overwrite=overwrite)

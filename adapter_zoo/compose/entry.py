@@ -10,6 +10,7 @@ Example:
 from __future__ import annotations
 
 import itertools
+import logging
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -34,11 +35,15 @@ from adapter_zoo.training.selection import DEV_CANDIDATES, forum_dev_lists, posi
 from adapter_zoo.zoo.store import (
     check_zoo_writable,
     entry_folder,
+    entry_lock,
     entry_path,
+    holds_request,
     local_entry,
     read_card,
     save_entry,
 )
+
+logger = logging.getLogger(__name__)
 
 # Weights tried for every member but the first (whose weight is 1).
 WEIGHT_GRID = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 1.0)
@@ -161,8 +166,27 @@ def compose_entry(
     spec = _as_spec(spec_or_members, composition, top_k)
     if name == BM25 or is_spec(name):
         raise ZooError(f"{name!r} is read as a model spec, not a zoo name; choose another name")
-    if entry_path(name).exists() and not overwrite:
-        raise ZooError(f"zoo entry {name!r} already exists at {entry_path(name)}; pass overwrite")
+    # what was asked, recorded in the card (a caller's own, adapt's, when it gives one)
+    request = (card or {}).get("request") or {
+        "command": "compose", "spec": str(spec),
+        "data": None if data is None else str(Path(data).resolve()), "forum": forum,
+        "grid": [float(w) for w in grid],
+    }  # fmt: skip
+    # held until the entry is written: a second run to the name is refused before scoring
+    with entry_lock(entry_path(name)):
+        if entry_path(name).exists() and not overwrite:
+            if holds_request(entry_path(name), request):
+                logger.info("zoo entry %r already holds this composition (the same arguments); "
+                            "nothing to do (--overwrite composes it again)", name)  # fmt: skip
+                return entry_path(name)
+            raise ZooError(
+                f"zoo entry {name!r} already exists at {entry_path(name)}; pass overwrite"
+            )
+        return _compose(name, spec, data, forum, grid, overwrite, device,
+                        {**(card or {}), "request": request})  # fmt: skip
+
+
+def _compose(name, spec, data, forum, grid, overwrite, device, card) -> Path:
     if name in spec.members:
         raise ZooError(f"composite {name!r} cannot have itself as a member ({spec})")
     refuse_cycle(name, spec)

@@ -14,7 +14,9 @@ record beside (:func:`save_finished_phase`), so a resumed run skips it
 from __future__ import annotations
 
 import contextlib
+import logging
 import pickle
+import re
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -28,6 +30,7 @@ from stackexchange.io import atomic_write_json
 from stackexchange.jsontext import loads_text, read_json_file
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 RUN_FILE = "run.json"
 # The checkpoint layout this trainer writes and resumes, recorded in RUN_FILE. 2: both
@@ -36,6 +39,8 @@ RUN_FILE = "run.json"
 # with no step-0 record and ended in a StopIteration traceback; another format is another run.
 CHECKPOINT_FORMAT = 2
 TRAINABLE_FILE = "trainable.safetensors"
+TRAINER_STATE = "trainer_state.json"  # transformers' TRAINER_STATE_NAME, written last
+_CHECKPOINT = re.compile(r"checkpoint-(\d+)")  # transformers' PREFIX_CHECKPOINT_DIR-<step>
 
 
 def checkpoint_dir(name: str) -> Path:
@@ -122,12 +127,34 @@ class TrainableCheckpoints:
 
 
 def last_checkpoint(folder: Path) -> Path | None:
-    """The newest complete trainer checkpoint under ``folder``, if any."""
-    # transformers on first use: importing this module stays light
-    from transformers.trainer_utils import get_last_checkpoint
+    """The newest complete trainer checkpoint under ``folder``, if any.
 
-    last = get_last_checkpoint(str(folder)) if folder.is_dir() else None
-    return Path(last) if last else None
+    The trainer writes a checkpoint's ``trainer_state.json`` last, so a checkpoint is
+    complete once that file reads as JSON. One a kill cut short while it was being written
+    is removed (the run folder is the project's own): the run resumes from the checkpoint
+    before it, and writes this one again when it gets there.
+    """
+    if not folder.is_dir():
+        return None
+    numbered = []
+    for path in folder.iterdir():
+        match = _CHECKPOINT.fullmatch(path.name)
+        if match and path.is_dir():
+            numbered.append((int(match[1]), path))
+    for _, path in sorted(numbered, reverse=True):
+        if _complete(path):
+            return path
+        log.info("%s: cut short while it was written (no trainer state); removed", path)
+        shutil.rmtree(path, ignore_errors=True)
+    return None
+
+
+def _complete(checkpoint: Path) -> bool:
+    try:
+        loads_text((checkpoint / TRAINER_STATE).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return False
+    return True
 
 
 def resume_point(folder: Path) -> str | None:

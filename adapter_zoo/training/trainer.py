@@ -43,6 +43,7 @@ from adapter_zoo.training.selection import dev_scores
 from adapter_zoo.zoo.domain import with_domain
 from adapter_zoo.zoo.layouts import base_config
 from adapter_zoo.zoo.store import entry_path, save_entry
+from stackexchange.io import write_failure
 
 log = logging.getLogger(__name__)
 
@@ -262,8 +263,16 @@ def run_phases(config, model, phases: list[Phase], folder: Path, make_trainer: C
         # a phase a resumed run finished before (tanda's transfer) is not trained again
         finished = finished_phase(model, folder, phase.name)
         if finished is None:
-            finished = _run_phase(config, phase, folder / phase.name, make_trainer)
-            save_finished_phase(model, folder, phase.name, finished)
+            try:
+                finished = _run_phase(config, phase, folder / phase.name, make_trainer)
+                save_finished_phase(model, folder, phase.name, finished)
+            except Exception as error:
+                # a checkpoint that could not be written (a full disk) is one line naming
+                # the run folder; the next run resumes from the last complete checkpoint
+                failure = write_failure(error, folder)
+                if failure is None or failure is error:
+                    raise
+                raise failure from error
         records += finished["log"]
         steps += finished["steps"]
         best = finished["best"]

@@ -126,9 +126,12 @@ def forum_questions(forum_dir, *, split: str | None = "train") -> list[str]:
     if not folder.is_dir():
         raise ZooError(f"{forum_dir}: no questions/ folder (not a parsed forum)")
     questions = read_dataset(folder, ZooError)
-    if split is not None and "split" in questions.column_names:
-        questions = questions.filter(lambda row: row["split"] == split)
-    return list(questions["title"])
+    titles = questions["title"]
+    if split is None or "split" not in questions.column_names:
+        return list(titles)
+    # the columns, not Dataset.filter: that writes a cache file into the parsed forum, an
+    # input (a shared, read-only one fails), and a run killed mid-way leaves its temporary
+    return [title for title, part in zip(titles, questions["split"]) if part == split]
 
 
 def training_texts(data, hosts: Sequence[str]) -> list[str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import json
 import math
@@ -22,13 +23,21 @@ from adapter_zoo.zoo.untrusted import (
     is_relative_inside,
     strip_model_paths,
 )
-from stackexchange.io import atomic_directory, atomic_write_text, check_writable, sha256_file
+from stackexchange.io import (
+    atomic_directory,
+    atomic_write_text,
+    check_writable,
+    lock_file,
+    output_lock,
+    sha256_file,
+)
 from stackexchange.jsontext import read_json_file
 from stackexchange.numbers import MAX_TOKENS
 
 CARD_FILE = "card.json"
 README_FILE = "README.md"
 CARD_VERSION = 1
+_held: dict[Path, int] = {}  # the entry locks this process holds, and how deeply
 # Files that are not hashed: the card itself (it holds the hashes) and the README made from it.
 UNHASHED = {CARD_FILE, README_FILE}
 ENCODERS = ("bi", "cross", "composite")
@@ -153,6 +162,51 @@ def check_zoo_writable(*folders: Path) -> None:
         check_writable(folder, what="zoo entries", advice=advice, error=ZooError)
 
 
+@contextlib.contextmanager
+def entry_lock(name_or_path: str | os.PathLike, *, wait: float | None = 0):
+    """Hold the lock of the entry ``name_or_path`` (:func:`entry_folder`) while one run writes
+    it: a command that writes an entry holds it from before its work (a model loading,
+    training) until the entry is in place, so a second run to the same name is refused in
+    one line before it trains instead of replacing the first's entry (or resuming from its
+    checkpoints) when both end. :func:`save_entry` holds it too: the lock is this process's,
+    taken again inside the block (``build`` training its entry) it is already held. Runs
+    writing other entries of the same zoo go on beside it.
+
+    Args:
+        wait: seconds to wait for the other run to end first (None: as long as it takes);
+            0 refuses at once.
+
+    Raises:
+        ZooError: another process writes the entry (naming its folder and the lock).
+    """
+    final = entry_folder(name_or_path)
+    key = lock_file(final)
+    if key in _held:  # this process writes it already (build training its entry, a run's
+        _held[key] += 1  # save_entry): a second lock of its own would refuse it
+        try:
+            yield final
+        finally:
+            _held[key] -= 1
+        return
+    with output_lock(final, error=ZooError, advice="choose another --name", wait=wait):
+        _held[key] = 1
+        try:
+            yield final
+        finally:
+            del _held[key]
+
+
+def holds_request(folder: Path, request: dict) -> bool:
+    """Whether the entry at ``folder`` is what ``request`` asks for: its card's ``request``
+    (what its writer was asked: ``compose`` and ``adapt`` record theirs) equals it. The same
+    command again, after a run killed once its entry was in place, finds it done."""
+    try:
+        card = read_card(folder)
+    except (ZooError, OSError):
+        return False
+    return card.get("request") == json.loads(json.dumps(request))
+
+
 def local_entry(name_or_path: str | os.PathLike) -> Path | None:
     """The local entry folder a name or path means, or None when there is none.
 
@@ -225,8 +279,16 @@ def save_entry(
         ...            "beer", {"mode": "adapter", "base_model": "minilm-l6"})  # doctest: +SKIP
     """
     final = entry_folder(name)
-    if final.exists() and not overwrite:
-        raise ZooError(f"zoo entry {str(name)!r} already exists at {final}; pass overwrite=True")
+    with entry_lock(final):
+        if final.exists() and not overwrite:
+            raise ZooError(
+                f"zoo entry {str(name)!r} already exists at {final}; pass overwrite=True"
+            )
+        _write_entry(folder_writer, final, card, overwrite)
+    return final
+
+
+def _write_entry(folder_writer, final: Path, card: dict, overwrite: bool) -> None:
     with atomic_directory(final, overwrite=overwrite) as tmp:
         folder_writer(tmp)
         strip_model_paths(tmp, str(card.get("base_model", "")))  # no path of this machine
@@ -237,13 +299,15 @@ def save_entry(
         atomic_write_text(tmp / CARD_FILE, json.dumps(full, indent=2, ensure_ascii=False) + "\n")
         readme = render_readme(full, final.resolve(), head_type=entry_head_type(tmp))
         atomic_write_text(tmp / README_FILE, readme)
-    return final
 
 
 def read_card(path: str | os.PathLike) -> dict:
     """The card of the entry folder ``path``, checked by :func:`check_card` (its files are
     not verified: :func:`verify_entry` does that)."""
     card_file = Path(path) / CARD_FILE
+    if os.path.lexists(card_file) and not card_file.is_file():
+        # a folder, a pipe (reading it would wait for ever), a device, a dangling link
+        raise ZooError(f"{card_file}: not a regular file; {path} is not a zoo entry")
     try:
         card = read_json_file(card_file, ZooError)
     except FileNotFoundError:
@@ -401,9 +465,11 @@ def verify_entry(path: str | os.PathLike) -> dict:
 def local_cards() -> list[dict]:
     """Cards of the local zoo entries (sorted by name), each with its ``path``.
 
-    An entry whose card cannot be read (see :func:`check_card`) is listed too, as
-    ``{"name": <folder name>, "path", "source", "broken": <the one-line reason>}``, so one
-    broken entry neither hides nor stops the others.
+    An entry whose card cannot be read (see :func:`check_card`: ``null``, not an object, a
+    field of the wrong type, not a regular file) or that lacks a file its card lists is
+    listed too, as ``{"name": <folder name>, "path", "source", "broken": <the one-line
+    reason>}``, so one broken entry neither hides nor stops the others. The files are not
+    hashed here (``load`` and ``verify_entry`` do): a listing stays quick.
     """
     home = zoo_home()
     cards = []
@@ -412,11 +478,20 @@ def local_cards() -> list[dict]:
             if (
                 folder.is_dir()
                 and not folder.name.startswith(".")
-                and (folder / CARD_FILE).exists()
+                and os.path.lexists(folder / CARD_FILE)
             ):
                 place = {"path": str(folder), "source": "local"}
                 try:
-                    cards.append({**read_card(folder), **place})
+                    cards.append({**_listed_card(folder), **place})
                 except (ZooError, OSError) as error:
                     cards.append({"name": folder.name, **place, "broken": str(error)})
     return cards
+
+
+def _listed_card(folder: Path) -> dict:
+    """The card of the entry ``folder`` when every file it lists is there."""
+    card = read_card(folder)
+    for relative in card["files"]:
+        if not (folder / relative).is_file():
+            raise ZooError(f"{folder / relative}: missing from zoo entry {card['name']!r}")
+    return card

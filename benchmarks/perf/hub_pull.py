@@ -29,14 +29,18 @@ RESULTS = Path(__file__).resolve().parent / "results"
 OLAH = ROOT / ".venv-olah" / "bin" / "olah-cli"
 
 
-def start_olah(root: Path) -> tuple[subprocess.Popen, str]:
+def start_olah(root: Path, *, moving: bool = False) -> tuple[subprocess.Popen, str]:
+    """olah on a free loopback port serving ``root/mirrors``; ``moving``: branches move while
+    it runs (the crash campaign pushes), so it resolves them on every request."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     (root / "config.toml").write_text(
         f'[basic]\nhost = "127.0.0.1"\nport = {port}\nrepos-path = "{root / "cache"}"\n'
         f'mirrors-path = ["{root / "mirrors"}"]\nhf-netloc = "127.0.0.1:9"\n'
-        'hf-lfs-netloc = "127.0.0.1:9"\nhf-scheme = "http"\n[accessibility]\noffline = true\n'
+        'hf-lfs-netloc = "127.0.0.1:9"\nhf-scheme = "http"\n'
+        + ("metadata-cache-ttl = 0\n" if moving else "")
+        + "[accessibility]\noffline = true\n"
     )
     log = open(root / "olah.log", "wb")  # noqa: SIM115 (lives as long as the server)
     server = subprocess.Popen(

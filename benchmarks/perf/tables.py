@@ -701,6 +701,46 @@ def readme_perf_table() -> str:
     return _table(["benchmark", "measured", "ours", "ratio", "target", "met", "machine"], picked)
 
 
+# ---------------------------------------------------------------- crash (crash_campaign.json)
+
+CRASH_COMMANDS = {
+    "parse": "`parse` (3 forums, `--workers 1`)",
+    "parse-pool": "`parse` (3 forums, 2 worker processes)",
+    "train-bi": "`train` bi-encoder adapter",
+    "train-cross": "`train` cross-encoder adapter",
+    "adapt": "`adapt --strategy soup`",
+    "build": "`build` (a forum's entry from its dump)",
+    "build-benchmark": "`build-benchmark`",
+    "evaluate": "`evaluate` (3 models)",
+    "compose": "`compose` (fusion chosen on dev)",
+    "push": "`push` (to olah's repositories)",
+    "pull": "`pull` (from olah)",
+    "run": "`run multicqa_indomain_bert --smoke`",
+}
+
+
+def crash_table() -> str:
+    """The crash campaign (``crash_campaign.json``): per command, the kills (at a seeded
+    fraction of the run's time, or right after its k-th file-system change), the trials whose
+    every check held, and what the uninterrupted run took."""
+    data = load("crash_campaign")
+    rows = []
+    for name, row in data["commands"].items():
+        kinds = row["kills_by_kind"]
+        rows.append([
+            CRASH_COMMANDS.get(name, f"`{name}`"), row["kills"], kinds.get("clock", 0),
+            kinds.get("io", 0), f"{row['survived']} of {row['trials']}",
+            f"{row['uninterrupted_seconds']:.0f}", row["file_system_changes"],
+        ])  # fmt: skip
+    total = sum(r["kills"] for r in data["commands"].values())
+    survived = sum(r["survived"] for r in data["commands"].values())
+    trials = sum(r["trials"] for r in data["commands"].values())
+    rows.append(["**all**", f"**{total}**", "", "", f"**{survived} of {trials}**", "", ""])
+    header = ["command", "kills", "by time", "after a write", "trials that held",
+              "uninterrupted s", "file-system changes"]  # fmt: skip
+    return _table(header, rows, "|---|--:|--:|--:|--:|--:|--:|")
+
+
 TABLES: dict[str, Callable[[], str]] = {
     "perf": perf_table,
     "readme-perf": readme_perf_table,
@@ -725,6 +765,7 @@ TABLES: dict[str, Callable[[], str]] = {
     "semeval": semeval_table,
     "outside": outside_table,
     "learning-rates": learning_rates_table,
+    "crash": crash_table,
 }
 
 

@@ -164,7 +164,14 @@ def test_build_command_takes_a_dump_you_have(tiny, capsys):
     card = adapter_zoo.load("bicycles.meta", build=False).card
     assert card["forums"] == ["bicycles.meta.stackexchange.com"]
     assert card["source"]["dump"] == str(dump) and card["source"]["size"] == 409_506
-    assert main(argv) == 2
+    # the same build again (after a kill once its entry was in place): nothing to train
+    written = (zoo_home() / "bicycles.meta" / "card.json").read_bytes()
+    assert main(argv) == 0
+    assert "is this build's, written by an earlier run; nothing to train" in (
+        capsys.readouterr().err
+    )
+    assert (zoo_home() / "bicycles.meta" / "card.json").read_bytes() == written
+    assert main([*argv[:-1], "2"]) == 2  # another build of the name
     assert "zoo entry 'bicycles.meta' already exists" in capsys.readouterr().err
     assert not stale.exists() and live.is_dir()
     names = {p.name for p in zoo_home().iterdir() if p.name != ".checkpoints"}

@@ -351,7 +351,14 @@ def test_cli_train_and_list(parsed_fixture, tiny_bert_path, capsys):
     argv = cli_train_argv(parsed_fixture, tiny_bert_path) + ["--seed", "3"]
     assert main(argv) == 0
     assert json.loads((zoo_home() / "beer" / "card.json").read_text())["seed"] == 3
-    assert main(argv) == 2
+    written = (zoo_home() / "beer" / "card.json").read_bytes()
+    # the same arguments again (after a kill once its entry was in place): nothing to do
+    assert main(argv) == 0
+    assert "already holds this training run (the same arguments); nothing to do" in (
+        capsys.readouterr().err
+    )
+    assert (zoo_home() / "beer" / "card.json").read_bytes() == written
+    assert main([*argv[:-1], "4"]) == 2  # another run to the name
     assert "adapter-zoo train: error: zoo entry 'beer' already exists" in capsys.readouterr().err
     assert main(argv + ["--overwrite"]) == 0
     capsys.readouterr()
