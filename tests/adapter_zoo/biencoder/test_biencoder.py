@@ -265,6 +265,22 @@ def test_a_resumed_run_still_keeps_its_start_when_no_step_beats_it(
     assert card["dev_map_by_length"]["32"] == card["base_scores"]["dev_map"]
 
 
+def test_a_checkpoint_cut_short_while_written_is_removed_and_the_run_resumes_before_it(
+    parsed_shipped, tiny_sentence_bert_path, monkeypatch
+):
+    """The trainer writes trainer_state.json last: a checkpoint without a readable one was
+    being written when the run died, so the rerun goes back to the checkpoint before it."""
+    from adapter_zoo.training.checkpoint import checkpoint_dir
+
+    config = bi_config(parsed_shipped, tiny_sentence_bert_path, "adapter", "cut", max_steps=6)
+    _crash_at_step_4(config, monkeypatch)
+    state = checkpoint_dir("cut") / "train" / "checkpoint-2" / "trainer_state.json"
+    state.write_bytes(state.read_bytes()[:40])
+    log = json.loads((train(config) / "card.json").read_text())["training"]["log"]
+    assert [r["step"] for r in log if r["phase"] != "length"] == [0, 2, 4, 6]
+    assert not checkpoint_dir("cut").exists()
+
+
 def test_a_damaged_or_planted_checkpoint_file_is_one_line_and_restart_starts_over(
     parsed_shipped, tiny_sentence_bert_path, monkeypatch, planted_pickle
 ):
@@ -277,7 +293,8 @@ def test_a_damaged_or_planted_checkpoint_file_is_one_line_and_restart_starts_ove
     config = bi_config(parsed_shipped, tiny_sentence_bert_path, "adapter", "broken", max_steps=6)
     _crash_at_step_4(config, monkeypatch)
     checkpoint = checkpoint_dir("broken") / "train" / "checkpoint-2"
-    for name in ("optimizer.pt", "trainer_state.json", "trainable.safetensors"):
+    # (a trainer_state.json that does not read is the end of the next test)
+    for name in ("optimizer.pt", "trainable.safetensors"):
         damaged = checkpoint / name
         intact = damaged.read_bytes()
         damaged.write_bytes(intact[: len(intact) // 2])
