@@ -51,6 +51,12 @@ TRAIN_COST = 5.0
 RUN_OVERHEAD_S = 15.0
 # Kept free for the decision, the fusions and saving the entry.
 RESERVE_S = 20.0
+# One scoring of the decision lists may take this share of the budget, at most: every
+# candidate scores them, and ArguAna's 800 lists of 21 arguments took 262 s of a 10-minute
+# budget before any training (the outside-domain study), which then left no room to train.
+DECISION_SHARE = 0.15
+# Fewer lists cannot tell a clear gain from noise (the study's gains were 0.01-0.03 MAP).
+MIN_DECISION_LISTS = 100
 # What goes first when the budget is short, least valuable first.
 DROP_ORDER = ("from-multitask", "zoo:extra", "from-nearest", "base@512")
 
@@ -64,6 +70,19 @@ class Rate:
     @classmethod
     def measure(cls, seconds: float, tokens: int) -> Rate:
         return cls(seconds / max(tokens, 1))
+
+
+# The base's speed before the decision lists' own scoring measures it: all-MiniLM-L6-v2 on
+# 2 CPU cores read 1.6e-4 s a token (QatarLiving's questions) to 2.6e-4 (ArguAna's
+# arguments, at the 256-token cap) in the outside-domain study.
+PRIOR_RATE = Rate(seconds_per_token=2.5e-4)
+
+
+def decision_tokens_allowed(seconds_left: float | None) -> int | None:
+    """The distinct tokens one scoring of the decision lists may read (None: no budget)."""
+    if seconds_left is None:
+        return None
+    return int(DECISION_SHARE * seconds_left / PRIOR_RATE.seconds_per_token)
 
 
 @dataclass(frozen=True)

@@ -100,6 +100,13 @@ class RankingLists:
     def counts(self) -> dict[str, int]:
         return {kind: self.kinds.count(kind) for kind in LIST_KINDS if kind in self.kinds}
 
+    def subset(self, indices) -> RankingLists:
+        """The lists at ``indices``, in their order."""
+        out = RankingLists()
+        for i in indices:
+            out.add(self.kinds[i], self.queries[i], self.candidates[i], self.labels[i])
+        return out
+
     def positive_first(self) -> list[tuple[str, list[str]]]:
         """(query, [positive, others...]) for lists with one positive: training's dev form."""
         out = []

@@ -150,6 +150,8 @@ def learn_and_decide(
             "decide on (each needs a text of two sentences, or a question with an answer); "
             "use --strategy zero-shot or a centroid strategy"
         )
+    count_tokens = _token_counter(base_model)
+    decision, decision_cut = _fit_decision(decision, count_tokens, clock.left(), seed)
     centroids, cards = zoo_centroids(zoo)
     centroids.pop(final.name, None)
     zero_shot = f"sbert:{base_model}"
@@ -163,10 +165,12 @@ def learn_and_decide(
     with tempfile.TemporaryDirectory(prefix="adapter-zoo-adapt-") as tmp:
         selection = held_out_lists(target_data, parts, SELECTION).positive_first()
         forum, training = _training_folder(target_data, parts, selection, Path(tmp))
-        sizes = _Sizes(base_model, decision, selection, target_data)
+        sizes = _Sizes(count_tokens, decision, selection, target_data)
         stages = _stages(sizes, training, cards, zoo_plans, max_steps)
         rate = budget.Rate.measure(scorer.seconds[BASE], sizes.decision_tokens)
         plan = budget.plan(stages, rate, clock.left(), default_evaluations=EVALUATIONS)
+        if decision_cut:
+            plan.cuts.insert(0, decision_cut)
         if plan.cuts:
             logger.info("adapt %s: the budget's plan: %s", name, "; ".join(plan.cuts))
         if plan.long_base:
@@ -358,21 +362,52 @@ def _steps(pairs: int, batch_size: int) -> int:
     return int(min(MAX_STEPS, max(MIN_STEPS, TRAIN_EPOCHS * per_epoch)))
 
 
+def _token_counter(base_model):
+    """``count(texts, cap)``: each text's tokens with the base's own tokenizer, at most ``cap``."""
+    # transformers on first use: adapt's CLI starts without it
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(resolve_base_model(base_model))
+
+    def count(texts, cap) -> list[int]:
+        ids = tokenizer(list(texts), add_special_tokens=True, truncation=True,
+                        max_length=cap)["input_ids"]  # fmt: skip
+        return [len(row) for row in ids]
+
+    return count
+
+
+def _fit_decision(decision, count_tokens, seconds_left, seed):
+    """The decision lists one scoring of which fits the budget's share
+    (:func:`budget.decision_tokens_allowed`), a seeded sample of at least
+    :data:`budget.MIN_DECISION_LISTS`, and the cut that says so (None: all of them)."""
+    allowed = budget.decision_tokens_allowed(seconds_left)
+    if allowed is None or len(decision) <= budget.MIN_DECISION_LISTS:
+        return decision, None
+    texts = sorted({t for q, cands in zip(decision.queries, decision.candidates)
+                    for t in (q, *cands)})  # fmt: skip
+    tokens = dict(zip(texts, count_tokens(texts, BI_MAX_LENGTH)))
+    if sum(tokens.values()) <= allowed:
+        return decision, None
+    # a text shared by several lists (a debate's counters) is read once: count it once
+    seen, used, kept = set(), 0, []
+    for i in np.random.default_rng(seed).permutation(len(decision)):
+        new = {t for t in (decision.queries[i], *decision.candidates[i]) if t not in seen}
+        cost = sum(tokens[t] for t in new)
+        if used + cost > allowed and len(kept) >= budget.MIN_DECISION_LISTS:
+            break
+        seen |= new
+        used += cost
+        kept.append(int(i))
+    cut = f"{len(kept)} of {len(decision)} decision lists"
+    return decision.subset(sorted(kept)), cut
+
+
 class _Sizes:
     """Tokens the base reads in each stage, counted with its own tokenizer (a sample of the
     training texts; every distinct text of the decision and selection lists)."""
 
-    def __init__(self, base_model, decision, selection, target_data):
-        # transformers on first use: adapt's CLI starts without it
-        from transformers import AutoTokenizer
-
-        tokenizer = AutoTokenizer.from_pretrained(resolve_base_model(base_model))
-
-        def tokens(texts, cap) -> list[int]:
-            counts = tokenizer(list(texts), add_special_tokens=True, truncation=True,
-                               max_length=cap)["input_ids"]  # fmt: skip
-            return [len(ids) for ids in counts]
-
+    def __init__(self, tokens, decision, selection, target_data):
         distinct = sorted({t for q, cands in zip(decision.queries, decision.candidates)
                            for t in (q, *cands)})  # fmt: skip
         self.decision_tokens = sum(tokens(distinct, BI_MAX_LENGTH))

@@ -175,7 +175,8 @@ def query_aps(work: Path, benchmark: str, data_dir: Path, models: dict) -> dict:
             continue
         record = evaluate(model, benchmark, data_dir=data_dir, scored=scored, max_length=length)
         aps = list_average_precisions(scored.scores(record["model"]), labels)[kept]
-        assert abs(aps.mean() - record["metrics"]["map"]) < 1e-9, (model, benchmark)
+        # the record's metrics are rounded to 6 places
+        assert abs(aps.mean() - record["metrics"]["map"]) <= 5e-7, (model, benchmark)
         cache.parent.mkdir(parents=True, exist_ok=True)
         tmp = cache.with_suffix(".tmp.npy")
         np.save(tmp, aps, allow_pickle=False)

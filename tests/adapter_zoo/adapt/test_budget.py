@@ -53,6 +53,31 @@ def test_a_budget_too_small_to_train_trains_nothing_and_says_why():
     assert p.cuts[-1] == "no training: fewer than 10 steps fit in the budget (30 s left)"
 
 
+def test_a_short_budget_scores_a_seeded_sample_of_the_decision_lists_that_fits_its_share():
+    """A text several lists share is read once, so it counts once."""
+    from adapter_zoo.adapt.heldout import RankingLists
+    from adapter_zoo.adapt.learn import _fit_decision
+
+    lists = RankingLists()
+    for i in range(400):
+        lists.add("body", f"q{i}", [f"a{i}", "shared"], [1, 0])
+
+    def ten_tokens_each(texts, cap):
+        return [10] * len(texts)
+
+    # 250 lists of two texts of their own, and the shared one once
+    seconds = (250 * 20 + 10 + 0.5) * budget.PRIOR_RATE.seconds_per_token / budget.DECISION_SHARE
+    kept, cut = _fit_decision(lists, ten_tokens_each, seconds, seed=0)
+    assert (len(kept), cut) == (250, "250 of 400 decision lists")
+    assert kept.queries == sorted(kept.queries, key=lambda q: int(q[1:]))  # in their order
+    again, _ = _fit_decision(lists, ten_tokens_each, seconds, seed=0)
+    assert again.queries == kept.queries
+    assert _fit_decision(lists, ten_tokens_each, None, seed=0) == (lists, None)
+    assert _fit_decision(lists, ten_tokens_each, 10_000, seed=0) == (lists, None)  # all fit
+    least, cut = _fit_decision(lists, ten_tokens_each, 1.0, seed=0)
+    assert len(least) == budget.MIN_DECISION_LISTS and cut == "100 of 400 decision lists"
+
+
 def test_budget_range_is_checked_before_any_work():
     for minutes in (0, -1, float("nan"), budget.MAX_MINUTES + 1):
         with pytest.raises(
