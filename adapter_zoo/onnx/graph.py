@@ -73,7 +73,9 @@ def tokenizer_of(scorer):
 
 def graph_inputs(scorer) -> list[str]:
     """The graph's input names: those of the tokenizer among BERT's three."""
-    names = list(getattr(tokenizer_of(scorer), "model_input_names", ["input_ids", "attention_mask"]))
+    names = list(
+        getattr(tokenizer_of(scorer), "model_input_names", ["input_ids", "attention_mask"])
+    )
     return [n for n in ("input_ids", "attention_mask", "token_type_ids") if n in names]
 
 
