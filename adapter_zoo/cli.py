@@ -71,9 +71,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
     # export NAME --format onnx OUT: argparse has taken its positionals before the option
-    if getattr(args, "command", None) == "export" and len(extra) == 1 and args.out_dir is None:
-        if not extra[0].startswith("-"):
-            args.out_dir, extra = output_folder_option(extra[0]), []
+    late_out = len(extra) == 1 and not extra[0].startswith("-")
+    if getattr(args, "command", None) == "export" and late_out and args.out_dir is None:
+        args.out_dir, extra = output_folder_option(extra[0]), []
     if extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     show_progress(args.command)
