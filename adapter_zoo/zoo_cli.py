@@ -50,7 +50,7 @@ def register(subparsers) -> None:
     )
     export.add_argument(
         "--format", choices=("pytorch", "onnx"), default="pytorch",
-        help="pytorch (default): a CrossEncoder / merged SentenceTransformer folder; onnx: "
+        help="pytorch (default): a CrossEncoder or merged SentenceTransformer; onnx: "
         "the ONNX layout, fp32 and int8",
     )  # fmt: skip
     export.add_argument("--overwrite", action="store_true", help="replace DIR whatever it holds")
