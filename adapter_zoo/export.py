@@ -23,10 +23,6 @@ from adapter_zoo.biencoder.encoder import build_sentence_model, transformer_of
 from adapter_zoo.errors import ZooError
 from adapter_zoo.hub.model_card import hub_base_model
 from adapter_zoo.loading import resolve_entry
-from adapter_zoo.onnx.cache import build_folder
-from adapter_zoo.onnx.graph import BI, encoder_kind
-from adapter_zoo.onnx.layout import FP32_FILE
-from adapter_zoo.onnx.scorer import onnx_refusal
 from adapter_zoo.ranker.model import add_ranking_head, build_model
 from adapter_zoo.registry import kind_for_card, kind_for_name
 from adapter_zoo.zoo.cards import attribution, dev_scores_section, front_matter
@@ -389,6 +385,7 @@ def _write_merged_cross_encoder(ranker, card: dict, folder: Path, name: str) -> 
 
 # --- any bi- or cross-encoder entry as an ONNX folder (export_onnx) ----------------------
 ONNX_TOLERANCE = 1e-4  # the fp32 graph against PyTorch: another kernel order, same function
+FP32_FILE = "onnx/model.onnx"  # adapter_zoo.onnx.layout's (not imported here: it loads torch)
 
 
 def export_onnx(
@@ -413,6 +410,11 @@ def export_onnx(
         >>> SentenceTransformer("beer-onnx", backend="onnx",
         ...     model_kwargs={"file_name": "onnx/model_qint8_avx2.onnx"})  # doctest: +SKIP
     """
+    # heavy: adapter_zoo.onnx loads torch, onnx, onnxruntime when imported
+    from adapter_zoo.onnx.cache import build_folder
+    from adapter_zoo.onnx.graph import BI, encoder_kind
+    from adapter_zoo.onnx.scorer import onnx_refusal
+
     name = str(name_or_path)
     named = kind_for_name(name)
     if named is not None:
@@ -480,7 +482,8 @@ def _onnx_readme(card: dict, name: str, record: dict, bi: bool) -> str:
         "| file | what it is |", "|---|---|",
         f"| `{FP32_FILE}` | fp32: the entry's scores to 1e-4 |",
         f"| `{int8}` | int8 weights (dynamic quantization, per-channel "
-        f"{settings['per_channel']}, reduce_range {settings['reduce_range']}, the last "
+        f"{settings['per_channel']}, reduce_range {settings['reduce_range']}; the "
+        "feed-forward down-projections" * settings["ffn_output_fp32"] + f" and the last "
         f"{settings['keep_last_fp32']} layer(s) in fp32): faster on CPUs, not bit-faithful |",
         "",
         "```python",

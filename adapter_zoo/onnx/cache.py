@@ -25,7 +25,7 @@ import torch
 from adapter_zoo.errors import ZooError
 from adapter_zoo.onnx.graph import OPSET, encoder_kind
 from adapter_zoo.onnx.layout import write_folder
-from adapter_zoo.onnx.quantize import DEFAULT, Int8Config, int8_file, quantize_graph
+from adapter_zoo.onnx.quantize import Int8Config, config_for, int8_file, quantize_graph
 from adapter_zoo.zoo.store import zoo_home
 from stackexchange.io import atomic_directory, atomic_write_json, output_lock, sha256_file
 
@@ -42,13 +42,14 @@ def cache_root() -> Path:
     return zoo_home() / CACHE_DIR
 
 
-def weights_key(scorer, config: Int8Config = DEFAULT, arch: str | None = None) -> str:
+def weights_key(scorer, config: Int8Config | None = None, arch: str | None = None) -> str:
     """The SHA-256 naming ``scorer``'s export (see the module docstring).
 
     Example:
         >>> len(weights_key(load("beer", precision="fp32")))  # doctest: +SKIP
         64
     """
+    config = config or config_for(arch)
     digest = hashlib.sha256()
     model = scorer.model
     active = getattr(getattr(model, "active_adapters", None), "__repr__", lambda: "")()
@@ -89,18 +90,19 @@ def verify_folder(folder: Path, key: str) -> str | None:
     return None
 
 
-def cached_folder(scorer, config: Int8Config = DEFAULT, arch: str | None = None) -> Path:
+def cached_folder(scorer, config: Int8Config | None = None, arch: str | None = None) -> Path:
     """``scorer``'s export folder in the cache, built on first use and rebuilt whenever it
     does not verify (:func:`verify_folder`).
 
     Args:
         scorer: a BiEncoder or Ranker in fp32 on the CPU.
-        config: the int8 settings.
+        config: the int8 settings (default: :func:`~adapter_zoo.onnx.quantize.config_for`).
         arch: the int8 file's CPU name (default: this CPU's).
 
     Returns:
         The folder, holding ``onnx/model.onnx`` and the int8 file.
     """
+    config = config or config_for(arch)
     key = weights_key(scorer, config, arch)
     folder = cache_root() / key
     reason = verify_folder(folder, key) if folder.exists() else "not built yet"
@@ -117,10 +119,11 @@ def cached_folder(scorer, config: Int8Config = DEFAULT, arch: str | None = None)
     return folder
 
 
-def build_folder(scorer, folder: Path, config: Int8Config = DEFAULT, arch: str | None = None,
+def build_folder(scorer, folder: Path, config: Int8Config | None = None, arch: str | None = None,
                  *, key: str | None = None) -> dict:  # fmt: skip
     """Write ``scorer``'s export (fp32 graph, int8 file, manifest) into the empty ``folder``;
     returns the manifest."""
+    config = config or config_for(arch)
     write_folder(scorer, folder)
     quantize_graph(folder / "onnx/model.onnx", folder / int8_file(arch), config)
     files = {

@@ -7,8 +7,9 @@ four ways, each through a BiEncoder (texts cut and embedded once each, the same 
 
 - ``torch_fp32``: ``adapter_zoo.load(..., precision="fp32")``, today's path;
 - ``onnx_fp32``: its export (``adapter_zoo.onnx``), the fp32 graph in ONNX Runtime;
-- ``onnx_int8``: ``precision="int8"``: the int8 file (per-channel weights, reduce_range, the
-  last layer and attention's activation products in fp32; ``adapter_zoo.onnx.quantize``);
+- ``onnx_int8``: ``precision="int8"``: the int8 file (per-channel weights; the feed-forward
+  down-projections, the last layer and attention's activation products in fp32;
+  ``adapter_zoo.onnx.quantize``);
 - ``peer_int8``: sentence-transformers' own route on the same base:
   ``SentenceTransformer(base, backend="onnx")`` and
   ``export_dynamic_quantized_onnx_model(model, <this CPU's arch>, ...)``.
@@ -111,8 +112,10 @@ def int8_settings(fp32_model, folder: Path, texts: list[str], work: Path) -> lis
     shutil.rmtree(scratch, ignore_errors=True)
     shutil.copytree(folder, scratch)
     rows = []
-    tried = [Int8Config(False, False, 0), Int8Config(True, False, 0), Int8Config(True, True, 0),
-             Int8Config(True, True, 1), Int8Config(True, True, 2), Int8Config(False, True, 1)]  # fmt: skip
+    tried = [Int8Config(False, False, 0, False), Int8Config(True, False, 0, False),
+             Int8Config(True, True, 0, False), Int8Config(True, True, 2, False),
+             Int8Config(True, False, 0, True), Int8Config(True, True, 1, True),
+             Int8Config(True, False, 1, True)]  # fmt: skip
     for index, config in enumerate(tried):
         name = f"onnx/try{index}.onnx"
         quantize_graph(scratch / "onnx/model.onnx", scratch / name, config)
@@ -134,7 +137,7 @@ def main() -> int:
     args = parser.parse_args()
 
     import adapter_zoo
-    from adapter_zoo.onnx.quantize import DEFAULT, cpu_arch, int8_file
+    from adapter_zoo.onnx.quantize import config_for, cpu_arch, int8_file
     from adapter_zoo.onnx.scorer import onnx_scorer
     from adapter_zoo.ranker.model import resolve_base_model
     from stackexchange.io import atomic_write_json
@@ -198,7 +201,7 @@ def main() -> int:
             "settings_texts": min(args.settings_texts, len(texts)),
             "int8_file": int8_file(arch),
             "peer_file": peer_file,
-            "int8": DEFAULT.as_dict(),
+            "int8": config_for(arch).as_dict(),
         },  # fmt: skip
         "targets": {
             "int8_vs_torch_fp32": TARGET_SPEEDUP,
