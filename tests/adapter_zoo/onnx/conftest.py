@@ -18,11 +18,12 @@ PAIRS = [
 ]
 
 
-def make_entry(parsed, base, encoder: str, name: str, mode: str = "adapter"):
-    """An ``encoder`` entry of ``mode`` on ``base`` with randomised trainable weights."""
+def make_entry(parsed, base, encoder: str, name: str, mode: str = "adapter", method=None):
+    """An ``encoder`` entry of ``mode`` (``method``) on ``base`` with randomised trainable
+    weights."""
     config = TrainingConfig(
         mode=mode, data=str(parsed), forums=("beer",), name=name, base_model=str(base),
-        encoder=encoder, max_length=64,
+        encoder=encoder, max_length=64, method=method,
     )  # fmt: skip
     torch.manual_seed(7)
     model, tokenizer, setup = setup_model(config)
@@ -55,3 +56,13 @@ def cross_entry(parsed_fixture, tiny_sentence_bert_path):
 def cls_entry(parsed_fixture, tiny_bert_path):
     """A cross-encoder adapter with the CLS classification head (a plain BERT base)."""
     return make_entry(parsed_fixture, tiny_bert_path, "cross", "beer-cls")
+
+
+@pytest.fixture
+def lora_bi_entry(parsed_fixture, tiny_sentence_bert_path):
+    return make_entry(parsed_fixture, tiny_sentence_bert_path, "bi", "beer-lora", method="lora")
+
+
+@pytest.fixture
+def full_cross_entry(parsed_fixture, tiny_sentence_bert_path):
+    return make_entry(parsed_fixture, tiny_sentence_bert_path, "cross", "beer-full", mode="full")

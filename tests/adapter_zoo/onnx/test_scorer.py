@@ -12,7 +12,9 @@ from adapter_zoo.precision import PrecisionError
 from .conftest import PAIRS
 
 
-@pytest.mark.parametrize("entry", ["bi_entry", "cross_entry", "cls_entry"])
+@pytest.mark.parametrize(
+    "entry", ["bi_entry", "cross_entry", "cls_entry", "lora_bi_entry", "full_cross_entry"]
+)
 def test_int8_ranks_a_small_list_as_fp32_and_onnx_fp32_equals_torch(entry, request):
     path = str(request.getfixturevalue(entry))
     fp32 = adapter_zoo.load(path, precision="fp32")
