@@ -18,12 +18,13 @@ the CPU it was meant for (``benchmarks/perf/precision.py``, all-MiniLM-L6-v2):
 
 ``int8`` (scoring only) runs the model's ONNX export, quantized to int8, in ONNX Runtime on
 the CPU (:mod:`adapter_zoo.onnx`): bi-encoder and cross-encoder entries (adapter, LoRA, full)
-and ``sbert:`` bases; other kinds (compositions, BM25, cascades) are refused in one line.
+and ``sbert:`` bases, and a composition's members; BM25 alone and cascades are refused in one line.
 ``resolve_precision`` gives float32 for it, the dtype of the PyTorch model the export is
 made from, and training asked for int8 (``adapt`` passes its precision on) trains in fp32.
 ``auto`` does not pick int8: on the measured sets (``benchmarks/perf/int8.py``,
-``benchmarks/perf/results/int8.json``) int8 did not keep MAP within the ±0.003 that ``auto``
-allows itself, so int8 is the user's to ask for, a speed-for-exactness trade like bf16.
+``benchmarks/perf/results/int8.json``, an AVX512-VNNI Xeon) int8 kept MAP within the ±0.003
+that ``auto`` allows itself on WikiQA and SemEval 2016 but lost 0.033 on beer's long texts,
+so int8 is the user's to ask for, a speed-for-exactness trade like bf16.
 
 On those CPUs ``bf16`` is the user's to ask for, a speed-for-exactness trade. Without either
 flag oneDNN emulates bf16 with fp32 arithmetic plus conversions, slower than fp32 and less

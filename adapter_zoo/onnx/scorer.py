@@ -75,6 +75,36 @@ def onnx_refusal(scorer) -> str | None:
     return f"is a {type(scorer).__name__}, not a bi- or cross-encoder"
 
 
+def to_int8(scorer):
+    """``scorer`` scoring in int8 where it runs a model: a BiEncoder or Ranker through
+    :func:`onnx_scorer`; a composition (anything with ``parts()``: a fusion, a rerank, a
+    route) with each loaded member so (in place; BM25 members stay as they are). None when
+    nothing in it has an export (BM25, a cascade).
+
+    Example:
+        >>> to_int8(object()) is None
+        True
+    """
+    if onnx_refusal(scorer) is None:
+        return onnx_scorer(scorer, INT8)
+    if not callable(getattr(scorer, "parts", None)):
+        return None
+    members = getattr(scorer, "members", None)
+    if isinstance(members, list):
+        members[:] = [_member_in_int8(m) for m in members]
+    for key in ("retriever", "reranker", "embedder"):
+        part = getattr(scorer, key, None)
+        if part is not None and not isinstance(part, str):
+            setattr(scorer, key, _member_in_int8(part))
+    return scorer
+
+
+def _member_in_int8(member):
+    if isinstance(member, str):
+        return member  # a route's member, loaded when first routed to (in fp32)
+    return to_int8(member) or member
+
+
 def onnx_scorer(scorer, precision: str = INT8, *, arch: str | None = None):
     """``scorer`` (an fp32 BiEncoder or Ranker) scoring through its ONNX export.
 
@@ -111,4 +141,4 @@ def onnx_scorer(scorer, precision: str = INT8, *, arch: str | None = None):
     return out
 
 
-__all__ = ["OrtPairModel", "onnx_refusal", "onnx_scorer", "session_options"]
+__all__ = ["OrtPairModel", "onnx_refusal", "onnx_scorer", "to_int8", "session_options"]
