@@ -153,18 +153,18 @@ def load(
 
 
 def _at_int8(model, name: str):
-    """``model`` scoring through its int8 ONNX export (:mod:`adapter_zoo.onnx`); kinds
-    without one refused in one line."""
+    """``model`` scoring through its int8 ONNX export (:mod:`adapter_zoo.onnx`; a
+    composition's members each through theirs); kinds without one refused in one line."""
     # heavy: adapter_zoo.onnx loads torch, sentence-transformers, onnxruntime when imported
-    from adapter_zoo.onnx.scorer import onnx_refusal, onnx_scorer
+    from adapter_zoo.onnx.scorer import onnx_refusal, to_int8
 
-    reason = onnx_refusal(model)
-    if reason:
+    scorer = to_int8(model)
+    if scorer is None:
         raise PrecisionError(
-            f"precision int8: {name} {reason}; int8 scores bi-encoder and cross-encoder "
-            "entries and sbert: bases; use --precision auto or fp32"
+            f"precision int8: {name} {onnx_refusal(model)}; int8 scores bi-encoder and "
+            "cross-encoder models and compositions of them; use --precision auto or fp32"
         )
-    return onnx_scorer(model, INT8)
+    return scorer
 
 
 def _at_precision(model, dtype, name: str):

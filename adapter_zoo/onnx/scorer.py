@@ -89,20 +89,24 @@ def to_int8(scorer):
         return onnx_scorer(scorer, INT8)
     if not callable(getattr(scorer, "parts", None)):
         return None
+    converted = []
+
+    def in_int8(member):
+        if isinstance(member, str):
+            return member  # a route's member, loaded when first routed to (in fp32)
+        done = to_int8(member)
+        converted.append(done is not None)
+        return done or member
+
     members = getattr(scorer, "members", None)
     if isinstance(members, list):
-        members[:] = [_member_in_int8(m) for m in members]
+        members[:] = [in_int8(m) for m in members]
     for key in ("retriever", "reranker", "embedder"):
         part = getattr(scorer, key, None)
         if part is not None and not isinstance(part, str):
-            setattr(scorer, key, _member_in_int8(part))
-    return scorer
-
-
-def _member_in_int8(member):
-    if isinstance(member, str):
-        return member  # a route's member, loaded when first routed to (in fp32)
-    return to_int8(member) or member
+            setattr(scorer, key, in_int8(part))
+    routed = any(isinstance(m, str) for m in members or ())
+    return scorer if any(converted) or routed else None
 
 
 def onnx_scorer(scorer, precision: str = INT8, *, arch: str | None = None):
