@@ -16,6 +16,7 @@ import sys
 from importlib.metadata import PackageNotFoundError, entry_points, version
 
 from stackexchange.errors import run_reported
+from stackexchange.paths import output_folder_option
 
 COMMAND_GROUP = "adapter_zoo.commands"
 # The packages whose progress the command line shows (library code logs, never prints).
@@ -68,7 +69,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    # export NAME --format onnx OUT: argparse has taken its positionals before the option
+    late_out = len(extra) == 1 and not extra[0].startswith("-")
+    if getattr(args, "command", None) == "export" and late_out and args.out_dir is None:
+        args.out_dir, extra = output_folder_option(extra[0]), []
+    if extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
     show_progress(args.command)
     return run_reported(f"adapter-zoo {args.command}", lambda: args.func(args))
 

@@ -383,10 +383,129 @@ def _write_merged_cross_encoder(ranker, card: dict, folder: Path, name: str) -> 
     write_cross_encoder(plain, tokenizer, head, folder, max_length=ranker.max_length)
 
 
+# --- any bi- or cross-encoder entry as an ONNX folder (export_onnx) ----------------------
+ONNX_TOLERANCE = 1e-4  # the fp32 graph against PyTorch: another kernel order, same function
+FP32_FILE = "onnx/model.onnx"  # adapter_zoo.onnx.layout's (not imported here: it loads torch)
+
+
+def export_onnx(
+    name_or_path: str | os.PathLike, out: str | os.PathLike, *, overwrite: bool = False
+) -> Path:
+    """Write the bi- or cross-encoder entry ``name_or_path`` (adapter, LoRA, full; its head
+    too) as a folder in sentence-transformers' ONNX layout: ``onnx/model.onnx`` (fp32) and
+    ``onnx/model_qint8_<arch>.onnx`` (int8 for this CPU, :mod:`adapter_zoo.onnx.quantize`),
+    opened without adapter-zoo by ``SentenceTransformer(out, backend="onnx", model_kwargs=
+    {"file_name": ...})`` or ``CrossEncoder(...)`` the same way.
+
+    The folder appears complete or not at all, and only after the fp32 graph, opened by
+    plain sentence-transformers, reproduced the entry's scores within ``ONNX_TOLERANCE`` on
+    a few probe pairs. Its model card says which file is which.
+
+    Raises:
+        ZooError: not a bi- or cross-encoder entry; the message names it and says why.
+
+    Example:
+        >>> export_onnx("beer", "beer-onnx")  # doctest: +SKIP
+        >>> from sentence_transformers import SentenceTransformer
+        >>> SentenceTransformer("beer-onnx", backend="onnx",
+        ...     model_kwargs={"file_name": "onnx/model_qint8_avx2.onnx"})  # doctest: +SKIP
+    """
+    # heavy: adapter_zoo.onnx loads torch, onnx, onnxruntime when imported
+    from adapter_zoo.onnx.cache import build_folder
+    from adapter_zoo.onnx.graph import BI, encoder_kind
+    from adapter_zoo.onnx.scorer import onnx_refusal
+
+    name = str(name_or_path)
+    named = kind_for_name(name)
+    if named is not None:
+        raise ZooError(f"cannot export {name!r} as ONNX: it is a {named.summary}, not an entry")
+    path = resolve_entry(name)
+    card = verify_entry(path)
+    out = _writable_output(path, out, overwrite, "an ONNX export")
+    # looked up per call: tests monkeypatch loading.load
+    from adapter_zoo.loading import load
+
+    model = load(str(path), device="cpu", precision="fp32")
+    reason = onnx_refusal(model)
+    if reason:
+        raise ZooError(f"cannot export {name!r} as ONNX: it {reason}")
+    bi = encoder_kind(model) == BI
+    with output_lock(out, error=ZooError), atomic_directory(out, overwrite=True) as tmp:
+        record = build_folder(model, tmp)
+        _check_onnx_reproduces(model.score(PROBE_PAIRS), tmp, name, bi=bi)
+        (tmp / README_FILE).write_text(_onnx_readme(card, name, record, bi), encoding="utf-8")
+        atomic_write_json(tmp / EXPORT_FILE, {"entry": card["name"], "source": str(path),
+                                              "format": "onnx"})  # fmt: skip
+    return out
+
+
+def _check_onnx_reproduces(reference, folder: Path, name: str, *, bi: bool) -> None:
+    # sentence-transformers on first use: the CLI starts without it
+    from sentence_transformers import CrossEncoder, SentenceTransformer
+
+    kwargs = {"backend": "onnx", "device": "cpu", "local_files_only": True,
+              "model_kwargs": {"file_name": FP32_FILE}}  # fmt: skip
+    if bi:
+        exported = SentenceTransformer(str(folder), **kwargs)
+        queries = exported.encode([q for q, _ in PROBE_PAIRS], normalize_embeddings=True)
+        answers = exported.encode([c for _, c in PROBE_PAIRS], normalize_embeddings=True)
+        theirs = np.einsum("ij,ij->i", queries, answers)
+    else:
+        theirs = CrossEncoder(str(folder), **kwargs).predict(PROBE_PAIRS, show_progress_bar=False)
+    difference = float(np.max(np.abs(np.asarray(reference) - theirs)))
+    if not difference <= ONNX_TOLERANCE:
+        raise ZooError(
+            f"cannot export {name!r} as ONNX: its scores differ from the entry's by "
+            f"{difference:.2e}"
+        )
+
+
+def _onnx_readme(card: dict, name: str, record: dict, bi: bool) -> str:
+    cls = "SentenceTransformer" if bi else "CrossEncoder"
+    tags = ["sentence-similarity"] if bi else ["cross-encoder", "text-ranking"]
+    lines = front_matter(
+        library_name="sentence-transformers",
+        base_model=hub_base_model(card["base_model"]),
+        tags=["sentence-transformers", *tags, "onnx", "adapter-zoo"],
+        pipeline_tag="sentence-similarity" if bi else "text-ranking",
+        **licence(card),
+    )
+    credit = attribution(card)
+    int8 = record["int8_file"]
+    settings = record["int8"]
+    lines += [f"# {card['name']} (ONNX)", "",
+              f"The adapter-zoo entry `{name}` (its base with its adapter"
+              + ("" if bi else " and head") + f") as a {cls} for sentence-transformers' ONNX "
+              "backend.", ""]  # fmt: skip
+    lines += [credit, ""] if credit else []
+    lines += [
+        "| file | what it is |", "|---|---|",
+        f"| `{FP32_FILE}` | fp32: the entry's scores to 1e-4 |",
+        f"| `{int8}` | int8 weights (dynamic quantization, per-channel "
+        f"{settings['per_channel']}, reduce_range {settings['reduce_range']}; the "
+        "feed-forward down-projections" * settings["ffn_output_fp32"] + f" and the last "
+        f"{settings['keep_last_fp32']} layer(s) in fp32): faster on CPUs, not bit-faithful |",
+        "",
+        "```python",
+        f"from sentence_transformers import {cls}",
+        "",
+        f'model = {cls}("path/to/this/folder", backend="onnx",',
+        f'    model_kwargs={{"file_name": "{int8}"}})',
+    ]  # fmt: skip
+    if bi:
+        lines += ['model.similarity(model.encode("your question"), model.encode(["an answer"]))']
+    else:
+        lines += ['model.predict([("your question", "candidate 1")])']
+    lines += ["```", "", "The scores are the entry's "
+              + ("cosines." if bi else "logits (identity activation)."), ""]  # fmt: skip
+    return "\n".join(lines + dev_scores_section(card))
+
+
 __all__ = [
     "card_refusal",
     "export_cross_encoder",
     "export_merged_lora",
+    "export_onnx",
     "lora_entry",
     "merged_refusal",
     "model_refusal",

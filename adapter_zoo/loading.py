@@ -16,7 +16,7 @@ from adapter_zoo.build import build_entry
 from adapter_zoo.errors import ZooError
 from adapter_zoo.hub import list_remote
 from adapter_zoo.names import parse_model_name
-from adapter_zoo.precision import apply_precision, resolve_precision
+from adapter_zoo.precision import INT8, PrecisionError, apply_precision, resolve_precision
 from adapter_zoo.registry import kind_for_card, kind_for_name
 from adapter_zoo.resolve import resolve_entry as find_entry
 from adapter_zoo.zoo.store import CARD_FILE, local_cards, local_entry, verify_entry
@@ -103,8 +103,10 @@ def load(
         build_steps: training steps of a built entry (default 40, the zoo's recipe).
         max_length: score at this token limit instead of the entry's own (the one it was
             trained and selected at); kinds without one (bm25, compositions) refuse it.
-        precision: ``auto`` (bf16 on a CUDA GPU with bf16, fp32 on every CPU), ``fp32``
-            or ``bf16`` (refused where the device lacks it): the dtype the model's
+        precision: ``auto`` (bf16 on a CUDA GPU with bf16, fp32 on every CPU), ``fp32``,
+            ``int8`` (the model's ONNX export quantized to int8, run by ONNX Runtime on the
+            CPU, cached per weights: :mod:`adapter_zoo.onnx`; bi- and cross-encoder models
+            only) or ``bf16`` (refused where the device lacks it): the dtype the model's
             weights score in (:mod:`adapter_zoo.precision`; compositions pass it to their
             members; BM25, TF-IDF and cascades stay fp32). The model's ``precision`` says
             which it runs at; scores are float32 either way.
@@ -119,12 +121,17 @@ def load(
     name = parse_model_name(name_or_path)
     local_entry(name_or_path)  # refuses "." and ".." before anything is read
     dtype = resolve_precision(precision, device)  # a refused bf16 before any loading
+    if precision == INT8:
+        device = "cpu"  # ONNX Runtime's int8 kernels: the export is made from the CPU model
     named = kind_for_name(name)
     if named is not None:
         if (revision is not None or base_model is not None) and not named.takes_base_model:
             raise ZooError(f"{name_or_path}: a {named.summary} takes no revision or base_model")
         model = named.load_name(name, device=device, base_model=base_model)
-        return _at_precision(_at_length(model, named, max_length, name.text), dtype, name.text)
+        model = _at_length(model, named, max_length, name.text)
+        return _at_int8(model, name.text) if precision == INT8 else (
+            _at_precision(model, dtype, name.text)
+        )  # fmt: skip
     path = resolve_entry(
         name_or_path,
         revision=revision,
@@ -140,7 +147,24 @@ def load(
         )
     kind = kind_for_card(card, path / CARD_FILE)
     model = _at_length(kind.load_entry(path, card, device=device), kind, max_length, str(path))
+    if precision == INT8:
+        return _at_int8(model, card["name"])
     return _at_precision(model, dtype, str(path))
+
+
+def _at_int8(model, name: str):
+    """``model`` scoring through its int8 ONNX export (:mod:`adapter_zoo.onnx`; a
+    composition's members each through theirs); kinds without one refused in one line."""
+    # heavy: adapter_zoo.onnx loads torch, sentence-transformers, onnxruntime when imported
+    from adapter_zoo.onnx.scorer import onnx_refusal, to_int8
+
+    scorer = to_int8(model)
+    if scorer is None:
+        raise PrecisionError(
+            f"precision int8: {name} {onnx_refusal(model)}; int8 scores bi-encoder and "
+            "cross-encoder models and compositions of them; use --precision auto or fp32"
+        )
+    return scorer
 
 
 def _at_precision(model, dtype, name: str):

@@ -16,6 +16,16 @@ the CPU it was meant for (``benchmarks/perf/precision.py``, all-MiniLM-L6-v2):
   bf16 there, where quality held, for the larger bases that fill a GPU's bf16 tensor
   cores (not measured here) and for half the memory.
 
+``int8`` (scoring only) runs the model's ONNX export, quantized to int8, in ONNX Runtime on
+the CPU (:mod:`adapter_zoo.onnx`): bi-encoder and cross-encoder entries (adapter, LoRA, full)
+and ``sbert:`` bases, and a composition's members; BM25 alone and cascades are refused in one line.
+``resolve_precision`` gives float32 for it, the dtype of the PyTorch model the export is
+made from, and training asked for int8 (``adapt`` passes its precision on) trains in fp32.
+``auto`` does not pick int8: on the measured sets (``benchmarks/perf/int8.py``,
+``benchmarks/perf/results/int8.json``, an AVX512-VNNI Xeon) int8 kept MAP within the ±0.003
+that ``auto`` allows itself on WikiQA and SemEval 2016 but lost 0.033 on beer's long texts,
+so int8 is the user's to ask for, a speed-for-exactness trade like bf16.
+
 On those CPUs ``bf16`` is the user's to ask for, a speed-for-exactness trade. Without either
 flag oneDNN emulates bf16 with fp32 arithmetic plus conversions, slower than fp32 and less
 exact: an explicit ``bf16`` there is refused in one line (``PrecisionError``), as an
@@ -57,8 +67,10 @@ from adapter_zoo.errors import ZooError
 
 logger = logging.getLogger(__name__)
 
-AUTO, FP32, BF16 = "auto", "fp32", "bf16"
-PRECISIONS = (AUTO, FP32, BF16)
+AUTO, FP32, BF16, INT8 = "auto", "fp32", "bf16", "int8"
+PRECISIONS = (AUTO, FP32, BF16, INT8)
+# what training and building take (int8 is a scoring precision: ONNX Runtime, no gradients)
+TRAINING_PRECISIONS = (AUTO, FP32, BF16)
 # the CPU flags (Linux /proc/cpuinfo spelling) of native bf16 matrix multiplication: an
 # explicit bf16 runs with either; auto never picks it on a CPU (see the module docstring)
 CPU_BF16_FLAGS = ("amx_bf16", "avx512_bf16")
@@ -124,14 +136,15 @@ def resolve_precision(precision: str, device=None):
     """The torch dtype a model scores in on ``device`` (None: CUDA when available, else CPU).
 
     ``auto``: bfloat16 on a CUDA device with bf16, else float32 (every CPU);
-    ``fp32``: float32; ``bf16``: bfloat16, refused (PrecisionError) where the device lacks
+    ``fp32`` and ``int8`` (scored by :mod:`adapter_zoo.onnx` from the fp32 model): float32;
+    ``bf16``: bfloat16, refused (PrecisionError) where the device lacks
     it (:func:`device_has_bf16`).
     """
     # torch on first use: the CLI starts without it
     import torch
 
     check_precision(precision)
-    if precision == FP32:
+    if precision in (FP32, INT8):  # int8: the fp32 model its ONNX export is made from
         return torch.float32
     device = pick_device(device)
     if precision == AUTO:
@@ -285,14 +298,20 @@ def apply_precision(scorer, dtype) -> str:
     return getattr(scorer, "precision", precision_name(dtype))
 
 
-def add_precision_option(parser) -> None:
-    """``--precision {auto,fp32,bf16}`` (default auto), for the commands that run a model."""
+def add_precision_option(parser, *, scoring: bool = False) -> None:
+    """``--precision {auto,fp32,bf16}`` (default auto), for the commands that run a model;
+    ``scoring`` (commands that only score, or score what they train on: evaluate, adapt)
+    adds ``int8``."""
+    int8 = (
+        "; int8 scores through the model's ONNX export quantized to int8 on the CPU (ONNX "
+        "Runtime; bi- and cross-encoder entries; faster, not bit-faithful)" if scoring else ""
+    )  # fmt: skip
     parser.add_argument(
-        "--precision", choices=PRECISIONS, default=AUTO,
+        "--precision", choices=PRECISIONS if scoring else TRAINING_PRECISIONS, default=AUTO,
         help="the dtype the model's frozen weights run in: auto (default) is bf16 on a CUDA "
         "GPU with bf16, else fp32; bf16 also runs on a CPU with AMX-BF16 or AVX512-BF16 "
-        "(faster, not bit-faithful) and is refused where the hardware has neither. Scores, "
-        "trained weights and the optimizer's state are float32 either way",
+        "(faster, not bit-faithful) and is refused where the hardware has neither" + int8 +
+        ". Scores, trained weights and the optimizer's state are float32 either way",
     )  # fmt: skip
 
 

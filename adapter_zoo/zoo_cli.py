@@ -1,6 +1,8 @@
 """``adapter-zoo list``: the entries of the local zoo (and the Hub index with --remote);
 ``adapter-zoo export NAME --out DIR``: a full cross-encoder entry as a CrossEncoder folder,
 a LoRA adapter entry merged into its base (SentenceTransformer or CrossEncoder folder);
+``adapter-zoo export NAME --format onnx OUT``: any bi- or cross-encoder entry as an ONNX
+folder (fp32 and int8) that sentence-transformers opens with ``backend="onnx"``;
 ``adapter-zoo build FORUM [--dump PATH]``: a catalog forum's entry built from its dump;
 ``adapter-zoo adapt``: a zoo entry for an unlabelled domain (:mod:`adapter_zoo.adapt.cli`)."""
 
@@ -10,7 +12,8 @@ import json
 
 from adapter_zoo.adapt.cli import register as register_adapt
 from adapter_zoo.build import build_entry
-from adapter_zoo.export import export_cross_encoder, export_merged_lora, lora_entry
+from adapter_zoo.errors import ZooError
+from adapter_zoo.export import export_cross_encoder, export_merged_lora, export_onnx, lora_entry
 from adapter_zoo.loading import list_entries
 from adapter_zoo.precision import add_precision_option
 from adapter_zoo.zoo.store import zoo_home
@@ -32,12 +35,24 @@ def register(subparsers) -> None:
         "classification head) as a sentence-transformers CrossEncoder folder whose predict() "
         "gives the entry's scores. Adapter, fusion, bi-encoder, composite and cascade entries "
         "and pair-cosine heads are refused. A LoRA adapter entry is merged into its base and "
-        "written as a plain SentenceTransformer (bi-encoder) or CrossEncoder (CLS head) folder.",
+        "written as a plain SentenceTransformer (bi-encoder) or CrossEncoder (CLS head) folder. "
+        "With --format onnx any bi- or cross-encoder entry (adapter, LoRA, full; its head "
+        "too) is written in sentence-transformers' ONNX layout: onnx/model.onnx (fp32) and "
+        "onnx/model_qint8_<arch>.onnx (int8 for this CPU), opened with backend='onnx'.",
     )
     export.add_argument("name", metavar="NAME", help="zoo name, entry folder or Hub name")
     export.add_argument(
-        "--out", required=True, type=output_folder_option, metavar="DIR", help="the folder to write"
+        "out_dir", nargs="?", type=output_folder_option, metavar="OUT",
+        help="the folder to write (or --out)",
+    )  # fmt: skip
+    export.add_argument(
+        "--out", type=output_folder_option, metavar="DIR", help="the folder to write"
     )
+    export.add_argument(
+        "--format", choices=("pytorch", "onnx"), default="pytorch",
+        help="pytorch (default): a CrossEncoder or merged SentenceTransformer; onnx: "
+        "the ONNX layout, fp32 and int8",
+    )  # fmt: skip
     export.add_argument("--overwrite", action="store_true", help="replace DIR whatever it holds")
     export.set_defaults(func=run_export)
 
@@ -86,6 +101,13 @@ def run_list(args) -> int:
 
 
 def run_export(args) -> int:
+    if (args.out is None) == (args.out_dir is None):
+        raise ZooError("export: give the folder to write once, as OUT or as --out DIR")
+    args.out = args.out or args.out_dir
+    if args.format == "onnx":
+        out = export_onnx(args.name, args.out, overwrite=args.overwrite)
+        print(f"wrote {out} (sentence-transformers, backend='onnx'; its README.md names the files)")
+        return 0
     lora = lora_entry(args.name)
     if lora:
         out = export_merged_lora(args.name, args.out, overwrite=args.overwrite)

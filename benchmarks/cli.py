@@ -85,7 +85,7 @@ def register(subparsers) -> None:
     )  # fmt: skip
     from adapter_zoo.precision import add_precision_option
 
-    add_precision_option(evaluate)
+    add_precision_option(evaluate, scoring=True)
     evaluate.set_defaults(func=run_evaluate)
 
     board = subparsers.add_parser("leaderboard", help="tables and plots from a results folder")

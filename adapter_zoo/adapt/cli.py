@@ -58,7 +58,7 @@ def register(subparsers) -> None:
         "to fit; the card records the plan and what it cut",
     )  # fmt: skip
     p.add_argument("--overwrite", action="store_true", help="replace an existing zoo entry")
-    add_precision_option(p)
+    add_precision_option(p, scoring=True)
     p.set_defaults(func=run_adapt)
 
 

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from adapter_zoo.errors import ZooError
-from adapter_zoo.precision import BF16, FP32, apply_precision, precision_name
+from adapter_zoo.precision import BF16, FP32, INT8, apply_precision, precision_name
 from adapter_zoo.ranker.inputs import text_pairs
 from adapter_zoo.ranker.ranker import rank_candidates
 
@@ -82,12 +82,14 @@ class Composite:
 
     @property
     def precision(self) -> str:
-        """``bf16`` when a loaded member runs in bf16 (or, none loaded yet, when it was set
-        to bf16), else ``fp32``."""
+        """``int8`` when a loaded member scores through its int8 export, ``bf16`` when one
+        runs in bf16 (or, none loaded yet, when it was set to bf16), else ``fp32``."""
 
+        ran = {getattr(part, "precision", FP32) for part in self.parts()}
+        if INT8 in ran:  # its members score through their int8 exports (adapter_zoo.onnx)
+            return INT8
         if self.precision_dtype is None:
             return FP32
-        ran = {getattr(part, "precision", FP32) for part in self.parts()}
         return BF16 if BF16 in ran else precision_name(self.precision_dtype) if not ran else FP32
 
     @property

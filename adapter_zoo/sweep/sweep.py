@@ -27,7 +27,7 @@ from adapter_zoo.errors import ZooError
 from adapter_zoo.lengths import CROSS_MAX_LENGTH
 from adapter_zoo.loading import resolve_entry
 from adapter_zoo.names import parse_model_name
-from adapter_zoo.precision import cast_for_inference, resolve_precision
+from adapter_zoo.precision import INT8, PrecisionError, cast_for_inference, resolve_precision
 from adapter_zoo.ranker import Ranker
 from adapter_zoo.ranker.inputs import check_max_length, text_pairs
 from adapter_zoo.ranker.model import build_model
@@ -166,6 +166,11 @@ def load_parallel_model(
         ``(model, tokenizer, names)`` where ``names[i]`` is the name adapter ``i`` got.
     """
 
+    if precision == INT8:
+        raise PrecisionError(
+            "precision int8: the sweep scores one base with many adapters in PyTorch; "
+            "use --precision auto, fp32 or bf16"
+        )
     dtype = resolve_precision(precision, device)
 
     if not adapters:

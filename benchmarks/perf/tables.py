@@ -569,6 +569,27 @@ def html_to_text_table() -> str:
     )  # fmt: skip
 
 
+def int8_table() -> str:
+    """Scoring through ONNX Runtime (fp32 and int8) against torch fp32 and the peer,
+    sentence-transformers' own int8 export of the same base (``int8.json``)."""
+    data = load("int8")
+    variants = {"torch_fp32": "torch fp32", "onnx_fp32": "ONNX fp32 (ours)",
+                "onnx_int8": "ONNX int8 (ours)", "peer_int8": "sentence-transformers int8 (peer)"}  # fmt: skip
+    rows = []
+    for name, row in data["sets"].items():
+        base = row["torch_fp32"]
+        for key, label in variants.items():
+            cell = row[key]
+            moved = "—" if key == "torch_fp32" else f"{cell['lists_moved']}/{cell['lists']}"
+            delta = "—" if key == "torch_fp32" else _delta(cell["map_delta"], 4)
+            rows.append([f"{name} ({row['lists']} lists)", label, f"{cell['pairs_per_s']:.0f}",
+                         f"{cell['pairs_per_s'] / base['pairs_per_s']:.2f}×",
+                         f"{cell['map']:.4f}", delta, moved])  # fmt: skip
+    return _table(
+        ["set", "scoring", "pairs/s", "× torch fp32", "MAP", "Δ MAP", "lists' AP moved"], rows
+    )
+
+
 def semeval_table() -> str:
     """SemEval task 3 subtask B test MAP (points): the registry's recorded and published
     scores, and the model ``adapt`` made from QatarLiving's questions (``adapt_study.json``)."""
@@ -762,6 +783,7 @@ TABLES: dict[str, Callable[[], str]] = {
     "cascade": cascade_table,
     "train-memory": train_memory_table,
     "html-to-text": html_to_text_table,
+    "int8": int8_table,
     "semeval": semeval_table,
     "outside": outside_table,
     "learning-rates": learning_rates_table,

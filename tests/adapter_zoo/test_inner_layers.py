@@ -27,6 +27,7 @@ LAYERS = (
     ("export", "sweep"),
     ("adapt",),
     ("loading",),
+    ("onnx",),
     ("build",),
     ("kinds",),
     ("compose",),
