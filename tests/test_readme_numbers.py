@@ -21,12 +21,13 @@ ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 # The README's tables, and the docs pages that must carry the full ones.
 REQUIRED = {
-    "README.md": {"readme-quality", "readme-adapt", "readme-perf"},
-    "docs/performance.md": {"perf", "train-memory", "html-to-text"},
+    "README.md": {"readme-quality", "readme-adapt", "readme-outside", "readme-perf"},
+    "docs/performance.md": {"perf", "train-memory", "html-to-text", "int8"},
     "docs/results.md": {
         "quality", "quality-choice", "quality-length", "quality-retrained", "quality-lr",
         "quality-drop-lower", "quality-tanda", "quality-lora", "quality-cross-rerun",
-        "transfer-matrix", "transfer-strategies", "adapt-study", "recommend", "cascade",
+        "transfer-matrix", "transfer-strategies", "adapt-study", "outside-study",
+        "outside-agreement", "recommend", "cascade",
     },
     "docs/benchmarks.md": {"semeval", "outside"},
     "docs/reliability.md": {"crash"},

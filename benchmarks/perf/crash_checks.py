@@ -38,6 +38,10 @@ VOLATILE = frozenset({
     "finished",
 })  # fmt: skip
 _BUILD_FOLDER = re.compile(r"(\.tmp-build-)\d+-[0-9a-f]+")
+# huggingface_hub's probe of a cache folder's permissions (``_chmod_and_move``): an empty
+# file it creates and deletes beside each download; a kill between the two leaves it, and
+# nothing ever reads it.
+_HUB_PROBE = re.compile(r"tmp_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 # Derived from the card (its "created" included): the card is compared instead.
 SKIPPED = frozenset({"README.md", "leaderboard.html", "leaderboard.md"})
 
@@ -222,7 +226,9 @@ def fingerprint(folder: Path, root: Path) -> dict[str, str]:
 
     A ``save_to_disk`` folder is one digest of its rows; ``card.json`` leaves out its
     ``files`` (each file has its own digest here, and ``verify_entry`` matched them); hidden
-    files and folders (temporaries, locks, run folders) are not outputs.
+    files and folders (temporaries, locks, run folders) and huggingface_hub's permission
+    probes are not outputs. A recipe's ledger entry (``steps/<digest>.json``, the digest of
+    a command line that names the run's folder) is keyed by its job's label.
     """
     import datasets
 
@@ -231,7 +237,8 @@ def fingerprint(folder: Path, root: Path) -> dict[str, str]:
         return found
     for path in sorted(folder.rglob("*")):
         relative = path.relative_to(folder)
-        if any(part.startswith(".") for part in relative.parts) or path.name in SKIPPED:
+        hidden = any(part.startswith(".") for part in relative.parts)
+        if hidden or path.name in SKIPPED or _HUB_PROBE.fullmatch(path.name):
             continue
         key = relative.as_posix()
         if path.is_dir() and {"dataset_info.json", "dataset_dict.json"} & {
@@ -244,6 +251,8 @@ def fingerprint(folder: Path, root: Path) -> dict[str, str]:
             value = json.loads(path.read_text(encoding="utf-8"))
             if path.name == CARD_FILE:
                 value.pop("files", None)
+            if path.parent.name == "steps" and isinstance(value, dict) and "label" in value:
+                key = f"{relative.parent.as_posix()}/{value['label']}"
             found[key] = _json_digest(normalised(value, str(root)))
         elif path.name == RESULTS_FILE:  # the distinct records: see the module's docstring
             lines = path.read_text(encoding="utf-8").splitlines()

@@ -196,10 +196,9 @@ def _repo(root: Path) -> str:
 
 
 def _pushed_files(world: World) -> dict[str, str]:
-    from stackexchange.io import sha256_file
-
-    entry = world.zoo / "bm-bi"
-    return {p.name: sha256_file(p) for p in entry.iterdir() if p.name != "README.md"}
+    """The pushed repository's files: push writes its own card (where the entry came from),
+    so the local entry's bytes are not what a pull must bring."""
+    return checks.hub_fingerprint(world.hub / "models" / PUSHED)
 
 
 def _parse(workers: str) -> Callable[[World, Path], list[str]]:

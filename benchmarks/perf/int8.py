@@ -34,26 +34,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 from benchmarks.perf.machine import machine_info  # noqa: E402
-from benchmarks.perf.precision import SHARED, cpu_model, dataset_map, las_set, lists_moved  # noqa: E402
+from benchmarks.perf.precision import SHARED, dataset_map, las_set, lists_moved  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 MODEL = "sbert:minilm-l6"
 VARIANTS = ("torch_fp32", "onnx_fp32", "onnx_int8", "peer_int8")
 MAP_TOLERANCE = 0.003  # auto's rule (adapter_zoo.precision)
 TARGET_SPEEDUP = 2.0
-CPU_FLAGS = ("avx2", "avx512f", "avx512_vnni", "avx_vnni", "amx_int8", "amx_bf16", "avx512_bf16")
-
-
-def cpu_flags() -> list[str]:
-    """Which of :data:`CPU_FLAGS` this CPU has (``/proc/cpuinfo``)."""
-    cpuinfo = Path("/proc/cpuinfo")
-    if not cpuinfo.is_file():
-        return []
-    for line in cpuinfo.read_text(errors="replace").splitlines():
-        if line.startswith("flags"):
-            have = set(line.partition(":")[2].split())
-            return [flag for flag in CPU_FLAGS if flag in have]
-    return []
 
 
 def limited(dataset, limit: int | None):
@@ -188,12 +175,7 @@ def main() -> int:
                              args.work)  # fmt: skip
     within = all(row["int8_within_tolerance"] for row in results.values())
     record = {
-        "machine": {
-            **machine_info(),
-            "cpu": cpu_model(),
-            "cpu_flags": cpu_flags(),
-            "int8_arch": arch,
-        },  # fmt: skip
+        "machine": {**machine_info(), "int8_arch": arch},
         "args": {
             "model": MODEL,
             "limit": args.limit,

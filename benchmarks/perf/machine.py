@@ -5,13 +5,42 @@ from __future__ import annotations
 import datetime
 import os
 import platform
+from pathlib import Path
+
+# The instruction sets that decide CPU speed here (int8 and bf16 kernels).
+CPU_FLAGS = ("avx2", "avx512f", "avx512_vnni", "avx_vnni", "amx_int8", "amx_bf16", "avx512_bf16")
+
+
+def _cpuinfo() -> list[str]:
+    cpuinfo = Path("/proc/cpuinfo")
+    return cpuinfo.read_text(errors="replace").splitlines() if cpuinfo.is_file() else []
+
+
+def cpu_flags() -> list[str]:
+    """Which of :data:`CPU_FLAGS` this CPU has (``/proc/cpuinfo``)."""
+    for line in _cpuinfo():
+        if line.startswith("flags"):
+            have = set(line.partition(":")[2].split())
+            return [flag for flag in CPU_FLAGS if flag in have]
+    return []
+
+
+def cpu_name() -> str:
+    """The CPU's model name (``/proc/cpuinfo``), else ``platform.processor()``."""
+    for line in _cpuinfo():
+        if line.startswith("model name"):
+            return line.partition(":")[2].strip()
+    return platform.processor()
 
 
 def machine_info() -> dict:
-    """CPU count, torch threads and version, Python, CUDA, and when it ran."""
+    """The chip and its flags, CPU count, torch threads and version, Python, CUDA, and when
+    it ran."""
     import torch
 
     return {
+        "cpu": cpu_name(),
+        "cpu_flags": cpu_flags(),
         "cpu_count": os.cpu_count(),
         "torch_threads": torch.get_num_threads(),
         "torch": torch.__version__,

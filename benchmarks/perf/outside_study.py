@@ -236,11 +236,14 @@ def set_row(
 def agreement(rows: dict) -> dict:
     """How often a candidate's held-out-lists verdict against the base (its gain's sign)
     agrees with its test set's, over every candidate of every set; and the same for the
-    decision's own rule (a clear gain, lower bound above 0, against a test gain above 0)."""
+    decision's own rule (a clear gain, lower bound above 0, against a test gain above 0).
+    The base at another length (``base@512``) learned nothing: it is not counted."""
     signs, clear = [], []
     for row in rows.values():
-        for r in row["candidates"].values():
-            if r["test_vs_base"] is None or r["pseudo_dev_vs_base"] is None:
+        for name, r in row["candidates"].items():
+            if name.startswith("base") or r["test_vs_base"] is None:
+                continue
+            if r["pseudo_dev_vs_base"] is None:
                 continue
             test = r["test_vs_base"]["delta"]
             signs.append((r["pseudo_dev_vs_base"] > 0) == (test > 0))

@@ -44,7 +44,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
-from benchmarks.perf.machine import machine_info  # noqa: E402
+from benchmarks.perf.machine import cpu_name, machine_info  # noqa: E402
 from stackexchange.lists import BENCHMARK_FILE  # noqa: E402
 
 SHARED = Path(os.environ.get("ADAPTER_ZOO_SHARED", ROOT.parent / "shared")) / "data"
@@ -53,17 +53,6 @@ MODEL = "sbert:minilm-l6"
 MAP_TOLERANCE = 0.003
 TARGET_SPEEDUP = 2.0
 TARGET_PEAK_SHARE = 0.40
-
-
-def cpu_model() -> str:
-    cpuinfo = Path("/proc/cpuinfo")
-    if cpuinfo.is_file():
-        for line in cpuinfo.read_text().splitlines():
-            if line.startswith("model name"):
-                return line.partition(":")[2].strip()
-    import platform
-
-    return platform.processor()
 
 
 def matmul_peak(m: int, k: int, n: int, repeats: int, device: str = "cpu") -> dict:
@@ -239,7 +228,7 @@ def main() -> int:
         "data": f"WikiQA test: {len(pairs)} pairs, {len(texts)} distinct texts, {tokens} tokens",
         "device": args.device,
         "gpu": gpu_name(args.device),
-        "cpu": cpu_model(),
+        "cpu": cpu_name(),
         "cpu_bf16_flags": list(cpu_bf16_flags()),
         "matmul": peak,
         "flops_per_pass": flops,

@@ -58,8 +58,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 from adapter_zoo.precision import cpu_bf16_flags  # noqa: E402
-from benchmarks.perf.machine import machine_info  # noqa: E402
-from benchmarks.perf.precision import cpu_model, gpu_name  # noqa: E402
+from benchmarks.perf.machine import cpu_name, machine_info  # noqa: E402
+from benchmarks.perf.precision import gpu_name  # noqa: E402
 from benchmarks.perf.quality import (  # noqa: E402
     BI_ENTRIES,
     CROSS_ENTRIES,
@@ -254,7 +254,7 @@ def main() -> int:
         "benchmark": "precision_training",
         "smoke": args.steps is not None,
         "gpu": gpu,
-        "cpu": cpu_model(),
+        "cpu": cpu_name(),
         "cpu_bf16_flags": list(cpu_bf16_flags()),
         "scoring_precision": "fp32",
         "sets": sets,

@@ -221,8 +221,8 @@ def main() -> int:
         parser.error("--old is needed for the paths old and bounded")
 
     import stackexchange
-    from benchmarks.perf.machine import machine_info
-    from benchmarks.perf.precision import cpu_model, matmul_peak
+    from benchmarks.perf.machine import cpu_name, machine_info
+    from benchmarks.perf.precision import matmul_peak
     from stackexchange.io import atomic_write_json
 
     started = time.perf_counter()
@@ -255,7 +255,7 @@ def main() -> int:
         "train": " ".join(TRAIN),
         "steps": args.steps,
         "precision": {p: PRECISION[p] for p in rows},
-        "cpu": cpu_model(),
+        "cpu": cpu_name(),
         "matmul": peak,
         "paths": rows,
         "runs": runs,
