@@ -97,6 +97,7 @@ def test_wheel_carries_the_apache_licence(wheel):
     assert (ROOT / "LICENSE").read_text().startswith(" " * 33 + "Apache License\n")
 
 
+@pytest.mark.slow  # over 10 s: started first (CONTRIBUTING, CI's time budget)
 def test_the_readme_cpu_install_resolves_cpu_torch_and_no_cuda_wheels(tmp_path):
     """README's CPU install (the CPU wheel of .ci/constraints.txt's torch, then the project
     under the constraints), resolved as pip's dry run: torch stays the CPU build and not one

@@ -9,6 +9,7 @@ QUESTIONS = 60  # a small real set: WikiQA's first test questions (about 600 pai
 
 
 @pytest.mark.integration
+@pytest.mark.slow  # over 10 s: started first (CONTRIBUTING, CI's time budget)
 def test_bf16_scores_track_fp32_on_real_pairs(shared_file, monkeypatch):
     import adapter_zoo
     import benchmarks

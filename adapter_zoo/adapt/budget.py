@@ -123,7 +123,24 @@ class Plan:
     long_base: bool = True
     zoo_extra: bool = True
     estimate_s: dict[str, float] = field(default_factory=dict)
+    # Of each run's estimate, what comes after its last step: the last evaluation, the
+    # 512-token check, the decision lists' scoring, writing the entry.
+    tail_s: dict[str, float] = field(default_factory=dict)
     cuts: list[str] = field(default_factory=list)
+
+    def deadline(self, run: str, clock: Clock, slack: float = 1.3) -> float | None:
+        """When ``run``'s training must stop (a ``time.monotonic()`` value; None without a
+        budget): its estimate with ``slack``, and never so late that its own tail and the
+        runs planned after it no longer fit (ArguAna's run, stopped at the budget's end
+        less only the later runs, then spent 247 s on its tail and the decision: 908 s of
+        a 600 s budget)."""
+        if clock.seconds is None:
+            return None
+        runs = list(self.steps)
+        later = runs[runs.index(run) + 1 :] if run in runs else []
+        after = sum(self.estimate_s.get(r, 0.0) for r in later) + RESERVE_S
+        end = clock.started + clock.seconds - after - self.tail_s.get(run, 0.0)
+        return min(time.monotonic() + slack * self.estimate_s.get(run, 0.0), end)
 
     def to_card(self) -> dict:
         return {
@@ -172,6 +189,14 @@ def _run_seconds(stages: Stages, rate: Rate, steps: int, evaluations: int, lists
     selection = scorings * lists * stages.selection_tokens_per_list * per_token
     training = steps * stages.step_tokens * TRAIN_COST * per_token
     return RUN_OVERHEAD_S + training + selection + stages.decision_tokens * per_token
+
+
+def _tail_seconds(stages: Stages, rate: Rate, lists: int) -> float:
+    """What a run does after its last step: that step's evaluation and the 512-token check
+    (two selection scorings), the decision lists' scoring, writing the entry."""
+    per_token = rate.seconds_per_token
+    selection = 2 * lists * stages.selection_tokens_per_list * per_token
+    return RUN_OVERHEAD_S + selection + stages.decision_tokens * per_token
 
 
 def _estimate(stages: Stages, rate: Rate, p: Plan) -> dict[str, float]:
@@ -236,6 +261,7 @@ def plan(
                     f"({seconds_left:.0f} s left)"
                 )
     p.estimate_s = _estimate(stages, rate, p)
+    p.tail_s = {run: _tail_seconds(stages, rate, p.selection_lists) for run in p.steps}
     return p
 
 

@@ -177,7 +177,7 @@ def learn_and_decide(
             scorer.add(BASE_LONG, zero_shot, max_length=LONG_LENGTH)
         _score_zoo(scorer, zoo_plans, extra=plan.zoo_extra)
         trained = _train_candidates(forum, training, target_data.name, name, zoo_plans,
-                                    base_model, seed, plan, _Deadlines(clock, plan))  # fmt: skip
+                                    base_model, seed, plan, clock)  # fmt: skip
         for candidate, entry in trained.items():
             logger.info("adapt %s: scoring %s on the decision lists%s", name, candidate,
                         clock.says())  # fmt: skip
@@ -465,25 +465,6 @@ def _stages(sizes, training, cards, zoo_plans, max_steps) -> budget.Stages:
     )  # fmt: skip
 
 
-class _Deadlines:
-    """Each training run's deadline: its estimate with some slack, and never past the point
-    where the stages planned after it would no longer fit."""
-
-    SLACK = 1.3
-
-    def __init__(self, clock: budget.Clock, plan: budget.Plan):
-        self.clock, self.plan = clock, plan
-
-    def of(self, run: str) -> float | None:
-        if self.clock.seconds is None:
-            return None
-        estimate = self.plan.estimate_s
-        later = [r for r in list(self.plan.steps)[list(self.plan.steps).index(run) + 1 :]]
-        after = sum(estimate.get(r, 0.0) for r in later) + budget.RESERVE_S
-        end = self.clock.started + self.clock.seconds - after
-        return min(time.monotonic() + self.SLACK * estimate.get(run, 0.0), end)
-
-
 def _training_folder(target_data, parts, selection, tmp: Path):
     """The target's training folder (training and selection threads) and the card's
     training record: its pairs and pair kinds, or why nothing can be trained."""
@@ -502,7 +483,7 @@ def _training_folder(target_data, parts, selection, tmp: Path):
 
 
 def _train_candidates(forum, record, target_name, name, zoo_plans, base_model, seed, plan,
-                      deadlines) -> dict:  # fmt: skip
+                      clock) -> dict:  # fmt: skip
     """Train the planned candidates into the zoo as hidden-purpose entries
     ``<name>--<candidate>``; return candidate -> entry name, adding each run to ``record``
     (the card's training record)."""
@@ -526,8 +507,8 @@ def _train_candidates(forum, record, target_name, name, zoo_plans, base_model, s
         )  # fmt: skip
         began = time.perf_counter()
         logger.info("adapt: training %s (%d steps%s)%s", entry, run_steps,
-                    f", from {start}" if start else "", deadlines.clock.says())  # fmt: skip
-        with stop_training_at(deadlines.of(candidate)):
+                    f", from {start}" if start else "", clock.says())  # fmt: skip
+        with stop_training_at(plan.deadline(candidate, clock)):
             path = train(config)
 
         card = read_card(path)

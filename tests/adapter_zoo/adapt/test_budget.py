@@ -53,6 +53,20 @@ def test_a_budget_too_small_to_train_trains_nothing_and_says_why():
     assert p.cuts[-1] == "no training: fewer than 10 steps fit in the budget (30 s left)"
 
 
+def test_a_run_stops_training_early_enough_for_its_tail_and_the_runs_after_it():
+    p = plan(STAGES, RATE, 1_000)
+    clock = budget.Clock(1_000 / 60)
+    tail = p.tail_s["own"]  # its last evaluation, the 512 check, the decision lists, saving
+    assert 0 < tail < p.estimate_s["own"]
+    later = p.estimate_s["from-nearest"] + p.estimate_s["from-multitask"]
+    end = clock.started + 1_000 - budget.RESERVE_S - later - tail
+    assert p.deadline("own", clock, slack=100) == pytest.approx(end)
+    # with room to spare the estimate and its slack decide
+    now = time.monotonic()
+    assert now < p.deadline("own", clock, slack=1.0) - p.estimate_s["own"] + 1 < end
+    assert p.deadline("own", budget.Clock(None)) is None
+
+
 def test_a_short_budget_scores_a_seeded_sample_of_the_decision_lists_that_fits_its_share():
     """A text several lists share is read once, so it counts once."""
     from adapter_zoo.adapt.heldout import RankingLists
@@ -99,6 +113,7 @@ def test_cli_budget_is_one_line(capsys):
     )
 
 
+@pytest.mark.slow  # over 10 s: started first (CONTRIBUTING, CI's time budget)
 def test_a_small_budget_plans_fewer_steps_and_says_so_in_the_card(
     parsed_shipped, tiny_sentence_bert_path, monkeypatch
 ):

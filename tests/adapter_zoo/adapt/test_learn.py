@@ -191,6 +191,7 @@ def tiny_adapt(tiny_sentence_bert_path, monkeypatch):
     return run
 
 
+@pytest.mark.slow  # over 10 s: started first (CONTRIBUTING, CI's time budget)
 def test_adapt_trains_on_the_target_and_decides_on_its_held_out_lists(
     tiny_adapt, parsed_shipped, poisoned
 ):

@@ -3,6 +3,8 @@ candidates score through their ONNX exports, training stays PyTorch fp32."""
 
 from __future__ import annotations
 
+import pytest
+
 import adapter_zoo
 from adapter_zoo.onnx.cache import MANIFEST, cache_root
 from adapter_zoo.precision import scoring_precision
@@ -11,6 +13,7 @@ from adapter_zoo.zoo.store import read_card
 BICYCLES = "bicycles.meta.stackexchange.com"
 
 
+@pytest.mark.slow  # over 10 s: started first (CONTRIBUTING, CI's time budget)
 def test_adapt_decides_on_int8_scores(tiny_sentence_bert_path, parsed_shipped, monkeypatch):
     from adapter_zoo.adapt.learn import learn_and_decide
     from adapter_zoo.zoo import domain

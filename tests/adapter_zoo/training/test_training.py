@@ -367,6 +367,7 @@ def test_cli_train_and_list(parsed_fixture, tiny_bert_path, capsys):
     assert out[1].split()[:2] == ["beer", "adapter"]
 
 
+@pytest.mark.slow  # over 10 s: started first (CONTRIBUTING, CI's time budget)
 def test_two_processes_under_torch_distributed_split_the_batches(
     parsed_fixture, tiny_bert_path, forum_kit
 ):

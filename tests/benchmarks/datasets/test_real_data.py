@@ -141,7 +141,7 @@ def test_semeval2017_bodies_only_counts_and_official_ir_baseline(real_benchmarks
         ("semeval2016", "bm25"),
         ("semeval2017", "bm25"),
         pytest.param("semeval2016", "sbert:minilm-l6", marks=pytest.mark.heavy),
-        ("semeval2017", "sbert:minilm-l6"),
+        pytest.param("semeval2017", "sbert:minilm-l6", marks=pytest.mark.slow),
     ],
 )
 def test_semeval_expected_scores(real_benchmarks, name, model):
