@@ -47,7 +47,7 @@ from adapter_zoo.errors import ZooError
 from adapter_zoo.lengths import BI_MAX_LENGTH
 from adapter_zoo.loading import load
 from adapter_zoo.names import DEFAULT_BASE
-from adapter_zoo.precision import current_precision, precision_name, resolve_precision
+from adapter_zoo.precision import INT8, current_precision, precision_name, resolve_precision
 from adapter_zoo.ranker.model import resolve_base_model
 from adapter_zoo.registry import kind_for_card
 from adapter_zoo.training import TrainingConfig, stop_training_at, train
@@ -157,7 +157,8 @@ def learn_and_decide(
     zero_shot = f"sbert:{base_model}"
 
     # said once the target has proved readable, as the scoring starts
-    ran = precision_name(resolve_precision(current_precision()))
+    asked = current_precision()
+    ran = INT8 if asked == INT8 else precision_name(resolve_precision(asked))
     logger.info("adapt %s: the decision lists are scored in %s%s", name, ran, clock.says())
     scorer = _DecisionScorer(decision)
     scorer.add(BASE, zero_shot)

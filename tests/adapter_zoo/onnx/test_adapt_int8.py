@@ -14,15 +14,20 @@ BICYCLES = "bicycles.meta.stackexchange.com"
 
 
 @pytest.mark.slow  # over 10 s: started first (CONTRIBUTING, CI's time budget)
-def test_adapt_decides_on_int8_scores(tiny_sentence_bert_path, parsed_shipped, monkeypatch):
+def test_adapt_decides_on_int8_scores(
+    tiny_sentence_bert_path, parsed_shipped, monkeypatch, caplog
+):
+    import logging
+
     from adapter_zoo.adapt.learn import learn_and_decide
     from adapter_zoo.zoo import domain
 
     monkeypatch.setattr(domain, "MAX_TEXTS", 100)
-    with scoring_precision("int8"):
+    with scoring_precision("int8"), caplog.at_level(logging.INFO, logger="adapter_zoo"):
         path = learn_and_decide(parsed_shipped / BICYCLES, name="bikes-int8", zoo=[],
                                 base_model=str(tiny_sentence_bert_path), max_steps=2)  # fmt: skip
     record = read_card(path)["adapt"]
+    assert "adapt bikes-int8: the decision lists are scored in int8" in caplog.text
     assert record["decision"]["chosen"] in record["candidates"]
     assert record["training"]["runs"]["own"]["steps"] == 2
     assert list(cache_root().glob(f"*/{MANIFEST}"))  # the candidates were exported
