@@ -14,9 +14,7 @@ BICYCLES = "bicycles.meta.stackexchange.com"
 
 
 @pytest.mark.slow  # over 10 s: started first (CONTRIBUTING, CI's time budget)
-def test_adapt_decides_on_int8_scores(
-    tiny_sentence_bert_path, parsed_shipped, monkeypatch, caplog
-):
+def test_adapt_decides_on_int8_scores(tiny_sentence_bert_path, parsed_shipped, monkeypatch, caplog):
     import logging
 
     from adapter_zoo.adapt.learn import learn_and_decide
