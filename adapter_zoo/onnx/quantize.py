@@ -4,7 +4,7 @@ The quantizer is ``onnxruntime.quantization.quantize_dynamic`` called directly: 
 sentence-transformers route (``export_dynamic_quantized_onnx_model`` through optimum's
 ``AutoQuantizationConfig``) quantizes every MatMul, Gather and Attention with per-tensor
 activations and no way to leave single layers in fp32, which is what costs quality
-(docs/onnx.md; ``benchmarks/perf/int8.py`` runs that route as the peer). Here:
+(docs/guides/onnx.md; ``benchmarks/perf/int8.py`` runs that route as the peer). Here:
 
 - weights int8 per output channel (``per_channel``), activations uint8 per tensor, computed
   at run time (dynamic: no calibration set);
