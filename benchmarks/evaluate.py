@@ -14,7 +14,6 @@ from __future__ import annotations
 import logging
 import os
 import random
-import tempfile
 import time
 from pathlib import Path
 
@@ -320,20 +319,18 @@ def evaluate(
 
         parsed = parse_model_name(model)
         base = parsed.base if parsed.category == BASE else str(model)
-        with tempfile.TemporaryDirectory(prefix="adapter-zoo-ft-") as work:
-            entry = run_finetune(
-                base,
-                bench,
-                finetune,
-                work_dir=work,
-                data_dir=data_dir,
-                seed=seed,
-                max_steps=max_steps,
-                transfer=transfer,
-                name=save_as,
-                encoder=encoder,
-                overwrite=overwrite,
-            )
+        entry = run_finetune(
+            base,
+            bench,
+            finetune,
+            data_dir=data_dir,
+            seed=seed,
+            max_steps=max_steps,
+            transfer=transfer,
+            name=save_as,
+            encoder=encoder,
+            overwrite=overwrite,
+        )
         scorer_model = _load_ranker(str(entry), [], max_length=max_length, precision=precision)
         mode = f"finetune-{finetune}"
     elif is_lexical(model):

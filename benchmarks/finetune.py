@@ -8,7 +8,9 @@ benchmark's train (and dev) split in that layout: ``OUT/<benchmark>/stats.json``
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 from pathlib import Path
 
 from adapter_zoo.training.selection import DEV_LISTS
@@ -18,6 +20,12 @@ from stackexchange.parse import STATS_FILE
 
 PAIR_COLUMNS = ("forum", "query", "positive", "query_id", "positive_id", "tags", "score")
 MODES = ("full", "adapter", "tanda")
+# Under the zoo (hidden, so never listed): a fine-tuning's copy of its benchmark's pairs,
+# named by the entry, so the same command again trains from the same folder.
+WORK_FOLDER = ".finetune"
+# What identifies a fine-tuning run in its card before its data folder exists.
+SAME_RUN_KEYS = ("mode", "encoder", "data", "forums", "name", "base_model", "pair_kinds",
+                 "init_from", "lr", "patience", "seed", "max_steps")  # fmt: skip
 
 
 def _positive_pairs(dataset, forum: str) -> dict[str, list]:
@@ -138,7 +146,7 @@ def finetune(
     benchmark,
     mode: str,
     *,
-    work_dir: str | os.PathLike,
+    work_dir: str | os.PathLike | None = None,
     data_dir=None,
     seed: int = 0,
     max_steps: int | None = None,
@@ -162,10 +170,14 @@ def finetune(
     ``encoder`` is ``bi`` or ``cross`` (None: ``train``'s default for the base, bi for a
     sentence encoder such as minilm-l6; a continued adapter keeps its entry's). The zoo entry
     is ``name``, by default ``<benchmark>-<mode>-<base>-s<seed>``; an existing entry of that
-    name is refused before any work unless ``overwrite``.
+    name is refused before any work unless ``overwrite``, or unless the same command made it
+    (killed after its entry was in place): then it is returned as it is. The benchmark's
+    pairs are written to ``work_dir`` (default: a hidden folder of the zoo named by the
+    entry, removed once the entry is written, so the same command trains from the same
+    folder).
 
     Example:
-        >>> finetune("minilm-l6", benchmarks.get("wikiqa"), "adapter", work_dir="tmp")
+        >>> finetune("minilm-l6", benchmarks.get("wikiqa"), "adapter")
         ... # doctest: +SKIP
         PosixPath('.../adapter-zoo/wikiqa-adapter-minilm-l6-s0')
     """
@@ -177,16 +189,12 @@ def finetune(
             f"{benchmark.name}: --finetune needs a train split (has {', '.join(benchmark.splits)})"
         )
     from adapter_zoo.training import TrainingConfig, default_lr, train
-    from adapter_zoo.zoo.store import entry_path
+    from adapter_zoo.zoo.store import entry_lock, entry_path
 
     forum = _forum_name(benchmark)
     if name is None:
         name = f"{forum}-{mode}-{Path(str(transfer or model)).name}-s{seed}"
-    if entry_path(name).exists() and not overwrite:
-        raise BenchmarkError(
-            f"zoo entry {name!r} already exists at {entry_path(name)}; pass --overwrite to "
-            "replace it, or --save-as another name"
-        )
+    final = entry_path(name)
     base, start = str(model), None
     if mode == "tanda":
         base, start = _transfer_start(str(transfer or model))
@@ -200,12 +208,13 @@ def finetune(
                 f"--encoder {encoder} cannot continue it"
             )
         encoder = given
-    data = to_parse_folder(benchmark, Path(work_dir) / "data", data_dir).parent
+    # the same folder for the same command: a rerun after a kill is the same training run
+    work = Path(work_dir) if work_dir is not None else final.parent / WORK_FOLDER / name
     full_tanda = mode == "tanda" and start is None
     config = TrainingConfig(
         mode="full" if mode == "full" or full_tanda else "adapter",
         encoder=encoder,
-        data=str(data),
+        data=str(work / "data"),
         forums=(forum,),
         name=name,
         base_model=base,
@@ -217,4 +226,29 @@ def finetune(
         max_steps=max_steps,
         overwrite=overwrite,
     )
-    return Path(train(config))
+    # held from here: a second run to the name is refused before it writes the data folder
+    with entry_lock(final):
+        if final.exists() and not overwrite and not _made_by(final, config):
+            raise BenchmarkError(
+                f"zoo entry {name!r} already exists at {final}; pass --overwrite to "
+                "replace it, or --save-as another name"
+            )
+        to_parse_folder(benchmark, work / "data", data_dir)
+        entry = Path(train(config))  # an entry this command made is found done, not retrained
+        if work_dir is None:
+            shutil.rmtree(work)  # this command's own copy of the benchmark's pairs
+    return entry
+
+
+def _made_by(entry: Path, config) -> bool:
+    """Whether ``entry`` is what ``config`` trains as far as its card says before the data
+    is written (``train`` then compares the whole run): the same command, killed after its
+    entry was in place, wrote it."""
+    from adapter_zoo.zoo.store import read_card
+
+    try:
+        recorded = read_card(entry).get("training") or {}
+    except (OSError, ValueError):
+        return False
+    wanted = json.loads(json.dumps(config.to_dict()))
+    return all(recorded.get(key) == wanted[key] for key in SAME_RUN_KEYS)

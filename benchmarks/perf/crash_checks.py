@@ -38,9 +38,6 @@ VOLATILE = frozenset({
     "finished",
 })  # fmt: skip
 _BUILD_FOLDER = re.compile(r"(\.tmp-build-)\d+-[0-9a-f]+")
-# evaluate --finetune trains from a temporary folder (tempfile's random name), which the
-# card's training.data names
-_FINETUNE_FOLDER = re.compile(r"(adapter-zoo-ft-)[a-z0-9_]{8}")
 # huggingface_hub's probe of a cache folder's permissions (``_chmod_and_move``): an empty
 # file it creates and deletes beside each download; a kill between the two leaves it, and
 # nothing ever reads it.
@@ -215,9 +212,8 @@ def normalised(value, root: str):
         return {k: normalised(v, root) for k, v in value.items() if k not in VOLATILE}
     if isinstance(value, list):
         return [normalised(v, root) for v in value]
-    if isinstance(value, str):  # build's and finetune's work folders: any two runs' differ
-        value = _BUILD_FOLDER.sub(r"\1{build}", value.replace(root, "{root}"))
-        return _FINETUNE_FOLDER.sub(r"\1{work}", value)
+    if isinstance(value, str):  # build's work folder is named by its process: any two differ
+        return _BUILD_FOLDER.sub(r"\1{build}", value.replace(root, "{root}"))
     return value
 
 

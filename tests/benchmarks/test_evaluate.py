@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
+import adapter_zoo
 import benchmarks
 from adapter_zoo.biencoder.encoder import BiEncoder
 from adapter_zoo.cli import main
@@ -187,6 +190,15 @@ def test_finetune_adapter_then_leaderboard(tiny_forum, tiny_bert_path, tmp_path)
                                 results=results)  # fmt: skip
     assert tuned["mode"] == "finetune-adapter" and tuned["queries"] == 2
     entry = benchmarks.get(name).name + f"-adapter-{tiny_bert_path.name}-s0"
+    folder = adapter_zoo.zoo_home() / entry
+    created = json.loads((folder / "card.json").read_text())["created"]
+    assert not (adapter_zoo.zoo_home() / ".finetune").exists() or not any(
+        (adapter_zoo.zoo_home() / ".finetune").iterdir()
+    )  # its copy of the benchmark's pairs is gone
+    # the same command again (as after a kill once its entry was in place) finds it made
+    again = benchmarks.evaluate(str(tiny_bert_path), name, finetune="adapter", max_steps=2)
+    assert again["metrics"] == tuned["metrics"]
+    assert json.loads((folder / "card.json").read_text())["created"] == created
     zoo = benchmarks.evaluate(entry, name, results=results)  # the trained entry stays in the zoo
     assert zoo["metrics"] == tuned["metrics"]
     # the same adapter on top of its base model, through --adapter (evaluate_each: one run per adapter)
