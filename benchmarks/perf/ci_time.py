@@ -35,25 +35,42 @@ SUMMARY = re.compile(r"^=+ (.*) in ([\d.]+)s", re.M)
 
 # Why each test that takes over 10 s on the slowest machine (about 5 s on the AVX512 Xeon)
 # is as long as it is. A test id's prefix matches its parametrized cases.
+# fmt: off
 DECISIONS = {
-    "tests/adapter_zoo/training/test_beer_integration.py::": "kept: CI's one real cross-encoder training (MiniLM, beer); dev selection cut to 20 "
-    "lists (-10 s)",
-    "tests/recipes/test_ray.py::": "kept: the Ray executor's one end-to-end test (one Ray instance for the module)",
-    "tests/recipes/test_smoke.py::test_quickstart_smoke": "kept: the README's main command, smoke mode (tiny BERT)",
-    "tests/recipes/test_smoke.py::test_recipe_runs_in_smoke_mode": "kept: each shipped recipe once in smoke mode (tiny BERT, 10 candidates)",
-    "tests/recipes/test_shipped_zoo.py::": "kept: the shipped zoo's recipe in smoke mode",
-    "tests/test_packaging.py::test_the_readme_cpu_install": "kept: pip's resolver against the registry (no CUDA wheel); marked slow, starts first",
-    "tests/adapter_zoo/adapt/": "kept: adapt end to end on a real forum with the tiny BERT (2 steps)",
-    "tests/adapter_zoo/onnx/test_adapt_int8.py::": "kept: adapt deciding on int8 scores (tiny BERT)",
-    "tests/test_precision_quality.py::": "kept: bf16 against fp32 on real pairs (MiniLM), the one real case of bf16 scoring",
-    "tests/adapter_zoo/training/test_training.py::test_two_processes_under_torch_distributed": "kept: the one multi-process training (two processes importing torch)",
-    "tests/benchmarks/datasets/test_real_data.py::test_semeval_expected_scores": "kept: the small real case of the registry's SemEval scores (2016 is heavy)",
-    "tests/adapter_zoo/biencoder/": "kept: tiny BERT; trained entries shared by a module fixture where tests start alike",
-    "tests/faults/": "kept: CI's few seeded kills; the campaign is benchmarks/perf/crash_campaign.py",
-    "tests/benchmarks/test_mteb.py::": "kept: MTEB's evaluator as the outside check of our MAP (real forum and WikiQA lists)",
-    "tests/adapter_zoo/training/test_precision_training.py::": "kept: bf16 training on the tiny BERT (fusion members bit-identical)",
-    "tests/adapter_zoo/training/test_lora.py::": "kept: opens the export in a fresh process (proves no adapter_zoo import)",
+    "tests/adapter_zoo/training/test_beer_integration.py::":
+        "kept: CI's one real cross-encoder training (MiniLM, beer); its dev selection reads 20 lists",
+    "tests/recipes/test_ray.py::":
+        "kept: the Ray executor's one end-to-end test (one Ray instance for the module)",
+    "tests/recipes/test_smoke.py::test_quickstart_smoke":
+        "kept: the README's main command, smoke mode (tiny BERT)",
+    "tests/recipes/test_smoke.py::test_recipe_runs_in_smoke_mode":
+        "kept: each shipped recipe once in smoke mode (tiny BERT, 10 candidates)",
+    "tests/recipes/test_shipped_zoo.py::":
+        "kept: the shipped zoo's recipe in smoke mode",
+    "tests/test_packaging.py::test_the_readme_cpu_install":
+        "kept: pip's resolver against the registry (no CUDA wheel); marked slow, starts first",
+    "tests/adapter_zoo/adapt/":
+        "kept: adapt end to end on a real forum with the tiny BERT (2 steps)",
+    "tests/adapter_zoo/onnx/test_adapt_int8.py::":
+        "kept: adapt deciding on int8 scores (tiny BERT)",
+    "tests/test_precision_quality.py::":
+        "kept: bf16 against fp32 on real pairs (MiniLM), the one real case of bf16 scoring",
+    "tests/adapter_zoo/training/test_training.py::test_two_processes_under_torch_distributed":
+        "kept: the one multi-process training (two processes importing torch)",
+    "tests/benchmarks/datasets/test_real_data.py::test_semeval_expected_scores":
+        "kept: the small real case of the registry's SemEval scores (2016 is heavy)",
+    "tests/adapter_zoo/biencoder/":
+        "kept: tiny BERT; trained entries shared by a module fixture where tests start alike",
+    "tests/faults/":
+        "kept: CI's few seeded kills; the campaign is benchmarks/perf/crash_campaign.py",
+    "tests/benchmarks/test_mteb.py::":
+        "kept: MTEB's evaluator as the outside check of our MAP (real forum and WikiQA lists)",
+    "tests/adapter_zoo/training/test_precision_training.py::":
+        "kept: bf16 training on the tiny BERT (fusion members bit-identical)",
+    "tests/adapter_zoo/training/test_lora.py::":
+        "kept: opens the export in a fresh process (proves no adapter_zoo import)",
 }
+# fmt: on
 
 
 def decision(test: str) -> str | None:

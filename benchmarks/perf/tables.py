@@ -762,6 +762,22 @@ def crash_table() -> str:
     return _table(header, rows, "|---|--:|--:|--:|--:|--:|--:|")
 
 
+def ci_time_table() -> str:
+    """``.ci/run`` on a clean clone: each stage's time, then the slowest tests with the
+    decision recorded for each (``benchmarks/perf/ci_time.py``)."""
+    data = load("ci_time")
+    machine = data["machine"]
+    chip = f"{machine['cpu']} ({', '.join(machine['cpu_flags'])}), {machine['cpu_count']} cores"
+    stages = ", ".join(f"{name} {seconds} s" for name, seconds in data["stages"].items())
+    rows = [["all of `.ci/run`", f"{data['wall_time_s']:.0f}", f"{chip}, {machine['date'][:10]}, "
+             f"commit {data['commit'][:7]}: {stages}; {data['passed']} passed, "
+             f"{data['failed']} failed"]]  # fmt: skip
+    for test in data["slowest"][:25]:
+        rows.append([f"`{test['test']}` ({test['when']})", f"{test['seconds']:.1f}",
+                     test["decision"] or "**no decision recorded**"])  # fmt: skip
+    return _table(["what", "seconds", "decision"], rows, "|---|--:|---|")
+
+
 TABLES: dict[str, Callable[[], str]] = {
     "perf": perf_table,
     "readme-perf": readme_perf_table,
@@ -791,6 +807,7 @@ TABLES: dict[str, Callable[[], str]] = {
     "outside": outside_table,
     "learning-rates": learning_rates_table,
     "crash": crash_table,
+    "ci-time": ci_time_table,
 }
 
 

@@ -8,8 +8,8 @@ questions, listwise loss. On a LAS-style set built from the held-out (test split
 clearly better than the untrained MiniLM. Measured on the 30: untrained 0.548, adapter 0.630
 (on all 59: BM25 0.732, untrained 0.619, adapter 0.676). This is CI's one real case of
 cross-encoder training on real weights and data, kept small (a quarter of the steps the
-test once took, 170 s on 2 cores; its dev selection reads 20 of the dev lists, the same
-numbers as with all 49 in 10 s less): what a longer run reaches is the quality benchmark's
+test once took, 170 s on 2 cores; its dev selection reads 20 of the dev lists, with the
+same numbers as with all 49): what a longer run reaches is the quality benchmark's
 (``benchmarks/perf/quality.py``: the cross-encoder adapters' rows), never a test's.
 """
 
