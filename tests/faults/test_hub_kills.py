@@ -1,4 +1,5 @@
-"""push and pull against a local olah, each killed at two seeded moments and run again.
+"""push and pull against a local olah, each killed at two seeded moments and run again; two
+pulls of one entry into one cache at once.
 
 olah accepts no uploads: ``push`` writes to its git repositories through the campaign's
 STAND-IN FOR THE HUB'S WRITE ENDPOINTS (``crash_hooks.install_git_upload``, in the forked
@@ -82,6 +83,24 @@ def test_pull(survives, online, entry, faults_kit, tmp_path):
     cache.mkdir()
     survives(["pull", PULLED], cache, "pull",
              lambda out: faults_kit.checks.snapshot_problems(out, expected))  # fmt: skip
+    snapshot = next(cache.glob("models--served--entry/snapshots/*"))
+    pulled = {p.relative_to(snapshot).as_posix() for p in snapshot.rglob("*") if p.is_file()}
+    assert pulled == set(faults_kit.checks.hub_files(online / "models" / PULLED)) - {
+        ".gitattributes"
+    }
+
+
+def test_two_pulls_of_one_entry_at_once_both_end_with_it_whole(online, entry, faults_kit, tmp_path):
+    code, _ = faults_kit.fork_cli(["push", "e", PULLED], tmp_path / "push.log")
+    assert code == 0, (tmp_path / "push.log").read_text()
+    shutil.rmtree(entry)
+    expected = faults_kit.checks.hub_fingerprint(online / "models" / PULLED)
+    # one Hugging Face cache, two processes downloading the same files into it
+    runs = [faults_kit.Forked(["pull", PULLED], tmp_path / f"pull-{i}.log") for i in (1, 2)]
+    for i, run in enumerate(runs, 1):
+        assert run.wait()[0] == 0, (tmp_path / f"pull-{i}.log").read_text()[-2000:]
+    cache = tmp_path / "hf"
+    assert faults_kit.checks.snapshot_problems(cache, expected) == []
     snapshot = next(cache.glob("models--served--entry/snapshots/*"))
     pulled = {p.relative_to(snapshot).as_posix() for p in snapshot.rglob("*") if p.is_file()}
     assert pulled == set(faults_kit.checks.hub_files(online / "models" / PULLED)) - {
