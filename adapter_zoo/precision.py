@@ -86,6 +86,20 @@ class PrecisionError(ZooError):
 
 
 @functools.cache
+def cpuinfo_flags() -> frozenset[str] | None:
+    """The CPU's flags as ``/proc/cpuinfo`` spells them (Linux: what the kernel enabled);
+    None where there is no ``/proc/cpuinfo``."""
+    cpuinfo = Path("/proc/cpuinfo")
+    if not cpuinfo.is_file():
+        return None
+    flags: set[str] = set()
+    for line in cpuinfo.read_text(errors="replace").splitlines():
+        if line.startswith("flags"):
+            flags.update(line.partition(":")[2].split())
+    return frozenset(flags)
+
+
+@functools.cache
 def cpu_bf16_flags() -> tuple[str, ...]:
     """Which of :data:`CPU_BF16_FLAGS` this CPU has.
 
@@ -94,12 +108,8 @@ def cpu_bf16_flags() -> tuple[str, ...]:
     but present since torch 2.1) answer; ``torch.backends.cpu.get_cpu_capability()`` is not
     used: it says AVX512 for Skylake-X too, which has no bf16.
     """
-    cpuinfo = Path("/proc/cpuinfo")
-    if cpuinfo.is_file():
-        flags = set()
-        for line in cpuinfo.read_text(errors="replace").splitlines():
-            if line.startswith("flags"):
-                flags.update(line.partition(":")[2].split())
+    flags = cpuinfo_flags()
+    if flags is not None:
         return tuple(flag for flag in CPU_BF16_FLAGS if flag in flags)
     try:
         # torch on first use: the CLI starts without it

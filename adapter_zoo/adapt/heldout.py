@@ -100,6 +100,11 @@ class RankingLists:
     def counts(self) -> dict[str, int]:
         return {kind: self.kinds.count(kind) for kind in LIST_KINDS if kind in self.kinds}
 
+    def texts(self) -> list[str]:
+        """Every distinct text of the lists (queries and candidates), sorted: what one scoring
+        reads."""
+        return sorted({t for q, cands in zip(self.queries, self.candidates) for t in (q, *cands)})
+
     def subset(self, indices) -> RankingLists:
         """The lists at ``indices``, in their order."""
         out = RankingLists()

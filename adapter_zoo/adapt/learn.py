@@ -364,16 +364,23 @@ def _steps(pairs: int, batch_size: int) -> int:
 
 
 def _token_counter(base_model):
-    """``count(texts, cap)``: each text's tokens with the base's own tokenizer, at most ``cap``."""
+    """``count(texts, cap)``: each text's tokens with the base's own tokenizer, at most ``cap``
+    (each text counted once per cap: the decision lists' texts are counted to cap them, then
+    again, those kept, to size the plan)."""
     # transformers on first use: adapt's CLI starts without it
     from transformers import AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(resolve_base_model(base_model))
+    counted: dict[tuple[str, int], int] = {}
 
     def count(texts, cap) -> list[int]:
-        ids = tokenizer(list(texts), add_special_tokens=True, truncation=True,
-                        max_length=cap)["input_ids"]  # fmt: skip
-        return [len(row) for row in ids]
+        texts = list(texts)
+        new = list(dict.fromkeys(t for t in texts if (t, cap) not in counted))
+        if new:
+            ids = tokenizer(new, add_special_tokens=True, truncation=True,
+                            max_length=cap)["input_ids"]  # fmt: skip
+            counted.update(((t, cap), len(row)) for t, row in zip(new, ids, strict=True))
+        return [counted[t, cap] for t in texts]
 
     return count
 
@@ -385,8 +392,7 @@ def _fit_decision(decision, count_tokens, seconds_left, seed):
     allowed = budget.decision_tokens_allowed(seconds_left)
     if allowed is None or len(decision) <= budget.MIN_DECISION_LISTS:
         return decision, None
-    texts = sorted({t for q, cands in zip(decision.queries, decision.candidates)
-                    for t in (q, *cands)})  # fmt: skip
+    texts = decision.texts()
     tokens = dict(zip(texts, count_tokens(texts, BI_MAX_LENGTH)))
     if sum(tokens.values()) <= allowed:
         return decision, None
@@ -409,8 +415,7 @@ class _Sizes:
     training texts; every distinct text of the decision and selection lists)."""
 
     def __init__(self, tokens, decision, selection, target_data):
-        distinct = sorted({t for q, cands in zip(decision.queries, decision.candidates)
-                           for t in (q, *cands)})  # fmt: skip
+        distinct = decision.texts()
         self.decision_tokens = sum(tokens(distinct, BI_MAX_LENGTH))
         self.decision_tokens_long = sum(tokens(distinct, LONG_LENGTH))
         self.selection_lists = len(selection)

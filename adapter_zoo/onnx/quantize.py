@@ -36,6 +36,8 @@ import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from adapter_zoo.precision import cpuinfo_flags
+
 ARCHS = ("arm64", "avx2", "avx512", "avx512_vnni")
 
 
@@ -76,13 +78,7 @@ def cpu_arch() -> str:
     """
     if platform.machine().lower() in ("arm64", "aarch64"):
         return "arm64"
-    flags: set[str] = set()
-    cpuinfo = Path("/proc/cpuinfo")
-    if cpuinfo.is_file():
-        for line in cpuinfo.read_text(errors="replace").splitlines():
-            if line.startswith("flags"):
-                flags.update(line.partition(":")[2].split())
-                break
+    flags = cpuinfo_flags() or frozenset()
     if "avx512_vnni" in flags:
         return "avx512_vnni"
     return "avx512" if "avx512f" in flags else "avx2"

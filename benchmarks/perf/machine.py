@@ -7,27 +7,23 @@ import os
 import platform
 from pathlib import Path
 
+from adapter_zoo.precision import cpuinfo_flags
+
 # The instruction sets that decide CPU speed here (int8 and bf16 kernels).
 CPU_FLAGS = ("avx2", "avx512f", "avx512_vnni", "avx_vnni", "amx_int8", "amx_bf16", "avx512_bf16")
 
 
-def _cpuinfo() -> list[str]:
-    cpuinfo = Path("/proc/cpuinfo")
-    return cpuinfo.read_text(errors="replace").splitlines() if cpuinfo.is_file() else []
-
-
 def cpu_flags() -> list[str]:
     """Which of :data:`CPU_FLAGS` this CPU has (``/proc/cpuinfo``)."""
-    for line in _cpuinfo():
-        if line.startswith("flags"):
-            have = set(line.partition(":")[2].split())
-            return [flag for flag in CPU_FLAGS if flag in have]
-    return []
+    have = cpuinfo_flags() or frozenset()
+    return [flag for flag in CPU_FLAGS if flag in have]
 
 
 def cpu_name() -> str:
     """The CPU's model name (``/proc/cpuinfo``), else ``platform.processor()``."""
-    for line in _cpuinfo():
+    cpuinfo = Path("/proc/cpuinfo")
+    lines = cpuinfo.read_text(errors="replace").splitlines() if cpuinfo.is_file() else []
+    for line in lines:
         if line.startswith("model name"):
             return line.partition(":")[2].strip()
     return platform.processor()
