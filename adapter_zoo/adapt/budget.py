@@ -99,6 +99,10 @@ class Stages:
             and its steps.
         zoo_core: decision-list scorings of the zoo's nearest adapter (0 or 1).
         zoo_extra: those of the zoo fusion's other members and its multi-task adapter.
+        frozen_share: each run's share of the base's layers below its adapters (its
+            ``drop_lower`` over the layers; 0 when not given): their forward pass is all a
+            step does there, and a text read again takes it from the cache
+            (:mod:`adapter_zoo.training.prefix_cache`).
     """
 
     decision_tokens: int
@@ -109,6 +113,7 @@ class Stages:
     runs: dict[str, int]
     zoo_core: int = 0
     zoo_extra: int = 0
+    frozen_share: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass
@@ -180,22 +185,41 @@ class Clock:
         return "" if left is None else f" ({max(left, 0):.0f} s left of the budget)"
 
 
-def _run_seconds(stages: Stages, rate: Rate, steps: int, evaluations: int, lists: int,
-                 continued: bool) -> float:  # fmt: skip
-    """One training run: its steps, its selection scorings (the start, each evaluation, the
-    512-token check; a continued adapter's base too) and its decision-list scoring."""
+def step_cost(frozen_share: float) -> float:
+    """A training step's cost per token read, in forward passes of the base: the layers
+    below the adapters run forward only (:data:`TRAIN_COST` for the rest).
+
+    Example:
+        >>> step_cost(0.0), round(step_cost(4 / 6), 2)
+        (5.0, 2.33)
+    """
+    return frozen_share + (1.0 - frozen_share) * TRAIN_COST
+
+
+def _selection_scorings(evaluations: int, continued: bool, frozen_share: float) -> float:
+    """A run's selection scorings in full forward passes: the start's (it fills the cache),
+    each evaluation's (the layers above the cache), the 512-token check (longer texts are
+    new) and a continued adapter's base."""
+    return 1 + evaluations * (1.0 - frozen_share) + 1 + int(continued)
+
+
+def _run_seconds(stages: Stages, rate: Rate, run: str, steps: int, evaluations: int,
+                 lists: int) -> float:  # fmt: skip
+    """One training run: its steps, its selection scorings and its decision-list scoring."""
     per_token = rate.seconds_per_token
-    scorings = 1 + evaluations + 1 + int(continued)
+    frozen = stages.frozen_share.get(run, 0.0)
+    scorings = _selection_scorings(evaluations, run != "own", frozen)
     selection = scorings * lists * stages.selection_tokens_per_list * per_token
-    training = steps * stages.step_tokens * TRAIN_COST * per_token
+    training = steps * stages.step_tokens * step_cost(frozen) * per_token
     return RUN_OVERHEAD_S + training + selection + stages.decision_tokens * per_token
 
 
-def _tail_seconds(stages: Stages, rate: Rate, lists: int) -> float:
-    """What a run does after its last step: that step's evaluation and the 512-token check
-    (two selection scorings), the decision lists' scoring, writing the entry."""
+def _tail_seconds(stages: Stages, rate: Rate, run: str, lists: int) -> float:
+    """What a run does after its last step: that step's evaluation and the 512-token check,
+    the decision lists' scoring, writing the entry."""
     per_token = rate.seconds_per_token
-    selection = 2 * lists * stages.selection_tokens_per_list * per_token
+    scorings = (1.0 - stages.frozen_share.get(run, 0.0)) + 1
+    selection = scorings * lists * stages.selection_tokens_per_list * per_token
     return RUN_OVERHEAD_S + selection + stages.decision_tokens * per_token
 
 
@@ -208,8 +232,7 @@ def _estimate(stages: Stages, rate: Rate, p: Plan) -> dict[str, float]:
     if zoo:
         out["zoo"] = zoo * stages.decision_tokens * per_token
     for run, steps in p.steps.items():
-        out[run] = _run_seconds(stages, rate, steps, p.evaluations, p.selection_lists,
-                                continued=run != "own")  # fmt: skip
+        out[run] = _run_seconds(stages, rate, run, steps, p.evaluations, p.selection_lists)
     return out
 
 
@@ -261,7 +284,7 @@ def plan(
                     f"({seconds_left:.0f} s left)"
                 )
     p.estimate_s = _estimate(stages, rate, p)
-    p.tail_s = {run: _tail_seconds(stages, rate, p.selection_lists) for run in p.steps}
+    p.tail_s = {run: _tail_seconds(stages, rate, run, p.selection_lists) for run in p.steps}
     return p
 
 
@@ -269,8 +292,8 @@ def _fit_lists(stages: Stages, rate: Rate, p: Plan, room: float) -> int:
     """The selection lists that fit, the rest of the plan as it is."""
     with_none = sum(_estimate(stages, rate, _with(p, selection_lists=0)).values())
     per_list = sum(
-        (1 + p.evaluations + 1 + int(run != "own")) * stages.selection_tokens_per_list
-        * rate.seconds_per_token for run in p.steps
+        _selection_scorings(p.evaluations, run != "own", stages.frozen_share.get(run, 0.0))
+        * stages.selection_tokens_per_list * rate.seconds_per_token for run in p.steps
     )  # fmt: skip
     if per_list <= 0:
         return p.selection_lists
@@ -280,7 +303,8 @@ def _fit_lists(stages: Stages, rate: Rate, p: Plan, room: float) -> int:
 def _fit_steps(stages: Stages, rate: Rate, p: Plan, room: float) -> int:
     """The own run's steps that fit, the rest of the plan as it is."""
     without = sum(_estimate(stages, rate, _with(p, own_steps=0)).values())
-    per_step = stages.step_tokens * TRAIN_COST * rate.seconds_per_token
+    cost = step_cost(stages.frozen_share.get("own", 0.0))
+    per_step = stages.step_tokens * cost * rate.seconds_per_token
     return max(0, math.floor((room - without) / per_step))
 
 

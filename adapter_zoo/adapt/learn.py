@@ -52,6 +52,7 @@ from adapter_zoo.ranker.model import resolve_base_model
 from adapter_zoo.registry import kind_for_card
 from adapter_zoo.training import TrainingConfig, stop_training_at, train
 from adapter_zoo.training.checkpoint import checkpoint_dir
+from adapter_zoo.training.models import base_layer_count
 from adapter_zoo.zoo.store import check_zoo_writable, entry_folder, read_card, save_entry
 from stackexchange.lists import bm25_candidate_scores
 from stackexchange.parse import read_stats
@@ -64,11 +65,17 @@ LONG_LENGTH = 512
 # The zoo's training budget (recipes/toml/shipped_zoo.toml: 40 steps of 32 pairs at 128
 # tokens) as the floor; a larger target gets up to TRAIN_EPOCHS passes over its pairs.
 MIN_STEPS = 40
-MAX_STEPS = 120
+# The budget decides the steps: the cap only keeps a small target from many epochs.
+MAX_STEPS = 400
 TRAIN_EPOCHS = 3
 TRAIN_LENGTH = 128
 CONTINUE_STEPS = 40
 EVALUATIONS = 4
+# The target's own adapter sits in the top third of the base's layers (all-MiniLM-L6-v2: 2 of
+# 6): AdapterDrop's finding, that the lowest layers' adapters matter least, measured for
+# adapt's learner in benchmarks/perf/results/train_throughput.json (issue 49): the layers
+# below run forward only, once per distinct text (adapter_zoo.training.prefix_cache).
+OWN_ADAPTER_SHARE = 1 / 3
 # Selection lists a run scores at each evaluation, at most (TrainingConfig.dev_queries'
 # default): past a few hundred they add little to the choice of step and cost every
 # evaluation (MedQuAD's 16,407 pairs gave 1,988 lists: 616 s a scoring on 2 cores).
@@ -165,9 +172,9 @@ def learn_and_decide(
     zoo_plans = _zoo_plans(target_data, centroids, cards, top_k, zero_shot)
     with tempfile.TemporaryDirectory(prefix="adapter-zoo-adapt-") as tmp:
         selection = held_out_lists(target_data, parts, SELECTION).positive_first()
-        forum, training = _training_folder(target_data, parts, selection, Path(tmp))
+        forum, training = training_folder(target_data, parts, selection, Path(tmp))
         sizes = _Sizes(count_tokens, decision, selection, target_data)
-        stages = _stages(sizes, training, cards, zoo_plans, max_steps)
+        stages = _stages(sizes, training, cards, zoo_plans, max_steps, base_model)
         rate = budget.Rate.measure(scorer.seconds[BASE], sizes.decision_tokens)
         plan = budget.plan(stages, rate, clock.left(), default_evaluations=EVALUATIONS)
         if decision_cut:
@@ -358,7 +365,15 @@ def _fuse_members(scorer, candidate, members, weights) -> None:
     scorer.fuse_scores(candidate, parts, weights, spec)
 
 
-def _steps(pairs: int, batch_size: int) -> int:
+def own_drop_lower(base_model: str) -> int:
+    """The lowest layers the target's own adapter leaves out (``drop_lower``): all but the
+    top :data:`OWN_ADAPTER_SHARE` of the base's layers (0 when its depth is unknown)."""
+    layers = base_layer_count(base_model) or 0
+    return max(0, layers - max(1, round(layers * OWN_ADAPTER_SHARE)))
+
+
+def own_steps(pairs: int, batch_size: int) -> int:
+    """The own run's steps before the budget fits them: up to TRAIN_EPOCHS passes."""
     per_epoch = math.ceil(pairs / batch_size)
     return int(min(MAX_STEPS, max(MIN_STEPS, TRAIN_EPOCHS * per_epoch)))
 
@@ -447,14 +462,14 @@ def _starts(zoo_plans, cards) -> dict:
     return starts
 
 
-def _stages(sizes, training, cards, zoo_plans, max_steps) -> budget.Stages:
+def _stages(sizes, training, cards, zoo_plans, max_steps, base_model) -> budget.Stages:
     """The stages a run asks for, sized for the budget's plan."""
     plans = zoo_plans.get("plans", {})
     runs = {}
     if "pair_kinds" in training and "skipped" not in training:
         starts = _starts(zoo_plans, cards)
         zoo_plans["starts"] = starts
-        own = max_steps or _steps(sum(training["pairs"].values()), BATCH)
+        own = max_steps or own_steps(sum(training["pairs"].values()), BATCH)
         for run, start in starts.items():
             runs[run] = own if start is None else min(own, max_steps or CONTINUE_STEPS)
     extra = 0
@@ -467,11 +482,20 @@ def _stages(sizes, training, cards, zoo_plans, max_steps) -> budget.Stages:
         selection_tokens_per_list=sizes.selection_tokens_per_list,
         selection_lists=min(sizes.selection_lists, SELECTION_LISTS),
         step_tokens=sizes.step_tokens, runs=runs, zoo_core=int("nearest" in plans),
-        zoo_extra=extra,
+        zoo_extra=extra, frozen_share=_frozen_share(runs, base_model),
     )  # fmt: skip
 
 
-def _training_folder(target_data, parts, selection, tmp: Path):
+def _frozen_share(runs, base_model) -> dict[str, float]:
+    """Each run's share of the base's layers below its adapters: the own run's
+    :func:`own_drop_lower`; a continued adapter keeps its entry's layers (the zoo's: all)."""
+    layers = base_layer_count(base_model)
+    if "own" not in runs or not layers:
+        return {}
+    return {"own": own_drop_lower(base_model) / layers}
+
+
+def training_folder(target_data, parts, selection, tmp: Path):
     """The target's training folder (training and selection threads) and the card's
     training record: its pairs and pair kinds, or why nothing can be trained."""
     if not selection:
@@ -510,6 +534,7 @@ def _train_candidates(forum, record, target_name, name, zoo_plans, base_model, s
             batch_size=BATCH, eval_steps=max(1, run_steps // plan.evaluations), seed=seed,
             init_from=start, keep_start=False, precision=current_precision(), overwrite=True,
             dev_queries=max(1, plan.selection_lists),
+            drop_lower=own_drop_lower(base_model) if start is None else 0,
         )  # fmt: skip
         began = time.perf_counter()
         logger.info("adapt: training %s (%d steps%s)%s", entry, run_steps,
@@ -522,6 +547,9 @@ def _train_candidates(forum, record, target_name, name, zoo_plans, base_model, s
             "from": start,
             "steps": run_steps,
             "steps_run": card["training"]["steps"],
+            "pairs_seen": card["training"]["steps"] * BATCH,
+            "drop_lower": card["training"]["drop_lower"],
+            "prefix_cache": card["training"]["memory"].get("prefix_cache"),
             "best_step": card["training"]["best_step"],
             "selection_map": card["scores"].get("dev_map"),
             "selection_lists": card["training"]["dev_lists"],

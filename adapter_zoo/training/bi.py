@@ -22,6 +22,7 @@ start on dev. Phases, selection and the card's common fields are the shared runn
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import math
@@ -280,15 +281,20 @@ def train_bi_encoder(config, hosts: list[str]) -> Path:
         return _trainer(config, model, phase, run_loss, evaluator, arguments, callbacks)
 
     folder = open_run_folder(config)
-    model.train()
-    trained = run_phases(config, model, phases, folder, make_trainer)
-    model.eval()
-    if base is None:
-        base = dev_scores(next(r for r in trained.log if r["phase"] == "base"))
-    inference_length, by_length = _choose_length(evaluator, trained, model)
+    cache = _prefix_cache(config, transformer_of(model))
+    with cache.installed() if cache else contextlib.nullcontext():
+        model.train()
+        trained = run_phases(config, model, phases, folder, make_trainer)
+        model.eval()
+        if base is None:
+            base = dev_scores(next(r for r in trained.log if r["phase"] == "base"))
+        inference_length, by_length = _choose_length(evaluator, trained, model)
+    memory = {**plan.to_card(), "loss": run_loss}
+    if cache:
+        memory["prefix_cache"] = cache.record()
     card = entry_card(config, hosts=hosts, pairs=pair_counts, transformer=transformer_of(model),
                       setup=setup, trained=trained, dev_lists=len(dev),
-                      memory={**plan.to_card(), "loss": run_loss})  # fmt: skip
+                      memory=memory)  # fmt: skip
     card["base_scores"] = base
     card["max_length"] = inference_length
     if by_length:
@@ -315,6 +321,19 @@ def train_bi_encoder(config, hosts: list[str]) -> Path:
             write_bi_fusion(model, setup["adapters"], target)
 
     return write_entry(config, hosts, card, trained.log, folder, write_weights)
+
+
+def _prefix_cache(config, transformer):
+    """The run's :class:`~adapter_zoo.training.prefix_cache.PrefixCache` of the layers below
+    its adapters (None: adapters in every layer, or a fully trained model): every text the
+    run reads again (each evaluation's selection lists, the in-batch loss's no-grad pass,
+    a later epoch) runs only the layers above them."""
+    if config.layout == "full" or not config.drop_lower:
+        return None
+    # torch-heavy, imported with the training it serves
+    from adapter_zoo.training.prefix_cache import PrefixCache
+
+    return PrefixCache(transformer, config.drop_lower)
 
 
 def _choose_length(evaluator: DevListsEvaluator, trained, model) -> tuple[int, dict]:

@@ -492,6 +492,37 @@ def _training_peak_rows(data: dict) -> list[str]:
     return rows
 
 
+def _train_throughput_rows(data: dict) -> list[str]:
+    """adapt's learner (issue 49): each new path against today's, per target."""
+    rows, date = [], data["machine"].get("date", "")[:10]
+    cpu = data["machine"].get("cpu", "CPU")
+    target = data["target_speedup"]
+    for name, record in data["targets"].items():
+        today = record["compared"]["today"]
+        for path, compared in record["compared"].items():
+            if path == "today":
+                continue
+            equal = compared.get("map_at_equal_pairs") or []
+            last = equal[-1] if equal else None
+            kept = last is not None and last["map"] >= last["today"] - data["map_tolerance"]
+            per_pair = (f"; selection MAP after {last['pairs']} pairs {last['map']:.4f} vs "
+                        f"{last['today']:.4f}" if last else "")  # fmt: skip
+            rows.append(
+                _row(
+                    f"`train_throughput` {name}, {path} vs today",
+                    f"adapt's own adapter on {name}'s texts: training pairs/s, 20 steps and "
+                    "their evaluation (a later epoch's steps)" + per_pair,
+                    f"{compared['pairs_per_s']:.2f} ({compared['speedup_warm']:.2f}×)",
+                    f"today {today['pairs_per_s']:.2f}",
+                    f"{compared['speedup']:.2f}×",
+                    f"≥ {target}× at equal MAP per pair",
+                    _met(compared["speedup"] >= target and (kept or not equal)),
+                    f"{_machine(data)}, {cpu}, {date}",
+                )
+            )
+    return rows
+
+
 def _command_time_row(label: str, data: dict, measured: str) -> str:
     """A row of a command timed as a user runs it (quickstart_time.time_command's record)."""
     return _row(
@@ -554,6 +585,8 @@ def table() -> str:
             lines += _memory_plan_rows(data)
         elif name == "training_peak":
             lines += _training_peak_rows(data)
+        elif name == "train_throughput":
+            lines += _train_throughput_rows(data)
         elif name == "quickstart_time":
             lines += _quickstart_rows(data)
         elif name == "adapt_time":

@@ -173,3 +173,43 @@ def test_training_stops_at_its_deadline_and_keeps_the_step_it_reached(
     assert card["training"]["steps"] == 1
     assert [(r["phase"], r["step"]) for r in card["training"]["log"]] == [
         ("base", 0), ("train", 1), ("length", card["training"]["best_step"])]  # fmt: skip
+
+
+def test_a_run_with_frozen_lower_layers_plans_more_steps_in_the_same_budget():
+    """The own adapter in the top 2 of 6 layers: a step costs the layers below forward only
+    (step_cost 2.33 forward passes a token against 5), and the cached evaluations cost the
+    upper layers only, so the same budget buys more than twice the steps."""
+    stages = Stages(**{**STAGES.__dict__, "runs": {"own": 400}})
+    frozen = Stages(**{**stages.__dict__, "frozen_share": {"own": 4 / 6}})
+    assert budget.step_cost(4 / 6) == pytest.approx(7 / 3)
+    plain, fast = plan(stages, RATE, 200), plan(frozen, RATE, 200)
+    assert (plain.evaluations, plain.selection_lists) == (fast.evaluations, fast.selection_lists)
+    assert fast.steps["own"] > 2 * plain.steps["own"]
+    assert fast.cuts[-1] == f"own run {fast.steps['own']} of 400 steps"
+    for p in (plain, fast):  # each plan fits
+        assert sum(p.estimate_s.values()) <= 200 - budget.RESERVE_S
+
+
+def test_a_run_under_a_deadline_anneals_its_rate_by_the_time_spent_or_the_steps():
+    import torch
+
+    from adapter_zoo.training.trainer import budget_schedule
+
+    sgd = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=1.0)
+    now = [0.0]
+    schedule = budget_schedule(sgd, warmup=4, steps=400, deadline=100.0, clock=lambda: now[0])
+    rates = []
+    for step in range(1, 11):
+        now[0] = 10.0 * step  # a step every 10 s: the deadline comes at step 10 of 400
+        sgd.step()
+        schedule.step()
+        rates.append(sgd.param_groups[0]["lr"])
+    assert rates[:3] == [0.25, 0.5, 0.75]  # the warmup counts steps
+    assert rates[3:] == pytest.approx([0.6, 0.5, 0.4, 0.3, 0.2, 0.1, 0.0])  # then the clock
+    # a fast machine: the planned steps end first, annealed at the last of them
+    fast = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=1.0)
+    quick = budget_schedule(fast, warmup=0, steps=10, deadline=1e9, clock=lambda: 0.0)
+    for _ in range(10):
+        fast.step()
+        quick.step()
+    assert fast.param_groups[0]["lr"] == 0.0
