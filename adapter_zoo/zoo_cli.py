@@ -41,8 +41,8 @@ def register(subparsers) -> None:
         "into its base and written as a plain SentenceTransformer (bi-encoder) or CrossEncoder "
         "(CLS head) folder, and a full cross-encoder entry (a BERT base with its CLS "
         "classification head) as a CrossEncoder folder whose predict() gives the entry's "
-        "scores; bottleneck-adapter, fusion, composite and cascade entries and pair-cosine "
-        "heads are refused there (they need adapter-zoo, or --format onnx).",
+        "scores; there bottleneck-adapter entries are refused (--format onnx writes them), "
+        "and so are fusion, composite and cascade entries and pair-cosine heads.",
     )
     export.add_argument("name", metavar="NAME", help="zoo name, entry folder or Hub name")
     export.add_argument(

@@ -37,7 +37,7 @@ ADAPTED = "bicycles.meta-adapted"
 ADAPTED_MEMBER = f"{ADAPTED}-adapter"
 # The bi-encoder adapter: question -> accepted answer and title -> body pairs, in-batch
 # negatives; the dev split is scored at the start (the base's own state competes) and at the
-# end, and the better state is kept. Scoring it every 10 steps as well (four more scorings of
+# end, and the better state is kept. Scoring it every 10 steps as well (three more scorings of
 # beer's 49 dev lists, about a third of the stage on 2 cores) chose among neighbouring
 # steps whose test MAP differs by that choice's noise (docs/results.md, the zoo's kinds of
 # model: the zoo's runs of this recipe chose step 20 to 40).
@@ -181,19 +181,19 @@ def _refuse_entries_of_others(out: Path) -> None:
     """
     from adapter_zoo.zoo.store import entry_path, read_card
 
-    def written_here(card: dict) -> bool:
-        return (
-            (card.get("training") or {}).get("data") == str(out / "parsed"),
-            (card.get("request") or {}).get("target") == str(out / "parsed" / OTHER_FORUM),
-            card.get("adapt_member_of") == ADAPTED,
-        )[(BI_ADAPTER, ADAPTED, ADAPTED_MEMBER).index(card["name"])]
-
-    for name in (BI_ADAPTER, ADAPTED, ADAPTED_MEMBER):
+    written_here = {
+        BI_ADAPTER: lambda card: (card.get("training") or {}).get("data") == str(out / "parsed"),
+        ADAPTED: lambda card: (
+            (card.get("request") or {}).get("target") == str(out / "parsed" / OTHER_FORUM)
+        ),
+        ADAPTED_MEMBER: lambda card: card.get("adapt_member_of") == ADAPTED,
+    }
+    for name, ours_if in written_here.items():
         entry = entry_path(name)
         if not os.path.lexists(entry):
             continue
         try:
-            ours = written_here({**read_card(entry), "name": name})
+            ours = ours_if(read_card(entry))
         except ZooError:
             ours = False  # not a readable entry: not the quickstart's either
         if not ours:
