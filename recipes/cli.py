@@ -7,7 +7,9 @@ import argparse
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    from stackexchange.numbers import step_int
+    from adapter_zoo.adapt.budget import MAX_MINUTES
+    from recipes.quickstart import JOB_MINUTES
+    from stackexchange.numbers import number_option, step_int
     from stackexchange.paths import folder_option
 
     run = subparsers.add_parser(
@@ -69,6 +71,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="training steps of beer's adapter and of each of adapt's runs (default: 40 for "
         "beer, adapt's from its time budget)",
     )
+    quick.add_argument(
+        "--budget",
+        type=number_option(low=1, high=MAX_MINUTES),
+        default=JOB_MINUTES,
+        metavar="MINUTES",
+        help="the whole job's time budget (default %(default)g): adapt gets what is left once "
+        "beer's adapter is trained, less the evaluation's share, and at least 1 minute; on 2 "
+        "CPU cores it trains an adapter of its own from about 8",
+    )
     quick.add_argument("--smoke", action="store_true", help="tiny random model, a few steps")
     quick.add_argument(
         "--overwrite",
@@ -120,6 +131,7 @@ def _quickstart(args: argparse.Namespace) -> int:
         args.out,
         base=args.base,
         max_steps=args.max_steps,
+        budget_minutes=args.budget,
         smoke=args.smoke,
         overwrite=args.overwrite,
     )

@@ -44,11 +44,11 @@ ADAPTED_MEMBER = f"{ADAPTED}-adapter"
 BI_STEPS = 40
 BI_EVAL_STEPS = BI_STEPS
 TRAIN_MAX_LENGTH = 128
-# The whole job's time on 2 CPU cores (README: the quickstart_time row). adapt gets what is
-# left of it once beer's adapter is trained, less EVALUATE_RESERVE_S, and at least its
-# smallest budget: it plans its stages from the machine's measured speed to fit
+# The whole job's time budget by default (README: the quickstart_time row, on 2 CPU cores).
+# adapt gets what is left of it once beer's adapter is trained, less EVALUATE_RESERVE_S, and
+# at least its smallest budget: it plans its stages from the machine's measured speed to fit
 # (adapter_zoo.adapt.budget), so a faster machine (or faster training) lets it train more.
-JOB_SECONDS = 300
+JOB_MINUTES = 5.0
 # The evaluation step on 2 quiet cores: three bi-encoders (the base at 256 tokens, beer's
 # and adapt's adapters at the 512 their dev splits choose) over both sets, the leaderboard.
 EVALUATE_RESERVE_S = 80
@@ -119,6 +119,7 @@ def quickstart(
     *,
     base: str = "minilm-l6",
     max_steps: int | None = None,
+    budget_minutes: float = JOB_MINUTES,
     smoke: bool = False,
     overwrite: bool = False,
 ) -> Path:
@@ -129,6 +130,8 @@ def quickstart(
         base: base model; the offline default is MiniLM-L6 shipped in a PyPI package.
         max_steps: training steps of beer's adapter and of each of adapt's training runs
             (default: beer's :data:`BI_STEPS`, adapt's from its budget).
+        budget_minutes: the whole job's time budget: adapt gets what is left once beer's
+            adapter is trained, less the evaluation's share (:func:`adapt_budget`).
         smoke: a tiny random model and 2 steps a run, to check the pipeline in minutes; it trains
             into a zoo of its own (``out/zoo``), never the user's.
         overwrite: use ``out`` even when it is not empty and not an earlier quickstart's
@@ -138,13 +141,15 @@ def quickstart(
             this quickstart did not write them.
 
     Raises:
-        ZooError: ``out`` or a folder above it is a file; without ``overwrite``, ``out``
-            holds something the quickstart did not write, or one of those zoo entries is not
-            this quickstart's.
+        ZooError: ``budget_minutes`` out of adapt's range; ``out`` or a folder above it is a
+            file; without ``overwrite``, ``out`` holds something the quickstart did not
+            write, or one of those zoo entries is not this quickstart's.
     """
+    from adapter_zoo.adapt.budget import check_budget
     from stackexchange.io import atomic_write_json, check_replaceable
     from stackexchange.paths import check_folder_path
 
+    check_budget(budget_minutes)  # a minute at least, as adapt's own
     check_folder_path(out, error=ZooError)  # written into, never replaced: no file in its place
     check_replaceable(
         Path(out),
@@ -160,10 +165,11 @@ def quickstart(
         Path(out).mkdir(parents=True, exist_ok=True)
         atomic_write_json(Path(out) / MARKER, {"base": base, "smoke": smoke})
         stages = StageClock()
-        gains = _quickstart(out, base=base, max_steps=max_steps, smoke=smoke, stages=stages)
+        gains = _quickstart(out, base=base, max_steps=max_steps, smoke=smoke, stages=stages,
+                            job_seconds=60 * budget_minutes)  # fmt: skip
         stages.finish()
-        record = {"base": base, "smoke": smoke, "stage_seconds": stages.seconds,
-                  "verdict": gains}  # fmt: skip
+        record = {"base": base, "smoke": smoke, "budget_minutes": budget_minutes,
+                  "stage_seconds": stages.seconds, "verdict": gains}  # fmt: skip
         atomic_write_json(Path(out) / MARKER, record)
         return Path(out).resolve()
 
@@ -204,14 +210,16 @@ def _refuse_entries_of_others(out: Path) -> None:
             )
 
 
-def _quickstart(out, *, base: str, max_steps: int | None, smoke: bool, stages: StageClock) -> dict:
+def _quickstart(out, *, base: str, max_steps: int | None, smoke: bool, stages: StageClock,
+                job_seconds: float) -> dict:  # fmt: skip
 
     out = Path(out).resolve()
     out.mkdir(parents=True, exist_ok=True)
     if smoke:
         max_steps = SMOKE_STEPS
     with _smoke_base(out) if smoke else contextlib.nullcontext(base) as base:
-        return _steps(out, base=base, max_steps=max_steps, smoke=smoke, stages=stages)
+        budget = None if smoke else job_seconds  # the smoke's adapt runs everything, unbudgeted
+        return _steps(out, base=base, max_steps=max_steps, job_seconds=budget, stages=stages)
 
 
 @contextlib.contextmanager
@@ -230,7 +238,7 @@ def _smoke_base(out: Path):
         del BASE_MODEL_ALIASES[SMOKE_BASE]
 
 
-def _steps(out: Path, *, base: str, max_steps: int | None, smoke: bool,
+def _steps(out: Path, *, base: str, max_steps: int | None, job_seconds: float | None,
            stages: StageClock) -> dict:  # fmt: skip
     import stackexchange
     from adapter_zoo.adapt import adapt
@@ -260,9 +268,9 @@ def _steps(out: Path, *, base: str, max_steps: int | None, smoke: bool,
           "--max-steps", str(bi_steps), "--eval-steps", str(min(BI_EVAL_STEPS, bi_steps)),
           "--max-length", str(TRAIN_MAX_LENGTH)])  # fmt: skip
 
-    budget = None if smoke else adapt_budget(stages.elapsed())
+    budget = None if job_seconds is None else adapt_budget(stages.elapsed(), job_seconds)
     limit = "no budget" if budget is None else (
-        f"a {budget:g}-minute budget, what is left of the job's {JOB_SECONDS // 60} minutes"
+        f"a {budget:g}-minute budget, what is left of the job's {job_seconds / 60:g} minutes"
     )  # fmt: skip
     stages.start(
         "adapt",
@@ -299,15 +307,15 @@ def _steps(out: Path, *, base: str, max_steps: int | None, smoke: bool,
     return gains
 
 
-def adapt_budget(elapsed: float) -> float:
-    """adapt's budget in minutes (one decimal): what is left of :data:`JOB_SECONDS` after
-    ``elapsed`` seconds and the evaluation's reserve, at least adapt's smallest budget.
+def adapt_budget(elapsed: float, job_seconds: float = 60 * JOB_MINUTES) -> float:
+    """adapt's budget in minutes (one decimal): what is left of the job's ``job_seconds``
+    after ``elapsed`` seconds and the evaluation's reserve, at least adapt's smallest budget.
 
     Example:
-        >>> adapt_budget(130.0), adapt_budget(280.0)
-        (1.5, 1.0)
+        >>> adapt_budget(130.0), adapt_budget(280.0), adapt_budget(130.0, 480.0)
+        (1.5, 1.0, 4.5)
     """
-    left = (JOB_SECONDS - elapsed - EVALUATE_RESERVE_S) / 60
+    left = (job_seconds - elapsed - EVALUATE_RESERVE_S) / 60
     return max(ADAPT_MIN_MINUTES, math.floor(left * 10) / 10)
 
 
@@ -395,7 +403,10 @@ def verdict(gains: dict, base: str) -> str:
             parts = []
             for other, test in against.items():
                 low, high = test["interval"]
-                word = "a clear gain" if low > 0 else "a clear loss" if high < 0 else "noise"
+                word = (
+                    "a clear gain" if low > 0 else "a clear loss" if high < 0
+                    else "the same ranking" if low == high == 0 else "noise"
+                )  # fmt: skip
                 parts.append(
                     f"{test['delta']:+.3f} [{low:+.3f}, {high:+.3f}] over {names[other]} ({word})"
                 )

@@ -58,6 +58,7 @@ def time_command(arguments: list[str], work: Path, target_s: float) -> dict | No
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=RESULTS / "quickstart_time.json")
+    parser.add_argument("--note", default=None, help="recorded with the run (e.g. the machine)")
     args = parser.parse_args()
 
     from adapter_zoo.zoo.store import find_card
@@ -92,6 +93,7 @@ def main() -> int:
             "cuts": adapted["budget"]["plan"]["cuts"],
         },
         "verdict": stages.get("verdict"),
+        **({"note": args.note} if args.note else {}),
     }
     atomic_write_json(args.out, record)
     print(f"quickstart: {result['wall_s']:.0f} s, peak {result['peak_rss_gb']:.2f} GB; "

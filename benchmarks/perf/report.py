@@ -540,10 +540,19 @@ def _quickstart_rows(data: dict) -> list[str]:
             "—",
             f"≤ {data['target_s']} s, ≤ {data['target_gb']:g} GB",
             f"{_met(data['meets_target'])} / {_met(data['meets_memory_target'])}",
-            f"{_machine(data)}, {data['machine'].get('cpu', 'CPU')}, "
+            f"{_machine(data)}, {data['machine'].get('cpu', 'CPU')}{_shared(data)}, "
             f"{data['machine'].get('date', '')[:10]}",
         )
     ]
+
+
+def _shared(data: dict) -> str:
+    """`` (shared: load N)`` when other work ran beside a timed command (the 1-minute load
+    average above the cores it had, before or after): its time is not a quiet machine's."""
+    load = data.get("load_average_1m") or {}
+    cores = data.get("machine", {}).get("cpu_count") or 1
+    busiest = max(load.values(), default=0)
+    return f" (shared: load {busiest:.1f})" if busiest > cores else ""
 
 
 def _adapt_time_rows(data: dict) -> list[str]:
