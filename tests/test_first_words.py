@@ -1,9 +1,10 @@
 """The first words a newcomer meets say the same thing: the README's first line, the docs'
-index, ``adapter-zoo --help`` and the package docstring share one summary sentence
-(issue 52), and no command's help describes an earlier project."""
+index, ``adapter-zoo --help``, the package docstring and the package index's summary share one
+sentence (issue 52), and no command's help describes an earlier project."""
 
 from __future__ import annotations
 
+import tomllib
 from pathlib import Path
 
 import adapter_zoo
@@ -30,6 +31,8 @@ def test_the_readme_the_docs_the_cli_and_the_package_open_with_one_summary():
     assert _summary(ROOT / "docs" / "index.md") == summary
     assert _first_paragraph(DESCRIPTION) == summary
     assert _first_paragraph(adapter_zoo.__doc__) == summary
+    # the package index's one-line summary (pip show, PyPI)
+    assert tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["description"] == summary
     assert build_parser().format_help().split("\n\n")[1].startswith(DESCRIPTION.split("\n")[0])
 
 
