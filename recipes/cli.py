@@ -77,8 +77,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=JOB_MINUTES,
         metavar="MINUTES",
         help="the whole job's time budget (default %(default)g): adapt gets what is left once "
-        "beer's adapter is trained, less the evaluation's share, and at least 1 minute; on 2 "
-        "CPU cores it trains an adapter of its own from about 8",
+        "beer's adapter is trained, less the evaluation's share, and at least 1 minute; by "
+        "its planner's prices it trains an adapter of its own on 2 CPU cores from about 8",
     )
     quick.add_argument("--smoke", action="store_true", help="tiny random model, a few steps")
     quick.add_argument(
