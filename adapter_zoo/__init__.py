@@ -1,4 +1,12 @@
-"""adapter-zoo: cross-encoder rankers and per-forum adapters for question answering.
+"""A zoo of small domain adapters inside a sentence-embedding model: rank answers and find
+duplicate questions in a domain nobody labelled.
+
+adapter-zoo trains one bottleneck adapter per StackExchange forum from its own posts, inside
+all-MiniLM-L6-v2 as a bi-encoder (the default) or inside BERT or RoBERTa as a cross-encoder
+(the papers' model); :func:`adapt` builds a model for a domain nobody labelled from its own
+posts; ``benchmarks`` measures every model against the one a user already has; :func:`push`
+and :func:`pull` share entries on the Hugging Face Hub, ``adapter-zoo export --format onnx``
+writes them as ONNX.
 
 The public API is re-exported here. The modules imported below are light (they import torch
 and transformers inside their functions); the two names whose modules import torch at the

@@ -1,8 +1,9 @@
 """``adapter-zoo list``: the entries of the local zoo (and the Hub index with --remote);
-``adapter-zoo export NAME --out DIR``: a full cross-encoder entry as a CrossEncoder folder,
-a LoRA adapter entry merged into its base (SentenceTransformer or CrossEncoder folder);
 ``adapter-zoo export NAME --format onnx OUT``: any bi- or cross-encoder entry as an ONNX
 folder (fp32 and int8) that sentence-transformers opens with ``backend="onnx"``;
+``adapter-zoo export NAME --out DIR``: a LoRA adapter entry merged into its base
+(SentenceTransformer or CrossEncoder folder), a full cross-encoder entry as a CrossEncoder
+folder;
 ``adapter-zoo build FORUM [--dump PATH]``: a catalog forum's entry built from its dump;
 ``adapter-zoo adapt``: a zoo entry for an unlabelled domain (:mod:`adapter_zoo.adapt.cli`)."""
 
@@ -30,15 +31,18 @@ def register(subparsers) -> None:
 
     export = subparsers.add_parser(
         "export",
-        help="write a full cross-encoder entry as a sentence-transformers CrossEncoder folder",
-        description="Write the full cross-encoder entry NAME (a BERT base with its CLS "
-        "classification head) as a sentence-transformers CrossEncoder folder whose predict() "
-        "gives the entry's scores. Adapter, fusion, bi-encoder, composite and cascade entries "
-        "and pair-cosine heads are refused. A LoRA adapter entry is merged into its base and "
-        "written as a plain SentenceTransformer (bi-encoder) or CrossEncoder (CLS head) folder. "
-        "With --format onnx any bi- or cross-encoder entry (adapter, LoRA, full; its head "
-        "too) is written in sentence-transformers' ONNX layout: onnx/model.onnx (fp32) and "
-        "onnx/model_qint8_<arch>.onnx (int8 for this CPU), opened with backend='onnx'.",
+        help="write entry NAME as a folder sentence-transformers opens without adapter-zoo: "
+        "ONNX for any bi- or cross-encoder entry, or a merged model",
+        description="Write the zoo entry NAME as a folder sentence-transformers opens without "
+        "adapter-zoo. With --format onnx any bi- or cross-encoder entry (adapter, LoRA, full; "
+        "its head too) is written in sentence-transformers' ONNX layout: onnx/model.onnx "
+        "(fp32) and onnx/model_qint8_<arch>.onnx (int8 for this CPU), opened with "
+        "backend='onnx'. With --format pytorch (the default) a LoRA adapter entry is merged "
+        "into its base and written as a plain SentenceTransformer (bi-encoder) or CrossEncoder "
+        "(CLS head) folder, and a full cross-encoder entry (a BERT base with its CLS "
+        "classification head) as a CrossEncoder folder whose predict() gives the entry's "
+        "scores; there bottleneck-adapter entries are refused (--format onnx writes them), "
+        "and so are fusion, composite and cascade entries and pair-cosine heads.",
     )
     export.add_argument("name", metavar="NAME", help="zoo name, entry folder or Hub name")
     export.add_argument(

@@ -173,11 +173,15 @@ class ScoredModels:
         return lent
 
 
-def evaluate_models(models, benchmark, **kwargs) -> list[dict]:
+def evaluate_models(
+    models, benchmark, *, scored: ScoredModels | None = None, **kwargs
+) -> list[dict]:
     """Evaluate each of ``models`` on ``benchmark``: one :func:`evaluate` record each, in
     order, and each model scored once: a score fusion among them takes the scores of its
     members that come before it (``ScoredModels``). With ``results``, the records are
-    appended once every model is scored (a failure writes none).
+    appended once every model is scored (a failure writes none). With ``scored``, the
+    models' scores are kept there (per-query APs for a paired bootstrap:
+    ``ScoredModels.scores``).
 
     Example:
         >>> evaluate_models(["beer", "beer-cross", "beer-fusion"], "local:beer-answers")
@@ -196,7 +200,7 @@ def evaluate_models(models, benchmark, **kwargs) -> list[dict]:
             raise BenchmarkError(f"{option} takes one --model; got {len(models)}")
     results = kwargs.pop("results", None)
     check_results_folder(results)
-    scored = ScoredModels()
+    scored = ScoredModels() if scored is None else scored
     records = [evaluate(model, benchmark, scored=scored, **kwargs) for model in models]
     if results is not None:
         append_results(results, records)

@@ -1,10 +1,16 @@
-"""The main job: the whole idea on a laptop, on real shipped data, in about 6 minutes on 2 CPU cores.
+"""The main job: the whole idea on a laptop, on real shipped data, in about 5 minutes on 2 CPU cores.
 
-parse two shipped StackExchange forums → train the beer forum's bi-encoder adapter and its
-cross-encoder adapter on MiniLM → build LAS-style answer-selection sets from questions held
-out of training (beer, and bicycles.meta as an unseen domain) → compose the two adapters with
-BM25, weights chosen on beer's dev split → evaluate BM25, the zero-shot bi-encoder (the model
-a user already has), both adapters and the composition → leaderboard tables and plots.
+parse two shipped StackExchange forums → train the beer forum's bi-encoder adapter inside
+all-MiniLM-L6-v2 (the zoo of one) → ``adapt`` bicycles.meta, a forum nobody labelled, from its
+own posts with that zoo (its test questions never read) → build LAS-style answer-selection sets
+from questions held out of training → evaluate BM25, the zero-shot bi-encoder (the model a user
+already has), it fused with BM25, beer's adapter and the adapted entry on both → leaderboard
+tables, plot, and a verdict: what each zoo model gained over the zero-shot base and over the
+base fused with BM25, with a paired bootstrap interval over each set's questions.
+
+The papers' cross-encoders and their compositions are the recipes' (``adapter-zoo run``): a few
+dozen steps on a base that was never a cross-encoder lost 0.2 MAP to the zero-shot bi-encoder
+here, and took a third of the job's time.
 
 Example:
     >>> from recipes.quickstart import quickstart
@@ -14,6 +20,7 @@ Example:
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import time
 from pathlib import Path
@@ -25,34 +32,53 @@ from stackexchange.catalog import shipped_data
 HOME_FORUM = "beer.stackexchange.com"
 OTHER_FORUM = "bicycles.meta.stackexchange.com"
 BI_ADAPTER = "beer"  # MiniLM is a sentence encoder: its default zoo entry is a bi-encoder
-CROSS_ADAPTER = "beer-cross"
-COMPOSITION = "beer-fusion"
-ZERO_SHOT = "sbert:minilm-l6"
+ADAPTED = "bicycles.meta-adapted"
+# adapt keeps a fusion's trained member as an entry of its own (adapter_zoo.adapt.learn)
+ADAPTED_MEMBER = f"{ADAPTED}-adapter"
 # The bi-encoder adapter: question -> accepted answer and title -> body pairs, in-batch
-# negatives; the dev split is scored every BI_EVAL_STEPS steps and the best state is kept,
-# the base's own included (benchmarks/perf/quality.py has the lr/steps table behind this).
+# negatives; the dev split is scored at the start (the base's own state competes) and at the
+# end, and the better state is kept. Scoring it every 10 steps as well (three more scorings of
+# beer's 49 dev lists, about a third of the stage on 2 cores) chose among neighbouring
+# steps whose test MAP differs by that choice's noise (docs/results.md, the zoo's kinds of
+# model: the zoo's runs of this recipe chose step 20 to 40).
 BI_STEPS = 40
-BI_EVAL_STEPS = 10
-# The cross-encoder adapter learns what the held-out set asks: a question (title + body)
-# against its accepted answer, with the answers of BM25-similar questions as negatives and a
-# listwise loss; MiniLM's pair-cosine head starts it from the base's own similarity.
-CROSS_STEPS = 60
+BI_EVAL_STEPS = BI_STEPS
 TRAIN_MAX_LENGTH = 128
-TRAIN_BATCH_SIZE = 16  # pairs: two questions, each with its answer and 7 negatives
-TRAIN_NEGATIVES = 7
-TRAIN_LR = 1e-3
-# Candidates per held-out question (LAS has 100; on 2 CPU cores a cross-encoder scores about
-# 40 pairs/s at length 128, so 50 keeps the whole job near 6 minutes: quickstart_time.json).
+# The whole job's time budget by default (README: the quickstart_time row, on 2 CPU cores).
+# adapt gets what is left of it once beer's adapter is trained, less EVALUATE_RESERVE_S, and
+# at least its smallest budget: it plans its stages from the machine's measured speed to fit
+# (adapter_zoo.adapt.budget), so a faster machine (or faster training) lets it train more.
+JOB_MINUTES = 5.0
+# The evaluation step on 2 quiet cores: three bi-encoders (the base at 256 tokens, beer's
+# and adapt's adapters at the 512 their dev splits choose) over both sets, the leaderboard.
+EVALUATE_RESERVE_S = 80
+ADAPT_MIN_MINUTES = 1.0  # the smallest budget adapt takes (adapter_zoo.adapt.budget)
+# Candidates per held-out question (LAS has 100): 50, as the zoo's recorded results.
 CANDIDATES = 50
 # Written into the output folder before any work: a folder holding it is the quickstart's
 # own, whose results, parsed forums and benchmarks a rerun may replace.
 MARKER = "quickstart.json"
+STAGES = 5
+SMOKE_BASE = "quickstart-smoke-tiny-bert"
+SMOKE_STEPS = 2
+
+
+def zero_shot(base: str) -> str:
+    """The model a user already has: ``base`` as a zero-shot bi-encoder."""
+    return f"sbert:{base}"
+
+
+def fused(base: str) -> str:
+    """The zero-shot base fused with BM25 (per-query z-scores), as
+    ``benchmarks/perf/outside_study.py`` measures targets against: no training either."""
+    return f"fusion:{zero_shot(base)}*0.9+bm25*0.1"
 
 
 def _cli(argv: list[str]) -> None:
-    from adapter_zoo.cli import main
+    from adapter_zoo.cli import main, show_progress
 
     code = main(argv)
+    show_progress("quickstart")  # main() named its own command on the progress lines
     if code:
         raise ZooError(f"quickstart: 'adapter-zoo {' '.join(argv)}' failed (exit {code})")
 
@@ -64,6 +90,11 @@ class StageClock:
     def __init__(self):
         self.seconds: dict[str, float] = {}
         self._current: tuple[str, float] | None = None
+        self._began: float | None = None
+
+    def elapsed(self) -> float:
+        """Seconds since the first stage started (0 before it)."""
+        return 0.0 if self._began is None else time.perf_counter() - self._began
 
     def start(self, stage: str, text: str) -> None:
         """Ends the running stage (printing its time) and starts ``stage``, announced as
@@ -71,6 +102,8 @@ class StageClock:
         self.finish()
         print(f"\n== {text}", flush=True)
         self._current = (stage, time.perf_counter())
+        if self._began is None:
+            self._began = self._current[1]
 
     def finish(self) -> None:
         """Ends the running stage, if any, printing and recording its wall time."""
@@ -86,6 +119,7 @@ def quickstart(
     *,
     base: str = "minilm-l6",
     max_steps: int | None = None,
+    budget_minutes: float = JOB_MINUTES,
     smoke: bool = False,
     overwrite: bool = False,
 ) -> Path:
@@ -94,22 +128,28 @@ def quickstart(
     Args:
         out: output folder (parsed forums, benchmarks, results, leaderboard).
         base: base model; the offline default is MiniLM-L6 shipped in a PyPI package.
-        max_steps: training steps of each adapter (default: the 10-minute budget).
-        smoke: a tiny random model and 4 steps, to check the pipeline in seconds; it trains
+        max_steps: training steps of beer's adapter and of each of adapt's training runs
+            (default: beer's :data:`BI_STEPS`, adapt's from its budget).
+        budget_minutes: the whole job's time budget: adapt gets what is left once beer's
+            adapter is trained, less the evaluation's share (:func:`adapt_budget`).
+        smoke: a tiny random model and 2 steps a run, to check the pipeline in minutes; it trains
             into a zoo of its own (``out/zoo``), never the user's.
         overwrite: use ``out`` even when it is not empty and not an earlier quickstart's
             output (its ``results``, ``parsed``, ``benchmarks`` and ``leaderboard`` are
-            replaced), and replace the zoo entries ``beer``, ``beer-cross`` and
-            ``beer-fusion`` even when this quickstart did not train them.
+            replaced), and replace the zoo entries ``beer`` and ``bicycles.meta-adapted``
+            (and the adapted entry's member ``bicycles.meta-adapted-adapter``) even when
+            this quickstart did not write them.
 
     Raises:
-        ZooError: ``out`` or a folder above it is a file; without ``overwrite``, ``out``
-            holds something the quickstart did not write, or one of those zoo entries is not
-            this quickstart's.
+        ZooError: ``budget_minutes`` out of adapt's range; ``out`` or a folder above it is a
+            file; without ``overwrite``, ``out`` holds something the quickstart did not
+            write, or one of those zoo entries is not this quickstart's.
     """
+    from adapter_zoo.adapt.budget import check_budget
     from stackexchange.io import atomic_write_json, check_replaceable
     from stackexchange.paths import check_folder_path
 
+    check_budget(budget_minutes)  # a minute at least, as adapt's own
     check_folder_path(out, error=ZooError)  # written into, never replaced: no file in its place
     check_replaceable(
         Path(out),
@@ -125,58 +165,89 @@ def quickstart(
         Path(out).mkdir(parents=True, exist_ok=True)
         atomic_write_json(Path(out) / MARKER, {"base": base, "smoke": smoke})
         stages = StageClock()
-        done = _quickstart(out, base=base, max_steps=max_steps, smoke=smoke, stages=stages)
+        gains = _quickstart(out, base=base, max_steps=max_steps, smoke=smoke, stages=stages,
+                            job_seconds=60 * budget_minutes)  # fmt: skip
         stages.finish()
-        record = {"base": base, "smoke": smoke, "stage_seconds": stages.seconds}
+        record = {"base": base, "smoke": smoke, "budget_minutes": budget_minutes,
+                  "stage_seconds": stages.seconds, "verdict": gains}  # fmt: skip
         atomic_write_json(Path(out) / MARKER, record)
-        return done
+        return Path(out).resolve()
 
 
 def _refuse_entries_of_others(out: Path) -> None:
-    """Refuse to start when a zoo entry the quickstart trains (and replaces) is not its own.
+    """Refuse to start when a zoo entry the quickstart writes (and replaces) is not its own.
 
-    The quickstart's entries record its parse folder (``out/parsed``) as their training data;
-    any other entry of the same name (a user's own ``beer``, or another quickstart's) is kept.
+    The quickstart's ``beer`` records its parse folder (``out/parsed``) as its training data,
+    its adapted entry that it adapted ``out/parsed/bicycles.meta...`` (the card's
+    ``request``), and that entry's member the entry it belongs to; any other entry of those
+    names (a user's own ``beer``, or another quickstart's) is kept.
 
     Raises:
         ZooError: naming the entry and the way out.
     """
     from adapter_zoo.zoo.store import entry_path, read_card
 
-    for name in (BI_ADAPTER, CROSS_ADAPTER, COMPOSITION):
+    written_here = {
+        BI_ADAPTER: lambda card: (card.get("training") or {}).get("data") == str(out / "parsed"),
+        ADAPTED: lambda card: (
+            (card.get("request") or {}).get("target") == str(out / "parsed" / OTHER_FORUM)
+        ),
+        ADAPTED_MEMBER: lambda card: card.get("adapt_member_of") == ADAPTED,
+    }
+    for name, ours_if in written_here.items():
         entry = entry_path(name)
         if not os.path.lexists(entry):
             continue
         try:
-            data = (read_card(entry).get("training") or {}).get("data")
+            ours = ours_if(read_card(entry))
         except ZooError:
-            data = None  # not a readable entry: not the quickstart's either
-        if data != str(out / "parsed"):
+            ours = False  # not a readable entry: not the quickstart's either
+        if not ours:
             raise ZooError(
-                f"zoo entry {name!r} at {entry} was not trained by a quickstart writing to "
+                f"zoo entry {name!r} at {entry} was not written by a quickstart writing to "
                 f"{out}; the quickstart replaces only its own entries: move it away or pass "
                 "--overwrite"
             )
 
 
-def _quickstart(out, *, base: str, max_steps: int | None, smoke: bool, stages: StageClock) -> Path:
-    import stackexchange
-    from benchmarks import build_from_forum
-    from benchmarks.results import RESULTS_FILE
+def _quickstart(out, *, base: str, max_steps: int | None, smoke: bool, stages: StageClock,
+                job_seconds: float) -> dict:  # fmt: skip
 
     out = Path(out).resolve()
     out.mkdir(parents=True, exist_ok=True)
     if smoke:
-        from recipes.tiny import build_tiny_bert
+        max_steps = SMOKE_STEPS
+    with _smoke_base(out) if smoke else contextlib.nullcontext(base) as base:
+        budget = None if smoke else job_seconds  # the smoke's adapt runs everything, unbudgeted
+        return _steps(out, base=base, max_steps=max_steps, job_seconds=budget, stages=stages)
 
-        base = str(
-            build_tiny_bert(out / "tiny-sentence-bert", sentence_encoder=True, error=ZooError)
-        )
-        max_steps = 4
+
+@contextlib.contextmanager
+def _smoke_base(out: Path):
+    """The tiny random model under a base-model name while the smoke runs: the adapted
+    entry may be a composite, whose members are names, never paths of this machine
+    (adapter_zoo.kinds.composite), and ``sbert:<name>`` of it is one."""
+    from adapter_zoo.ranker.model import BASE_MODEL_ALIASES
+    from recipes.tiny import build_tiny_bert
+
+    path = build_tiny_bert(out / "tiny-sentence-bert", sentence_encoder=True, error=ZooError)
+    BASE_MODEL_ALIASES[SMOKE_BASE] = str(path)
+    try:
+        yield SMOKE_BASE
+    finally:
+        del BASE_MODEL_ALIASES[SMOKE_BASE]
+
+
+def _steps(out: Path, *, base: str, max_steps: int | None, job_seconds: float | None,
+           stages: StageClock) -> dict:  # fmt: skip
+    import stackexchange
+    from adapter_zoo.adapt import adapt
+    from adapter_zoo.adapt.cli import describe
+    from benchmarks import build_from_forum
+
     bi_steps = BI_STEPS if max_steps is None else max_steps
-    cross_steps = CROSS_STEPS if max_steps is None else max_steps
 
-    stages.start("parse", "1/6 parse the shipped StackExchange archives")
+    stages.start("parse", f"1/{STAGES} parse the shipped StackExchange archives")
     forum_dirs = {}
     for host in (HOME_FORUM, OTHER_FORUM):
         forum_dirs[host] = stackexchange.parse_forum(
@@ -187,25 +258,33 @@ def _quickstart(out, *, base: str, max_steps: int | None, smoke: bool, stages: S
             f"   {host}: {stats['questions']} questions, {stats['answers']} answers, pairs {stats['pairs']}"
         )
 
-    data = ["--data", str(out / "parsed"), "--forums", HOME_FORUM, "--base", base, "--overwrite"]
     stages.start(
         "train bi-encoder",
-        f"2/6 train the {HOME_FORUM} bi-encoder adapter on {base} ({bi_steps} steps)",
+        f"2/{STAGES} train the {HOME_FORUM} bi-encoder adapter on {base}, the zoo of one "
+        f"({bi_steps} steps)",
     )
-    _cli(["train", "--encoder", "bi", "--mode", "adapter", "--name", BI_ADAPTER, *data,
-          "--max-steps", str(bi_steps), "--eval-steps", str(BI_EVAL_STEPS),
+    _cli(["train", "--encoder", "bi", "--mode", "adapter", "--name", BI_ADAPTER,
+          "--data", str(out / "parsed"), "--forums", HOME_FORUM, "--base", base, "--overwrite",
+          "--max-steps", str(bi_steps), "--eval-steps", str(min(BI_EVAL_STEPS, bi_steps)),
           "--max-length", str(TRAIN_MAX_LENGTH)])  # fmt: skip
 
+    budget = None if job_seconds is None else adapt_budget(stages.elapsed(), job_seconds)
+    limit = "no budget" if budget is None else (
+        f"a {budget:g}-minute budget, what is left of the job's {job_seconds / 60:g} minutes"
+    )  # fmt: skip
     stages.start(
-        "train cross-encoder", f"3/6 train its cross-encoder adapter ({cross_steps} steps)"
+        "adapt",
+        f"3/{STAGES} adapt {OTHER_FORUM}, a forum nobody labelled, from its own posts (its "
+        f"test questions never read) with the zoo of {BI_ADAPTER!r}, in {limit}",
     )
-    _cli(["train", "--encoder", "cross", "--mode", "adapter", "--name", CROSS_ADAPTER, *data,
-          "--max-steps", str(cross_steps), "--pairs", "question_answer", "--hard-negatives",
-          "--loss", "listwise", "--negatives", str(TRAIN_NEGATIVES),
-          "--max-length", str(TRAIN_MAX_LENGTH), "--batch-size", str(TRAIN_BATCH_SIZE),
-          "--lr", str(TRAIN_LR)])  # fmt: skip
+    adapted = adapt(
+        forum_dirs[OTHER_FORUM], name=ADAPTED, zoo=[BI_ADAPTER], overwrite=True,
+        max_steps=max_steps, budget_minutes=budget, base_model=base,
+    )  # fmt: skip
+    print("\n".join(f"   {line}" for line in describe(adapted)), flush=True)
+    _keep_cards(out / "cards", [BI_ADAPTER, ADAPTED])
 
-    stages.start("build sets", "4/6 build answer-selection sets from held-out questions")
+    stages.start("build sets", f"4/{STAGES} build answer-selection sets from held-out questions")
     benchmark_dirs = {}
     for host, forum_dir in forum_dirs.items():
         target = out / "benchmarks" / f"{host.split('.')[0]}-answers"
@@ -213,55 +292,123 @@ def _quickstart(out, *, base: str, max_steps: int | None, smoke: bool, stages: S
             forum_dir, target, task="answer_selection", candidates=CANDIDATES, seed=0
         )
 
+    models = ["bm25", zero_shot(base), fused(base), BI_ADAPTER, ADAPTED]
     stages.start(
-        "compose", "5/6 compose both adapters with BM25, weights chosen on beer's dev split"
+        "evaluate",
+        f"5/{STAGES} evaluate BM25, the zero-shot bi-encoder, it fused with BM25, "
+        f"{BI_ADAPTER!r} and {ADAPTED!r} on both sets",
     )
-    _cli(["compose", "--name", COMPOSITION, "--fusion", BI_ADAPTER, CROSS_ADAPTER, "bm25",
-          "--data", str(out / "parsed"), "--forum", HOME_FORUM, "--overwrite"])  # fmt: skip
+    aps = _evaluate(models, benchmark_dirs, out / "results")
+    _cli(["leaderboard", str(out / "results"), "--out", str(out / "leaderboard")])
+    stages.finish()  # the last stage's time before the verdict, not after the closing line
+    gains = compare(aps, base)
+    print(verdict(gains, base))
+    print(f"\nEverything is in {out}")
+    return gains
 
-    stages.start(
-        "evaluate", "6/6 evaluate BM25, the zero-shot bi-encoder, both adapters and the composition"
-    )
-    results = out / "results"
+
+def adapt_budget(elapsed: float, job_seconds: float = 60 * JOB_MINUTES) -> float:
+    """adapt's budget in minutes (one decimal): what is left of the job's ``job_seconds``
+    after ``elapsed`` seconds and the evaluation's reserve, at least adapt's smallest budget.
+
+    Example:
+        >>> adapt_budget(130.0), adapt_budget(280.0), adapt_budget(130.0, 480.0)
+        (1.5, 1.0, 4.5)
+    """
+    left = (job_seconds - elapsed - EVALUATE_RESERVE_S) / 60
+    return max(ADAPT_MIN_MINUTES, math.floor(left * 10) / 10)
+
+
+def _keep_cards(folder: Path, names: list[str]) -> None:
+    """Copy each entry's card and model card into ``folder/<name>/`` (replaced), so the
+    output folder says what was trained and what adapt chose, whatever the zoo holds later."""
+    import shutil
+
+    from adapter_zoo.zoo.store import entry_folder
+
+    for name in names:
+        target = folder / name
+        shutil.rmtree(target, ignore_errors=True)
+        target.mkdir(parents=True)
+        for file in ("card.json", "README.md"):
+            if (entry_folder(name) / file).is_file():
+                shutil.copyfile(entry_folder(name) / file, target / file)
+
+
+def _evaluate(models: list[str], benchmark_dirs: dict, results: Path) -> dict:
+    """Evaluate ``models`` on each set's test split, records into ``results`` (afresh);
+    return each set's per-question AP of each model, by host and model."""
+    from adapter_zoo.adapt.decide import list_average_precisions
+    from benchmarks import get
+    from benchmarks.evaluate import ScoredModels, evaluate_models
+    from benchmarks.results import RESULTS_FILE
+
     # a rerun starts its records afresh; anything else in the folder is left as it is
     (results / RESULTS_FILE).unlink(missing_ok=True)
-    models = ["bm25", BI_ADAPTER, CROSS_ADAPTER, COMPOSITION]
-    if not smoke:
-        models.insert(1, ZERO_SHOT)
-    for bench in benchmark_dirs.values():  # one call a set: the fusion reuses its members' scores
-        _cli(["evaluate", "--model", *models, "--benchmark", f"local:{bench}",
-              "--split", "test", "--results", str(results)])  # fmt: skip
+    aps = {}
+    for host, bench in benchmark_dirs.items():
+        name = f"local:{bench}"
+        scored = ScoredModels()  # one a set: the fusion reuses its members' scores
+        evaluate_models(models, name, split="test", results=results, scored=scored)
+        bench = get(name)
+        labels = list(bench.load("test")["labels"])
+        # the set's own rule for a question without a right answer, as its MAP counts it
+        kept = [bench.no_positive == "zero" or any(row) for row in labels]
+        aps[host] = {
+            model: list_average_precisions(scored.scores(model), labels)[kept] for model in models
+        }
+    return aps
 
-    _cli(["leaderboard", str(results), "--out", str(out / "leaderboard")])
-    stages.finish()  # the last stage's time before the verdict, not after the closing line
-    print(verdict(results, benchmark_dirs))
-    print(f"\nEverything is in {out}")
+
+def compare(aps: dict, base: str) -> dict:
+    """Per set: its size, each model's MAP, and what beer's adapter and the adapted entry
+    gained over the zero-shot base and over it fused with BM25 (the paired bootstrap over the
+    set's questions that ``adapt`` decides with: mean difference and 95% interval)."""
+    from adapter_zoo.adapt.decide import paired_bootstrap
+
+    out = {}
+    for host, by_model in aps.items():
+        gains = {}
+        for model in (BI_ADAPTER, ADAPTED):
+            gains[model] = {}
+            for against in (zero_shot(base), fused(base)):
+                test = paired_bootstrap(by_model[model], by_model[against])
+                gains[model][against] = {
+                    "delta": round(test["delta"], 4),
+                    "interval": [round(v, 4) for v in test["interval"]],
+                }
+        out[host] = {
+            "questions": len(by_model[zero_shot(base)]),
+            "map": {model: round(float(v.mean()), 4) for model, v in by_model.items()},
+            "gains": gains,
+        }
     return out
 
 
-def verdict(results: Path, benchmark_dirs: dict) -> str:
-    """Say plainly how each zoo model did against the model a user already has (the zero-shot
-    bi-encoder) and against BM25, on each held-out set."""
-    from benchmarks.results import read_results
-
-    records = read_results(results)
-    lines = ["", "How the zoo's beer models did (MAP on held-out questions):"]
-    for host, bench in benchmark_dirs.items():
-        key = f"local:{Path(bench).expanduser().resolve()}"  # as records name a built set
-        scores = {r["model"]: r["metrics"]["map"] for r in records if r["benchmark"] == key}
-        role = "its own forum" if host == HOME_FORUM else "an unseen forum (zero-shot)"
-        lines.append(f"  {host} ({role}):")
-        for model in (BI_ADAPTER, CROSS_ADAPTER, COMPOSITION):
-            if model not in scores or "bm25" not in scores:
-                lines.append(f"    {model}: missing results")
-                continue
-            against = [f"BM25 {scores['bm25']:.3f}"]
-            if ZERO_SHOT in scores:
-                delta = scores[model] - scores[ZERO_SHOT]
-                against.insert(0, f"zero-shot bi-encoder {scores[ZERO_SHOT]:.3f} ({delta:+.3f})")
-            better = all(scores[model] > scores[m] for m in ("bm25", ZERO_SHOT) if m in scores)
-            lines.append(
-                f"    {model} {scores[model]:.3f} vs {', '.join(against)} -> "
-                + ("beats both" if better else "does NOT beat both")
-            )
+def verdict(gains: dict, base: str) -> str:
+    """Say plainly what each zoo model gained over what a user already has (the zero-shot
+    base, and the base fused with BM25) on each held-out set, with the set's size and the
+    gain's interval: a clear gain, a clear loss, or within the noise."""
+    names = {zero_shot(base): "the zero-shot base", fused(base): "it fused with BM25"}
+    labels = {"bm25": "BM25", zero_shot(base): "zero-shot base", fused(base): "base + BM25"}
+    lines = ["", "What the zoo gained over what a user already has (MAP on held-out test "
+             "questions; 95% paired-bootstrap interval over the set's questions):"]  # fmt: skip
+    for host, row in gains.items():
+        role = "the zoo's own forum" if host == HOME_FORUM else "adapted from its own posts"
+        lines.append(f"  {host} ({role}), {row['questions']} test questions:")
+        lines.append(
+            "    MAP: " + ", ".join(f"{labels.get(m, m)} {v:.3f}" for m, v in row["map"].items())
+        )
+        for model, against in row["gains"].items():
+            parts = []
+            for other, test in against.items():
+                low, high = test["interval"]
+                word = (
+                    "a clear gain" if low > 0 else "a clear loss" if high < 0
+                    else "the same ranking" if low == high == 0 else "noise"
+                )  # fmt: skip
+                parts.append(
+                    f"{test['delta']:+.3f} [{low:+.3f}, {high:+.3f}] over {names[other]} ({word})"
+                )
+            lines.append(f"    {model}: " + "; ".join(parts))
     return "\n".join(lines)

@@ -25,6 +25,7 @@ WIDTH = "must be a whole number in [1, 65536]"  # MAX_WIDTH
 QUESTIONS = "must be a whole number in [1, 100000000]"  # MAX_QUESTIONS
 PROCESSES = "must be a whole number in [1, 1024]"  # MAX_PROCESSES
 ADAPT = ["adapt", "--target", "T", "--name", "n"]
+BUDGET = "must be a finite number in [1, 10080]"  # minutes: adapter_zoo.adapt.budget
 
 CASES = [
     (TRAIN, "--lr", "nan", RATE),
@@ -95,6 +96,8 @@ CASES = [
     (["parse", "S", "--out", "O"], "--seed", "1e3", SEED),
     (["quickstart", "--out", "Q"], "--max-steps", "0", STEPS),
     (["quickstart", "--out", "Q"], "--max-steps", "1000000001", STEPS),
+    (["quickstart", "--out", "Q"], "--budget", "0.5", BUDGET),
+    (["quickstart", "--out", "Q"], "--budget", "nan", BUDGET),
     # upper bounds where there were none: a typo (an extra zero) is refused before any work
     (TRAIN, "--batch-size", "65537", BATCH),
     (TRAIN, "--eval-steps", "1000000001", STEPS),

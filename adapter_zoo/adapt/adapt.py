@@ -39,6 +39,7 @@ from adapter_zoo.compose.entry import compose_entry
 from adapter_zoo.compose.spec import ALIAS, FUSION, Spec, load_member
 from adapter_zoo.errors import ZooError
 from adapter_zoo.loading import resolve_entry
+from adapter_zoo.names import DEFAULT_BASE
 from adapter_zoo.precision import resolve_precision, scoring_precision
 from adapter_zoo.registry import kind_for_card
 from adapter_zoo.zoo.store import (
@@ -108,6 +109,7 @@ def adapt(
     max_steps: int | None = None,
     precision: str = "auto",
     budget_minutes: float | None = budget.DEFAULT_MINUTES,
+    base_model: str = DEFAULT_BASE,
 ) -> Path:
     """Build the zoo model for an unlabelled target domain and save it as entry ``name``.
 
@@ -133,6 +135,8 @@ def adapt(
         budget_minutes: ``auto``: the run's time budget; its stages are planned from this
             machine's measured speed to fit (:mod:`~adapter_zoo.adapt.budget`; None: no
             budget). The card records the plan and what it cut.
+        base_model: ``auto``: the base of the adapters it trains and of the zero-shot
+            candidate (the zoo entries it continues must share it).
 
     Returns:
         The entry's folder; ``adapter_zoo.load(name)`` scores with it. Its card's ``adapt``:
@@ -153,6 +157,8 @@ def adapt(
         "top_k": top_k, "max_steps": max_steps, "precision": precision,
         "budget_minutes": budget_minutes,
     }  # fmt: skip
+    if base_model != DEFAULT_BASE:  # the default unrecorded: earlier entries' requests hold
+        request["base_model"] = base_model
     final = entry_folder(name)
     # held until the entry is written: a second run to the name is refused before any work
     with entry_lock(final):
@@ -171,6 +177,7 @@ def adapt(
                 return learn_and_decide(
                     target, name=name, zoo=zoo, top_k=top_k, overwrite=overwrite,
                     max_steps=max_steps, budget_minutes=budget_minutes, request=request,
+                    base_model=base_model,
                 )  # fmt: skip
         return _adapt_by_similarity(target, name, zoo, strategy, top_k, overwrite, request)
 

@@ -68,24 +68,33 @@ def run_adapt(args) -> int:
         top_k=args.top_k, overwrite=args.overwrite, max_steps=args.max_steps,
         precision=args.precision, budget_minutes=args.budget,
     )  # fmt: skip
+    print("\n".join(describe(path)))
+    return 0
+
+
+def describe(path) -> list[str]:
+    """What the adapt entry at ``path`` chose and why, as printed lines: for a learned
+    entry its decision, the held-out lists, the budget and every candidate's MAP with its
+    margin over the base; for a similarity strategy its members and the similarities."""
     record = read_card(path)["adapt"]
     if record["strategy"] == "learned":
-        print(f"{path.name}: {record['decision']['chosen']} -> {path}")
-        print(record["reason"])
-        print(f"held-out lists: {record['decision']['lists']} ({record['decision_lists']})")
         spent = record["budget"]
         cuts = "; ".join(spent["plan"]["cuts"]) or "nothing cut"
         limit = "none" if spent["minutes"] is None else f"{spent['minutes']:g} min"
-        print(f"budget: {limit}, {spent['spent_s']:.0f} s spent ({cuts})")
+        lines = [
+            f"{path.name}: {record['decision']['chosen']} -> {path}",
+            record["reason"],
+            f"held-out lists: {record['decision']['lists']} ({record['decision_lists']})",
+            f"budget: {limit}, {spent['spent_s']:.0f} s spent ({cuts})",
+        ]
         for name, row in sorted(record["candidates"].items(), key=lambda c: -c[1]["map"]):
             margin = f"  {row['delta']:+.4f} (lower {row['lower']:+.4f})" if "delta" in row else ""
-            print(f"  {name:<28} MAP {row['map']:.4f}{margin}")
-        return 0
-    print(f"{path.name}: {record['strategy']} -> {path}")
-    print(record["reason"])
+            lines.append(f"  {name:<28} MAP {row['map']:.4f}{margin}")
+        return lines
+    lines = [f"{path.name}: {record['strategy']} -> {path}", record["reason"]]
     for member, weight in zip(record["members"], record["weights"]):
-        print(f"  {member:<32} weight {weight:.4f}")
-    print("similarity to the target:")
+        lines.append(f"  {member:<32} weight {weight:.4f}")
+    lines.append("similarity to the target:")
     for entry, value in record["similarities"].items():
-        print(f"  {entry:<32} {value:.4f}")
-    return 0
+        lines.append(f"  {entry:<32} {value:.4f}")
+    return lines

@@ -28,8 +28,8 @@ from benchmarks.perf.train_memory import SHARED, dev_seconds, measure  # noqa: E
 
 RESULTS = Path(__file__).resolve().parent / "results"
 HOST = "beer.stackexchange.com"
-# the zoo's training settings (recipes/quickstart.py): bi-encoder 32 triplets, cross-encoder
-# 16 listwise examples of 8 pairs, 128 tokens
+# the zoo's training settings (bi-encoder: recipes/quickstart.py's, 32 triplets; cross-encoder:
+# benchmarks/perf/quality.py's, 16 listwise examples of 8 pairs), 128 tokens
 ENCODERS = {
     "bi": ["--encoder", "bi", "--batch-size", "32", "--hard-negatives"],
     "cross": ["--encoder", "cross", "--batch-size", "16", "--pairs", "question_answer",

@@ -5,7 +5,7 @@ questions, 50 candidates, as the quickstart builds them; WikiQA test), MAP and P
 times of: BM25, the zero-shot all-MiniLM-L6-v2 bi-encoder (``sbert:minilm-l6``: public forums
 are its home ground), bi-encoder adapters of each forum, the MultiCQA multi-task bi-encoder
 adapter over both forums, their AdapterFusion, full bi-encoder fine-tuning (the peer), each
-forum's cross-encoder adapter (the quickstart's recipe), and compositions whose weights are
+forum's cross-encoder adapter (the quickstart's before issue 52), and compositions whose weights are
 chosen on the forum's dev split (score fusion with BM25 or the cross-encoder, rerank).
 
 "Best for the forum" is picked on the dev split of that forum's set (never on test) among the
@@ -33,7 +33,7 @@ tokens) on the model ``train`` builds, the methods taking turns in the same run
 (``training_speeds``; ``--only lora`` runs this table alone).
 
 ``--only zoo`` trains and scores the zoo table and its compositions alone (the README's
-table of the quickstart's kinds of model; ``zoo_machine`` records where and when).
+table of the zoo's kinds of model; ``zoo_machine`` records where and when).
 
 ``--only cross`` trains the two cross-encoder entries again and scores them on every set,
 beside the recorded rows of the zoo table (``cross_rerun``): the check that a change of the
@@ -102,7 +102,7 @@ BI_ENTRIES = {
     "bicycles-bi": ["--mode", "adapter", "--forums", "bicycles.meta", *BI,
                     "--max-steps", str(ZOO_STEPS)],
 }  # fmt: skip
-# each forum's cross-encoder adapter (the quickstart's recipe), in the zoo table, rerun
+# each forum's cross-encoder adapter (the quickstart's before issue 52), in the zoo table, rerun
 # alone by ``--only cross`` and trained in both precisions by ``precision_training.py``
 CROSS_ENTRIES = {
     "beer-cross": ["--mode", "adapter", "--forums", "beer", *CROSS],

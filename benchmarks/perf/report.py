@@ -537,13 +537,53 @@ def _command_time_row(label: str, data: dict, measured: str) -> str:
     )
 
 
+# the quickstart's no-training baseline (recipes.quickstart.fused of its default base)
+FUSED_BASE = "fusion:sbert:minilm-l6*0.9+bm25*0.1"
+
+
 def _quickstart_rows(data: dict) -> list[str]:
     plans = ", ".join(f"{n} {m}" for n, m in sorted(data["memory_plans"].items()))
     measured = f"wall time (peak RSS of the process tree); memory plans: {plans}"
     stages = data.get("stage_seconds")  # recorded since the quickstart times its stages
     if stages:
         measured += "; stages: " + ", ".join(f"{s} {t:.0f} s" for s, t in stages.items())
-    return [_command_time_row("`quickstart_time` quickstart", data, measured)]
+    adapted = data.get("adapt")  # recorded since the quickstart adapts a forum (issue 52)
+    if adapted:
+        measured += f"; adapt chose `{adapted['chosen']}` in {adapted['spent_s']:.0f} s"
+    for host, row in (data.get("verdict") or {}).items():
+        gains = []
+        for model, against in row["gains"].items():
+            delta = against[FUSED_BASE]
+            low, high = delta["interval"]
+            gains.append(f"{model} {delta['delta']:+.3f} [{low:+.3f}, {high:+.3f}]")
+        measured += (
+            f"; on {host.split('.stackexchange')[0]} ({row['questions']} test questions) vs "
+            f"the base fused with BM25 {row['map'][FUSED_BASE]:.3f}: " + ", ".join(gains)
+        )
+    if "target_gb" not in data:
+        return [_command_time_row("`quickstart_time` quickstart", data, measured)]
+    return [
+        _row(
+            "`quickstart_time` quickstart",
+            f"`{data['command']}`: {measured}",
+            f"{data['wall_s']:.0f} s ({data['peak_rss_gb']:.2f} GB)",
+            "—",
+            "—",
+            f"≤ {data['target_s']} s, ≤ {data['target_gb']:g} GB",
+            f"{_met(data['meets_target'])} / {_met(data['meets_memory_target'])}",
+            f"{_machine(data)}, {data['machine'].get('cpu', 'CPU')}{_shared(data)}, "
+            f"{data['machine'].get('date', '')[:10]}",
+        )
+    ]
+
+
+def _shared(data: dict) -> str:
+    """`` (shared: load N)`` when other work ran beside a timed command (the 1-minute load
+    average above the cores it had, before or after): its time is not a quiet machine's."""
+    load = data.get("load_average_1m") or {}
+    cores = data.get("machine", {}).get("cpu_count") or 1
+    busiest = max(load.values(), default=0)
+    return f" (shared: load {busiest:.1f})" if busiest > cores else ""
 
 
 def _adapt_time_rows(data: dict) -> list[str]:

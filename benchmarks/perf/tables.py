@@ -241,7 +241,7 @@ def cross_rerun_table() -> str:
 
 
 def readme_quality_table() -> str:
-    """The README's short table: the quickstart's kinds of model as the code makes them now."""
+    """The README's short table: the zoo's kinds of model as the code makes them now."""
     data = load("quality")
     table, zoo = data["table"], data["zoo"]
     rows_data = {

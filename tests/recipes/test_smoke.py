@@ -106,9 +106,12 @@ def test_recipe_runs_in_smoke_mode(path, tmp_path):
 def test_quickstart_smoke_writes_every_output_and_trains_in_its_own_zoo(tmp_path, capsys):
     import os
 
+    from adapter_zoo.adapt.threads import EVALUATION_SPLIT
+    from adapter_zoo.ranker.model import BASE_MODEL_ALIASES
     from adapter_zoo.zoo import zoo_home
     from adapter_zoo.zoo.store import save_entry
-    from recipes.quickstart import quickstart
+    from recipes.quickstart import ADAPTED, OTHER_FORUM, quickstart
+    from stackexchange.store import read_dataset
 
     users = save_entry(
         lambda folder: (folder / "adapter.safetensors").write_bytes(b"a real adapter"),
@@ -116,28 +119,55 @@ def test_quickstart_smoke_writes_every_output_and_trains_in_its_own_zoo(tmp_path
     )  # fmt: skip
     before = {p.name: p.read_bytes() for p in users.iterdir()}
     home = os.environ["ADAPTER_ZOO_HOME"]
+    aliases = dict(BASE_MODEL_ALIASES)
     out = quickstart(tmp_path / "qs", smoke=True)
     assert {p.name: p.read_bytes() for p in users.iterdir()} == before
     assert os.environ["ADAPTER_ZOO_HOME"] == home and zoo_home() == users.parent
-    assert json.loads((out / "zoo" / "beer" / "card.json").read_text())["name"] == "beer"
+    assert aliases == BASE_MODEL_ALIASES  # the smoke's base name is gone with the run
     printed = capsys.readouterr().out
     assert printed.rstrip().endswith(f"Everything is in {out}")  # the last line, stages timed
-    assert "beer.stackexchange.com (its own forum):" in printed
-    assert "bicycles.meta.stackexchange.com (an unseen forum (zero-shot)):" in printed
-    for model in ("beer", "beer-cross", "beer-fusion"):
-        assert f"\n    {model} 0." in printed  # a MAP for each zoo model, on both sets
+    # the steps in order, each announced, then timed as it ends
+    stages = ["parse", "train bi-encoder", "adapt", "build sets", "evaluate"]
+    marks = [printed.index(f"\n== {n}/5 ") for n in range(1, 6)]
+    marks += [printed.index(f"   ({stage}: ") for stage in stages]
+    assert marks[:5] == sorted(marks[:5])
+    assert all(marks[n] < marks[5 + n] < (marks + [len(printed)])[n + 1] for n in range(4))
+    record = json.loads((out / "quickstart.json").read_text())
+    assert record["smoke"] is True and list(record["stage_seconds"]) == stages
+    assert all(record["stage_seconds"][s] >= 0 for s in stages)
+
     cards = {p.name: json.loads((p / "card.json").read_text()) for p in (out / "zoo").iterdir()
              if (p / "card.json").is_file()}  # fmt: skip
-    assert {n: c.get("encoder") for n, c in cards.items()} == {
-        "beer": "bi", "beer-cross": "cross", "beer-fusion": "composite"}  # fmt: skip
-    record = json.loads((out / "quickstart.json").read_text())
-    assert record["smoke"] is True
-    stages = ["parse", "train bi-encoder", "train cross-encoder", "build sets", "compose",
-              "evaluate"]  # fmt: skip
-    assert list(record["stage_seconds"]) == stages
-    assert all(record["stage_seconds"][s] >= 0 for s in stages)
-    for stage in stages:  # each stage's time is printed as it ends
-        assert f"   ({stage}: " in printed
+    assert cards["beer"]["encoder"] == "bi" and cards["beer"]["name"] == "beer"
+    adapted = cards[ADAPTED]["adapt"]
+    for name in ("beer", ADAPTED):  # the output folder holds the cards
+        kept = out / "cards" / name / "card.json"
+        assert kept.read_bytes() == (out / "zoo" / name / "card.json").read_bytes()
+    assert not [name for name in cards if "--" in name]  # adapt's candidates are removed
+    assert cards[ADAPTED]["request"]["zoo"] == ["beer"]
+    # adapt read bicycles.meta without its test questions: every other question, no more
+    questions = read_dataset(out / "parsed" / OTHER_FORUM / "questions", ValueError)
+    splits = questions.data.table.column("split").to_pylist()
+    assert adapted["target"]["threads"] == len(splits) - splits.count(EVALUATION_SPLIT) > 0
+    # its card's decision and candidates are printed in the adapt step
+    step = printed[marks[2] : marks[3]]
+    assert f"   {ADAPTED}: {adapted['decision']['chosen']} -> " in step
+    for candidate in adapted["candidates"]:
+        assert f"     {candidate} " in step
+
+    # the verdict: each set's size, each zoo model against the zero-shot base and the fused
+    verdict = printed[printed.index("What the zoo gained") :]
+    gains = record["verdict"]
+    assert list(gains) == ["beer.stackexchange.com", OTHER_FORUM]
+    for host, row in gains.items():
+        assert f"  {host} (" in verdict and f"), {row['questions']} test questions:" in verdict
+        assert row["questions"] > 0 and len(row["map"]) == 5
+        for model in ("beer", ADAPTED):
+            assert f"\n    {model}: " in verdict
+            for test in row["gains"][model].values():
+                low, high = test["interval"]
+                assert low <= test["delta"] <= high
+                assert f"{test['delta']:+.3f} [{low:+.3f}, {high:+.3f}] over " in verdict
     assert (out / "leaderboard" / "leaderboard.md").exists()
     assert (out / "leaderboard" / "leaderboard.html").exists()
     assert sorted(p.name for p in (out / "parsed").iterdir()) == [
@@ -161,27 +191,37 @@ def test_quickstart_refuses_an_output_folder_it_did_not_write(tmp_path, capsys):
     assert after == before
 
 
-def test_quickstart_never_replaces_a_zoo_entry_it_did_not_train(tmp_path, capsys):
+def test_quickstart_never_replaces_a_zoo_entry_it_did_not_write(tmp_path, capsys):
     from adapter_zoo.cli import main
     from adapter_zoo.zoo.store import save_entry
-    from recipes.quickstart import _refuse_entries_of_others
+    from recipes.quickstart import ADAPTED, ADAPTED_MEMBER, OTHER_FORUM, _refuse_entries_of_others
 
-    users = save_entry(
-        lambda folder: (folder / "adapter.safetensors").write_bytes(b"weeks of training"),
-        "beer-cross", {"mode": "adapter", "base_model": "minilm-l6",
-                       "training": {"data": str(tmp_path / "my-parse")}},
-    )  # fmt: skip
-    before = {p.name: p.read_bytes() for p in users.iterdir()}
     out = tmp_path / "qs"
-    assert main(["quickstart", "--out", str(out), "--max-steps", "1"]) == 2
-    assert capsys.readouterr().err == (
-        f"adapter-zoo quickstart: error: zoo entry 'beer-cross' at {users} was not trained by "
-        f"a quickstart writing to {out}; the quickstart replaces only its own entries: move it "
-        "away or pass --overwrite\n"
-    )
-    assert {p.name: p.read_bytes() for p in users.iterdir()} == before
-    assert not out.exists()  # refused before any work
-    # an entry an earlier quickstart into the same folder trained is its own to replace
-    save_entry(lambda folder: None, "beer-cross", {"mode": "adapter", "base_model": "minilm-l6",
-               "training": {"data": str(out.resolve() / "parsed")}}, overwrite=True)  # fmt: skip
-    _refuse_entries_of_others(out.resolve())
+    others = {
+        "beer": {"training": {"data": str(tmp_path / "my-parse")}},
+        ADAPTED: {"request": {"target": str(tmp_path / "my-parse" / OTHER_FORUM)}},
+        ADAPTED_MEMBER: {"adapt_member_of": "my-adapted"},
+    }
+    for name, fields in others.items():
+        users = save_entry(
+            lambda folder: (folder / "adapter.safetensors").write_bytes(b"weeks of training"),
+            name, {"mode": "adapter", "base_model": "minilm-l6", **fields},
+        )  # fmt: skip
+        before = {p.name: p.read_bytes() for p in users.iterdir()}
+        assert main(["quickstart", "--out", str(out), "--max-steps", "1"]) == 2
+        assert capsys.readouterr().err == (
+            f"adapter-zoo quickstart: error: zoo entry {name!r} at {users} was not written by "
+            f"a quickstart writing to {out}; the quickstart replaces only its own entries: "
+            "move it away or pass --overwrite\n"
+        )
+        assert {p.name: p.read_bytes() for p in users.iterdir()} == before
+        assert not out.exists()  # refused before any work
+        # an entry an earlier quickstart into the same folder wrote is its own to replace
+        ours = {
+            "beer": {"training": {"data": str(out.resolve() / "parsed")}},
+            ADAPTED: {"request": {"target": str(out.resolve() / "parsed" / OTHER_FORUM)}},
+            ADAPTED_MEMBER: {"adapt_member_of": ADAPTED},
+        }[name]
+        save_entry(lambda folder: None, name, {"mode": "adapter", "base_model": "minilm-l6",
+                   **ours}, overwrite=True)  # fmt: skip
+        _refuse_entries_of_others(out.resolve())

@@ -420,3 +420,24 @@ def test_cross_encoder_entries_store_the_centroid_too(parsed, tiny_bert_path, mo
     assert card["encoder"] == "cross" and card["domain"]["texts"] == TEXTS
     titles = sample_texts(training_texts(parsed, [BICYCLES]), TEXTS)
     assert np.array_equal(entry_centroid("bikes-cross"), domain_centroid(titles))
+
+
+def test_adapt_trains_on_the_base_it_is_given_and_its_request_says_so(monkeypatch):
+    """``adapt(base_model=...)`` reaches the learned strategy (the quickstart's smoke adapts
+    on its tiny base); the default base is left out of the request, so an entry adapted
+    before the option existed still holds the same request."""
+    import sys
+
+    import adapter_zoo.adapt.learn  # noqa: F401  (the package's adapt function shadows it)
+    from adapter_zoo.names import DEFAULT_BASE
+
+    learn = sys.modules["adapter_zoo.adapt.learn"]
+    seen = []
+    monkeypatch.setattr(
+        learn, "learn_and_decide", lambda target, **options: seen.append(options) or target
+    )
+    adapter_zoo.adapt(["a text"], name="on-bert", base_model="bert-base", budget_minutes=None)
+    adapter_zoo.adapt(["a text"], name="on-minilm", budget_minutes=None)
+    assert [o["base_model"] for o in seen] == ["bert-base", DEFAULT_BASE]
+    assert seen[0]["request"]["base_model"] == "bert-base"
+    assert "base_model" not in seen[1]["request"]
