@@ -45,7 +45,7 @@ from pathlib import Path
 from benchmarks.datasets._io import read_tsv
 from benchmarks.errors import BenchmarkError
 from benchmarks.fetch import ensure_files
-from benchmarks.registry import Benchmark, Reference, SourceFile, register
+from benchmarks.registry import METRICS, Benchmark, Reference, SourceFile, register
 
 _REPO = (
     "https://raw.githubusercontent.com/shuzi/insuranceQA/5c380dd086067adacc2fec3bfa920a78e57bdcf6/"
@@ -284,11 +284,23 @@ PUBLISHED = (
     ("previous state of the art (in-domain)", 49.8),
     ("MultiCQA-RBa-lg fine-tuned (in-domain)", 50.8),
 )
+# Our test run (benchmarks/perf/insuranceqa.py, recorded in results/insuranceqa.json: CPU,
+# torch 2.13, MiniLM at its 256 tokens, BM25 over each query's own candidates); (MAP, MRR,
+# P@1, nDCG@10). tests/benchmarks/test_insuranceqa_perf.py checks them against the record
+MEASURED = {
+    "bm25": (0.280747, 0.322801, 0.228923, 0.318041),
+    "sbert:minilm-l6": (0.473101, 0.520998, 0.388308, 0.534088),
+    "fusion:sbert:minilm-l6*0.9+bm25*0.1": (0.502617, 0.551776, 0.425231, 0.560674),
+}
 register(
     InsuranceQA(
         published=tuple(
             Reference(model, {"p@1": round(points / 100, 3)}, _MULTICQA)
             for model, points in PUBLISHED
-        )
+        ),
+        expected={
+            (model, "test"): dict(zip(METRICS, values, strict=True))
+            for model, values in MEASURED.items()
+        },
     )
 )
