@@ -28,7 +28,9 @@ Example:
     >>> bench.main_metric, bench.splits
     ('p@1', ('train', 'dev', 'test'))
     >>> test = bench.load("test", "../shared/data/benchmarks")  # doctest: +SKIP
-    >>> len(test), test["candidates"][0][test["labels"][0].index(1)][:47]  # doctest: +SKIP
+    >>> first = test[0]  # doctest: +SKIP
+    >>> len(test), first["candidates"][first["candidate_ids"].index("16164")][:47]
+    ... # doctest: +SKIP
     (1625, 'Actually term life insurance cannot be paid up.')
 """
 
