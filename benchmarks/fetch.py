@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import hashlib
 import http.client
+import io
 import os
+import tarfile
 import urllib.request
+import zlib
 from pathlib import Path
 
 from benchmarks.errors import BenchmarkError
@@ -45,12 +48,14 @@ def benchmark_root(folder: str, data_dir: str | os.PathLike | None, paths=()) ->
     return base / folder
 
 
-def download(url: str, target: Path, sha256: str) -> Path:
-    """Download ``url`` to ``target`` atomically.
+def download(url: str, target: Path, sha256: str, member: str = "") -> Path:
+    """Download ``url`` to ``target`` atomically; with ``member``, ``url`` is a tar archive
+    and ``target`` gets that member of it (``sha256`` is the member's).
 
     Raises:
         BenchmarkError: the download failed (no network, an HTTP error: the message names
-            the file, the URL and ``--data-dir``) or its checksum does not match.
+            the file, the URL and ``--data-dir``), the archive lacks ``member`` or is corrupt,
+            or the checksum does not match.
     """
     try:
         with urllib.request.urlopen(url, timeout=60) as response:  # noqa: S310 (https only)
@@ -61,11 +66,34 @@ def download(url: str, target: Path, sha256: str) -> Path:
             f"{target}: missing, and downloading it from {url} failed ({reason}); "
             "put the file there or pass --data-dir"
         ) from None
+    if member:
+        data = _member(data, url, member)
+        url = f"{url} ({member})"
     digest = hashlib.sha256(data).hexdigest()
     if digest != sha256:
         raise BenchmarkError(f"{url}: sha256 {digest} does not match the recorded {sha256}")
     atomic_write_bytes(target, data)
     return target
+
+
+def _member(data: bytes, url: str, member: str) -> bytes:
+    """The bytes of regular file ``member`` of the tar archive ``data`` (from ``url``)."""
+    try:
+        with tarfile.open(fileobj=io.BytesIO(data), mode="r:*") as archive:
+            info = archive.getmember(member)
+            handle = archive.extractfile(info) if info.isfile() else None
+            if handle is None:
+                raise KeyError(member)
+            return handle.read()
+    except KeyError:
+        raise BenchmarkError(f"{url}: the archive holds no file {member}") from None
+    except (tarfile.TarError, EOFError, OSError, zlib.error) as error:
+        raise BenchmarkError(f"{url}: truncated or corrupt archive ({error})") from None
+
+
+def _origin(source) -> str:
+    """Where a source file comes from, as the missing-file message says it."""
+    return f"{source.member} in {source.url}" if source.member else source.url
 
 
 def ensure_files(benchmark, root: Path, needed) -> None:
@@ -81,11 +109,11 @@ def ensure_files(benchmark, root: Path, needed) -> None:
     fetchable = [s for s in missing if s.url and s.sha256]
     if not is_offline() and len(fetchable) == len(missing):
         for source in missing:
-            download(source.url, root / source.path, source.sha256)
+            download(source.url, root / source.path, source.sha256, source.member)
         return
     names = ", ".join(source.path for source in missing)
     why = "offline" if is_offline() else "no download URL with a recorded sha256"
-    sources = "; ".join(sorted({s.url for s in missing if s.url})) or benchmark.homepage
+    sources = "; ".join(sorted({_origin(s) for s in missing if s.url})) or benchmark.homepage
     raise BenchmarkError(
         f"{benchmark.name}: missing {names} in {root} ({why}); "
         f"put the original files there (from {sources}) or pass --data-dir"

@@ -32,11 +32,16 @@ BM25_SCOPES = ("query", "corpus")
 
 @dataclasses.dataclass(frozen=True)
 class SourceFile:
-    """One original file: path inside the benchmark folder, where it comes from, its sha256."""
+    """One original file: path inside the benchmark folder, where it comes from, its sha256.
+
+    ``member``: the file is this member of the (tar) archive at ``url`` (a package's sdist),
+    taken out of the download; ``sha256`` is the member's own.
+    """
 
     path: str
     url: str = ""
     sha256: str = ""
+    member: str = ""
 
 
 @dataclasses.dataclass(frozen=True)

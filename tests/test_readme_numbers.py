@@ -29,7 +29,7 @@ REQUIRED = {
         "transfer-matrix", "transfer-strategies", "adapt-study", "outside-study",
         "outside-agreement", "recommend", "cascade",
     },
-    "docs/benchmarks.md": {"semeval", "outside"},
+    "docs/benchmarks.md": {"semeval", "outside", "insuranceqa"},
     "docs/reliability.md": {"crash"},
 }  # fmt: skip
 # A measured number as the README writes one: 0.924, +0.021, −0.007, 1.42×, 31.7%.

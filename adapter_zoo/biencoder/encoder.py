@@ -26,6 +26,8 @@ from adapter_zoo.ranker.model import own_tensors, quiet_adapter_activation, reso
 from adapter_zoo.ranker.ranker import clip_text
 
 # all-MiniLM-L6-v2 was trained on pairs of up to 128 tokens and reads up to 256.
+# pairs whose cosines score() computes at once (bounds the gathered rows' memory)
+_SCORE_CHUNK = 65536
 
 
 def build_sentence_model(base: str, *, with_adapters: bool = True, device=None):
@@ -250,9 +252,17 @@ class BiEncoder:
             texts.setdefault(query, len(texts))
             texts.setdefault(candidate, len(texts))
         vectors = self.encode(list(texts), batch_size=batch_size, progress=progress)
-        left = vectors[[texts[q] for q, _ in pairs]]
-        right = vectors[[texts[c] for _, c in pairs]]
-        return np.einsum("ij,ij->i", left, right).astype(np.float32)
+        left = np.fromiter((texts[q] for q, _ in pairs), dtype=np.int64, count=len(pairs))
+        right = np.fromiter((texts[c] for _, c in pairs), dtype=np.int64, count=len(pairs))
+        scores = np.empty(len(pairs), dtype=np.float32)
+        # a slice of pairs at a time: both sides' rows of all of them at once would be two
+        # pairs x dimension matrices (2.5 GB for InsuranceQA's 812,500 pairs)
+        for start in range(0, len(pairs), _SCORE_CHUNK):
+            end = start + _SCORE_CHUNK
+            scores[start:end] = np.einsum(
+                "ij,ij->i", vectors[left[start:end]], vectors[right[start:end]]
+            )
+        return scores
 
     def rank(
         self, query: str, candidates: Sequence[str], *, top_k: int | None = None

@@ -10,7 +10,10 @@ Each set's target is the domain's own texts, never its test questions or labels:
   whose texts are test texts are left out), as a forum pairs a title with its body;
 * MEDIQA 2019 Task 3 (consumer health questions -> NIH answer passages): MedQuAD's question
   -> answer pairs (a health FAQ of the same NIH sources) and MEDIQA's train/validation
-  questions, their answers unlabelled.
+  questions, their answers unlabelled;
+* InsuranceQA v2 (US insurance questions -> professionals' answers, 500 SOLR candidates): its
+  27,413 answer texts and 12,889 training questions, each a text alone, never which answer
+  answers which question (``benchmarks.datasets.insuranceqa.adaptation_texts``).
 
 Side by side, each scored on the set's test split (per-query APs kept for the paired
 bootstrap):
@@ -58,6 +61,7 @@ SETS = {
     "semeval2017": (BENCHMARKS, "qatarliving"),
     "arguana-02": (OUTSIDE, "arguana"),
     "mediqa2019": (OUTSIDE, "health"),
+    "insuranceqa": (BENCHMARKS, "insuranceqa"),
 }
 ZOO_STRATEGY = "route"
 ZOO_OPTIONS = {"max_steps": 40, "max_length": 128, "eval_steps": 10}
@@ -89,6 +93,11 @@ def write_target(work: Path, target: str) -> Path:
         rows = adaptation_questions(OUTSIDE / "mediqa2019")
         texts = [{"question": t} for r in rows for t in (r["query"], *r["answers"]) if t.strip()]
         write_adapt_target([*pairs, *texts], path)
+    elif target == "insuranceqa":
+        from benchmarks.datasets.insuranceqa import adaptation_texts
+
+        texts = adaptation_texts(BENCHMARKS / "insuranceqa-v2")
+        write_adapt_target([{"question": text} for text in texts], path)
     else:
         raise ValueError(f"unknown target {target!r}")
     return path

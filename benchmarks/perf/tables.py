@@ -660,6 +660,35 @@ def outside_table() -> str:
     return _table(["model (test MAP / MRR / P@1)", *OUTSIDE], rows, "|---|---:|---:|---:|---:|")
 
 
+INSURANCEQA_LABELS = {
+    "bm25": "`bm25`",
+    "sbert:minilm-l6": "zero-shot all-MiniLM-L6-v2 bi-encoder (`sbert:minilm-l6`)",
+    "fusion:sbert:minilm-l6*0.9+bm25*0.1": "zero-shot base fused with BM25 "
+    "(`fusion:sbert:minilm-l6*0.9+bm25*0.1`)",
+}
+
+
+def insuranceqa_table() -> str:
+    """InsuranceQA v2 test (1,625 questions, 500 candidates each): our rows
+    (``insuranceqa.json``, ``benchmarks/perf/insuranceqa.py``) in points, P@1 and MAP,
+    beside MultiCQA's published accuracies (the registry's ``published``, P@1 only)."""
+    import benchmarks
+
+    data = load("insuranceqa")
+    rows = []
+    for model, row in data["rows"].items():
+        label = INSURANCEQA_LABELS.get(model, f"`{model}`")
+        rows.append([label, "ours", f"{100 * row['p@1']:.1f}", f"{100 * row['map']:.1f}"])
+    for ref in benchmarks.get("insuranceqa").published:
+        rows.append([ref.model, "published", f"{100 * ref.metrics['p@1']:.1f}", "–"])
+    smoke = f": a smoke run, the first {data['limit']}" if data["limit"] else ""
+    return _table(
+        ["model", "source", f"test P@1 ({data['queries']:,} questions{smoke})", "test MAP"],
+        rows,
+        "|---|---|---:|---:|",
+    )
+
+
 def learning_rates_table() -> str:
     """``adapter_zoo.training.rates.LEARNING_RATES``: the default rate by encoder and mode."""
     from adapter_zoo.training.rates import LEARNING_RATES
@@ -805,6 +834,7 @@ TABLES: dict[str, Callable[[], str]] = {
     "int8": int8_table,
     "semeval": semeval_table,
     "outside": outside_table,
+    "insuranceqa": insuranceqa_table,
     "learning-rates": learning_rates_table,
     "crash": crash_table,
     "ci-time": ci_time_table,

@@ -50,3 +50,16 @@ def test_the_recorded_study_is_its_own_sets_summary():
     for name, row in record["sets"].items():
         assert set(row["map"]) == set(ROWS), name
         assert row["queries"] == len(row["aps"]["adapt"]), name
+
+
+def test_insuranceqa_is_a_set_whose_target_holds_texts_alone(monkeypatch, tmp_path):
+    from benchmarks.perf import outside_study
+
+    fixtures = Path(__file__).parent / "fixtures"
+    monkeypatch.setattr(outside_study, "BENCHMARKS", fixtures)
+    assert outside_study.SETS["insuranceqa"][1] == "insuranceqa"
+    path = outside_study.write_target(tmp_path, "insuranceqa")
+    records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    # texts without their pairing: no record has an answer
+    assert records[0] == {"question": "It pays a death benefit."}
+    assert all(set(r) == {"question"} for r in records) and len(records) == 7

@@ -365,6 +365,27 @@ def test_zero_shot_bi_encoder_loads_by_sbert_name(tiny_sentence_bert_path):
     assert scores.dtype == np.float32 and scores[0] == pytest.approx(1.0, abs=1e-5)
 
 
+def test_score_embeds_each_text_once_and_slices_give_the_pairs_cosines(
+    tiny_sentence_bert_path, monkeypatch
+):
+    from adapter_zoo.biencoder import encoder as module
+
+    encoder = adapter_zoo.BiEncoder.from_base(str(tiny_sentence_bert_path), max_length=32)
+    pairs = [("stout", "porter"), ("stout", "lager"), ("tyre", "porter"), ("tyre", "stout"),
+             ("stout", "porter")]  # fmt: skip
+    embedded = []
+    real = encoder.encode
+    monkeypatch.setattr(encoder, "encode", lambda texts, **kw: (embedded.append(list(texts)),
+                                                                real(texts, **kw))[1])  # fmt: skip
+    monkeypatch.setattr(module, "_SCORE_CHUNK", 2)  # three slices of 2, 2 and 1 pairs
+    scores = encoder.score(pairs)
+    assert embedded == [["stout", "porter", "lager", "tyre"]]
+    vectors = dict(zip(embedded[0], real(embedded[0])))
+    expected = [float(vectors[q] @ vectors[c]) for q, c in pairs]
+    np.testing.assert_allclose(scores, expected, rtol=1e-6)
+    assert scores.dtype == np.float32 and scores[0] == scores[4]
+
+
 def test_cli_train_bi_then_evaluate_local_benchmark(
     parsed_shipped, tiny_sentence_bert_path, tmp_path
 ):

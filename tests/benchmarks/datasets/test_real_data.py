@@ -176,18 +176,47 @@ def test_askubuntu_lists_match_the_paper(real_benchmarks):
         benchmarks.get("askubuntu").load("test", data_dir=real_benchmarks)
 
 
-def test_insuranceqa_pools_and_missing_answers(real_benchmarks):
-    from benchmarks.datasets._io import read_tsv
+def test_insuranceqa_counts_pools_and_a_decoded_answer(real_benchmarks):
+    """The V2 README's counts: 1,625 test and 1,592 valid questions keep a ground truth in
+    their 500-pool; 12,889 train questions with 21,325 ground-truth answers. Read without the
+    Dataset (``read``): the test split's 812,500 candidate texts cost gigabytes there."""
+    bench = benchmarks.get("insuranceqa")
+    root = bench.root(real_benchmarks)
+    test, dev = bench.read("test", root), bench.read("dev", root)
+    assert (len(test), len(dev)) == (1625, 1592)
+    assert {len(row["candidates"]) for row in test + dev} == {500}
+    first = test[0]
+    assert first["query_id"] == "test-1"
+    assert first["query"] == "What Happens When Term Life Insurance Is Paid Up?"
+    truth = [c for c, label in zip(first["candidate_ids"], first["labels"]) if label]
+    # its ground truth is 16164, 99 and 26337; the SOLR pool holds the first two
+    assert sorted(truth, key=int) == ["99", "16164"]
+    answer = first["candidates"][first["candidate_ids"].index("16164")]
+    assert answer.startswith("Actually term life insurance cannot be paid up.")
+    # the pools in the file's order: the first candidates of test line 1
+    assert first["candidate_ids"][:3] == ["15813", "3286", "22367"]
+    train = bench.read("train", root)
+    assert len(train) == 12889
+    # the README's 21,325 train answers are its (question, answer) pairs; 20,991 distinct
+    assert sum(len(row["candidate_ids"]) for row in train) == 21325
+    assert len({c for row in train for c in row["candidate_ids"]}) == 20991
+    assert not {row["query"] for row in train} & {row["query"] for row in test + dev}
 
-    pools = (
-        real_benchmarks
-        / "insuranceqa-v2/V2/InsuranceQA.question.anslabel.token.500.pool.solr.test.encoded.gz"
+
+def test_insuranceqa_without_the_answer_texts_says_which_file_and_where(real_benchmarks, tmp_path):
+    from benchmarks.datasets.insuranceqa import SDIST
+
+    root = tmp_path / "insuranceqa-v2"
+    (root / "V2").mkdir(parents=True)
+    for path in (real_benchmarks / "insuranceqa-v2" / "V2").iterdir():
+        (root / "V2" / path.name).symlink_to(path)
+    with pytest.raises(BenchmarkError) as error:
+        benchmarks.get("insuranceqa").load("test", data_dir=tmp_path)
+    assert str(error.value) == (
+        f"insuranceqa: missing insuranceqa_data/answers.json.gz in {root} (offline); put the "
+        "original files there (from insuranceqa_data-1.0/insuranceqa_data/answers.json.gz in "
+        f"{SDIST}) or pass --data-dir"
     )
-    lines = list(read_tsv(pools, min_fields=4))
-    assert len(lines) == 2000 and all(len(f[3].split()) == 500 for f in lines)
-    assert sum(bool(set(f[2].split()) & set(f[3].split())) for f in lines) == 1625
-    with pytest.raises(BenchmarkError, match="insuranceqa: missing V2/InsuranceQA.label2answer"):
-        benchmarks.get("insuranceqa").load("test", data_dir=real_benchmarks)
 
 
 @pytest.mark.integration
@@ -226,9 +255,10 @@ def test_recorded_checksums_match_the_real_files(real_benchmarks):
                 if source.sha256 and path.exists():
                     assert sha256_file(path) == source.sha256, f"{name}: {source.path}"
                     checked.append(source.path)
-    # wikiqa x3, insuranceqa vocabulary + 2 pools, askubuntu 2 lists, semeval 7, asnq 2 lists;
-    # outside/: arguana 3 pair files + 2 text archives, mediqa2019 4 XML files
-    assert len(set(checked)) == 17 + 9
+    # wikiqa x3, insuranceqa vocabulary + 3 question files + the answer texts, askubuntu 2
+    # lists, semeval 7, asnq 2 lists; outside/: arguana 3 pair files + 2 text archives,
+    # mediqa2019 4 XML files
+    assert len(set(checked)) == 19 + 9
 
 
 def _bm25(bench, dataset) -> dict:
