@@ -55,7 +55,7 @@ def _harness():
 
 def fuzz_child(name: str, corpus: Path, found: Path, seconds: int, runs: int) -> None:
     """Fuzz reader ``name`` under Atheris; never returns (libFuzzer exits the process)."""
-    import atheris
+    import atheris  # the fuzz extra: only the campaign's children need it
 
     with atheris.instrument_imports(include=list(PACKAGES)):
         harness = _harness()
@@ -102,7 +102,7 @@ def fuzz_child(name: str, corpus: Path, found: Path, seconds: int, runs: int) ->
 
 def replay_child(name: str, corpus: Path, seeds_only: bool) -> None:
     """Print the project's lines and arcs the seeds (or the whole corpus) reach."""
-    import coverage
+    import coverage  # the fuzz extra: only the campaign's children need it
 
     harness = _harness()
     reader = harness.BY_NAME[name]
@@ -183,6 +183,7 @@ def campaign(
 ) -> dict:
     """Fuzz ``names`` in turn within ``budget`` seconds (a reader done early leaves its time
     to the next), then measure coverage; write ``out`` after each reader."""
+    # run as a script from anywhere: the checkout's packages first, then torch through them
     sys.path.insert(0, str(ROOT))
     import atheris  # only for its version
 

@@ -21,12 +21,14 @@ import os
 import re
 import resource
 import signal
+import sys
 import tarfile
 import tempfile
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import py7zr
 from safetensors.numpy import save as safetensors_bytes
 
@@ -46,7 +48,6 @@ from stackexchange.parse import parse_forum
 
 ROOT = Path(__file__).resolve().parents[2]
 SHARED = Path(os.environ.get("ADAPTER_ZOO_SHARED", ROOT.parent / "shared")) / "data"
-SAMPLES = ROOT / "stackexchange" / "samples"
 FIXTURES = ROOT / "tests" / "benchmarks" / "fixtures"
 # the issue's bounds: a hang is an input over TIME_BOUND s, memory its peak growth
 TIME_BOUND = 10.0
@@ -116,8 +117,7 @@ def _archive_seeds() -> list[bytes]:
     with py7zr.SevenZipFile(out, "w") as archive:
         archive.writestr(_posts_seeds()[0], "Posts.xml")
         archive.writestr(_links_seeds()[0], "PostLinks.xml")
-    # and the real archive's first bytes: its header, cut short
-    return [out.getvalue(), (SAMPLES / "augur.stackexchange.com.7z").read_bytes()[:4096]]
+    return [out.getvalue()]
 
 
 def _threads() -> list[tuple[str, str]]:
@@ -155,8 +155,9 @@ SEMEVAL_GOLD = "semeval-task3/_gold2016/SemEval2016-Task3-CQA-QL-test.xml.subtas
 def _semeval_seeds() -> list[bytes]:
     data = (SHARED / "benchmarks" / SEMEVAL_XML).read_bytes()
     ends = [m.end() for m in re.finditer(rb"</OrgQuestion>", data)]
-    # the DTD, then the first threads: short enough to mutate, the root closed again
-    return [data[: ends[0]] + b"\n</xml>\n", data[: ends[1]] + b"\n</xml>\n"]
+    # the DTD, then the first question's ten threads (the gold file labels all ten), the
+    # root closed again
+    return [data[: ends[9]] + b"\n</xml>\n"]
 
 
 MEDIQA_XML = "MEDIQA_Task3_QA/MEDIQA2019-Task3-QA-TestSet-wLabels.xml"
@@ -237,8 +238,6 @@ def _adapter_config_seeds() -> list[bytes]:
 
 @functools.cache
 def _safetensors_seeds() -> list[bytes]:
-    import numpy as np
-
     layer = "bert.encoder.layer.{}.output.adapters.fuzz.adapter_down.0.weight"
     return [safetensors_bytes({layer.format(i): np.zeros((2, 2), np.float32) for i in range(2)})]
 
@@ -319,14 +318,21 @@ def _write_arguana(folder: Path, data: bytes) -> Path:
     return _file(ARGUANA + "02-extracted-arguments-test.tar.gz", _gz)(folder, data)
 
 
+@functools.cache
+def _insurance_files() -> tuple[bytes, bytes]:
+    """The real vocabulary's lines the seed pools' questions use, and an answers file for
+    the labels they name (the real answers file is not in ../shared: two real words each)."""
+    words = _shared_bytes("benchmarks/insuranceqa-v2/V2/vocabulary").splitlines(keepends=True)
+    fields = [line.split(b"\t") for line in _insurance_seeds()[0].splitlines()]
+    used = {token for f in fields for token in f[1].split()}
+    vocabulary = [line for line in words if line.split(b"\t")[0] in used] + words[:2]
+    first, second = (line.split(b"\t")[0] for line in words[:2])
+    labels = sorted({label for f in fields for label in f[3].split()})
+    return b"".join(vocabulary), b"".join(b"%s\t%s %s\n" % (x, first, second) for x in labels)
+
+
 def _write_insurance(folder: Path, data: bytes) -> Path:
-    # the vocabulary and answers the seed pools name, from the real vocabulary's first words
-    words = _shared_bytes("benchmarks/insuranceqa-v2/V2/vocabulary")
-    vocabulary = words[: words.index(b"\n", 4000) + 1]
-    ids = [line.split(b"\t")[0] for line in vocabulary.splitlines()]
-    labels = {label for line in _insurance_seeds()[0].splitlines()
-              for label in line.split(b"\t")[3].split()}  # fmt: skip
-    answers = b"".join(b"%s\t%s %s\n" % (label, ids[0], ids[1]) for label in sorted(labels))
+    vocabulary, answers = _insurance_files()
     _file("insuranceqa-v2/V2/vocabulary")(folder, vocabulary)
     _file("insuranceqa-v2/V2/InsuranceQA.label2answer.token.encoded.gz", _gz)(folder, answers)
     return _file(INSURANCE_POOL, _gz)(folder, data)
@@ -453,6 +459,27 @@ def time_bound(seconds: float = TIME_BOUND):
         signal.signal(signal.SIGALRM, signal.SIG_DFL if previous is None else previous)
 
 
+# Files Python opens while a reader runs (the "open" audit event: open(), os.open(); a C
+# library's own fopen, libxml2's and the Rust safetensors', is not seen)
+_opened: list[str] | None = None
+
+
+def _audit(event: str, args: tuple) -> None:
+    # absolute paths only: a relative one is an os.open beside a folder's descriptor
+    if event != "open" or _opened is None or not isinstance(args[0], str | bytes | os.PathLike):
+        return
+    if os.path.isabs(path := os.fsdecode(args[0])):
+        _opened.append(path)
+
+
+sys.addaudithook(_audit)
+# what a reader may open beside its own folder: Python's and the packages' code (imports on
+# first use), the checkout's package data, the kernel's files, the time zones (pyarrow's
+# dates), the output locks
+READ_ANYWHERE = (sys.prefix, sys.base_prefix, str(ROOT), "/proc/", "/sys/", "/dev/",
+                 "/usr/share/zoneinfo/", os.path.join(tempfile.gettempdir(), LOCK_DIR))  # fmt: skip
+
+
 def _tree(folder: Path) -> dict[str, tuple[int, int]]:
     return {str(p.relative_to(folder)): (p.stat().st_size, p.stat().st_mtime_ns)
             for p in folder.rglob("*") if p.is_file()}  # fmt: skip
@@ -463,27 +490,33 @@ def peak_rss() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
-def run_input(reader: Reader, data: bytes, work: Path) -> str | None:
+def run_input(reader: Reader, data: bytes, work: Path, *, must_read: bool = False) -> str | None:
     """Feed ``data`` to ``reader`` in the empty folder ``work``; None when the rule held,
     else what broke it (one line: a finding).
 
     The rule: the reader returns, or raises one of ``reader.errors`` whose message names the
-    input file (or its folder); no other exception, no run over :data:`TIME_BOUND`, no
+    input file (or its folder), and leaves nothing in its output folder then (nothing a later
+    command could take as whole); no other exception, no run over :data:`TIME_BOUND`, no
     growth of the peak memory over :data:`MEMORY_BOUND`, nothing changed in the input folder
-    and nothing left in the temporary folder.
+    and nothing left in the temporary folder; no file opened outside ``work`` but
+    :data:`READ_ANYWHERE`. ``must_read``: an error is a finding too (a seed must read).
     """
+    global _opened
     inputs, out, scratch = work / "in", work / "out", work / "tmp"
     for folder in (inputs, out, scratch):
         folder.mkdir()
     path = reader.write(inputs, data)
     before, memory = _tree(inputs), peak_rss()
     old_tmp, tempfile.tempdir = tempfile.tempdir, str(scratch)
-    finding = None
+    finding, failed, _opened = None, False, []
     try:
         with time_bound():
             reader.call(path, out)
     except reader.errors as error:
+        failed = True
         message = str(error)
+        if must_read:
+            finding = f"the seed does not read: {message[:300]}"
         if "\n" in message.strip() or not any(n in message for n in (path.name, path.parent.name)):
             finding = (
                 f"{type(error).__name__} not naming {path.name} in one line: {message[:300]!r}"
@@ -496,9 +529,15 @@ def run_input(reader: Reader, data: bytes, work: Path) -> str | None:
         finding = f"{type(error).__name__}: {str(error)[:300]}"
     finally:
         tempfile.tempdir = old_tmp
+        opened, _opened = _opened, None
+    outside = [f for f in opened if not f.startswith((str(work), *READ_ANYWHERE))]
+    if finding is None and outside:
+        finding = f"opened {outside[0]} outside its input"
     grown = peak_rss() - memory
     if finding is None and grown > MEMORY_BOUND:
         finding = f"memory: peak grew {grown >> 20} MiB"
+    if finding is None and failed and any(out.iterdir()):
+        finding = f"left {sorted(p.name for p in out.iterdir())[:3]} in its output after its error"
     if finding is None and _tree(inputs) != before:
         finding = "wrote into its input folder"
     # the lock folder stays by design: stackexchange.io.output_lock keeps its locks there

@@ -57,9 +57,9 @@ def mutated(draw, seeds: list[bytes], tokens: tuple[bytes, ...]) -> bytes:
     return bytes(data)
 
 
-def check(reader, data: bytes) -> None:
+def check(reader, data: bytes, *, must_read: bool = False) -> None:
     with tempfile.TemporaryDirectory(prefix="fuzz-") as work:
-        finding = run_input(reader, data, Path(work))
+        finding = run_input(reader, data, Path(work), must_read=must_read)
     assert finding is None, f"{reader.name}: {finding}"
 
 
@@ -75,5 +75,5 @@ def test_reader_returns_data_or_its_own_error_naming_the_file(reader, seeds):
         check(reader, data)
 
     for seed in corpus:
-        check(reader, seed)
+        check(reader, seed, must_read=True)
     fuzz()
