@@ -27,6 +27,7 @@ import argparse
 import hashlib
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -150,6 +151,10 @@ def fuzz_reader(name: str, work: Path, seconds: float, runs: int) -> dict:
             deaths.append("hang: the child ran a minute past its time")
             continue
         tail = (ran.stdout + ran.stderr)[-3000:]
+        if match := re.search(r"Done (\d+) runs", tail):
+            # libFuzzer's own count: the child saves its count once a second and libFuzzer
+            # ends it without a last save
+            status.write_text(json.dumps({"runs": done + int(match[1])}))
         if "Done " in tail and "ERROR" not in tail:
             break
         reason = next((line for line in tail.splitlines() if "ERROR" in line), tail[-300:])
