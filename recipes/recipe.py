@@ -149,6 +149,8 @@ def load_recipe(path: str | Path) -> Recipe:
         raise RecipeError(f"{path}: recipe file not found") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:  # TOML is UTF-8 text
         raise RecipeError(f"{path}: not a valid TOML recipe: {error}") from None
+    except RecursionError:  # arrays or tables nested thousands deep: tomllib recurses
+        raise RecipeError(f"{path}: not a valid TOML recipe: nested too deeply") from None
     missing = [key for key in REQUIRED_KEYS if key not in data]
     if missing:
         raise RecipeError(f"{path}: missing required key(s) {', '.join(missing)}")

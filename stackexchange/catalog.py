@@ -26,7 +26,7 @@ from functools import cache
 from importlib import resources
 from pathlib import Path
 
-from stackexchange.errors import DumpError
+from stackexchange.errors import DumpError, one_line
 
 CATEGORIES = (
     "technology",
@@ -176,7 +176,9 @@ def _from_sites_xml(path: Path) -> tuple[Forum, ...]:
                 )
             row.clear()
     except etree.XMLSyntaxError as error:
-        raise DumpError(f"{path}: malformed XML at line {error.lineno}: {error.msg}") from None
+        raise DumpError(
+            f"{path}: malformed XML at line {error.lineno}: {one_line(error.msg)}"
+        ) from None
     except OSError as error:
         raise DumpError(f"{path}: cannot read Sites.xml ({error})") from None
     return tuple(forums)

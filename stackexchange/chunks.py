@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 from lxml import etree
 
-from stackexchange.errors import DumpError
+from stackexchange.errors import DumpError, one_line
 
 CHUNK_BYTES = 64 * 1024 * 1024
 ROW = b"<row "
@@ -82,7 +82,9 @@ def plan_chunks(path: Path, name: str, chunk_bytes: int | None = None) -> list[t
         try:
             etree.fromstring(head[:first] + CLOSE)
         except etree.XMLSyntaxError as error:
-            raise DumpError(f"{name}: malformed XML at line {error.lineno}: {error.msg}") from None
+            raise DumpError(
+                f"{name}: malformed XML at line {error.lineno}: {one_line(error.msg)}"
+            ) from None
         handle.seek(max(0, size - 65536))
         tail_at = handle.tell()
         tail = handle.read()

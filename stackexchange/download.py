@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from stackexchange.catalog import Forum, find_forum
-from stackexchange.errors import DumpError
+from stackexchange.errors import DumpError, one_line
 
 logger = logging.getLogger(__name__)
 
@@ -231,7 +231,9 @@ def _listed(data: bytes, name: str, url: str) -> Expected:
     try:
         root = etree.fromstring(data, parser)
     except etree.XMLSyntaxError as error:
-        raise DumpError(f"{url}: malformed XML at line {error.lineno}: {error.msg}") from None
+        raise DumpError(
+            f"{url}: malformed XML at line {error.lineno}: {one_line(error.msg)}"
+        ) from None
     for entry in root.iter("file"):
         if entry.get("name") == name:
             size = (entry.findtext("size") or "").strip()

@@ -28,6 +28,17 @@ class DumpError(AdapterZooError):
     """
 
 
+def one_line(text: str) -> str:
+    """``text`` with its line breaks (and runs of blanks) made single spaces: a library's
+    message kept whole on the CLI's one line (libxml2 breaks lines inside its messages).
+
+    Example:
+        >>> one_line("CData section not finished\\n\\n  <x")
+        'CData section not finished <x'
+    """
+    return " ".join(text.split())
+
+
 def first_line(error: BaseException) -> str:
     """The first line of ``error``'s message, or its type's name when it has none: what a
     command prints of an error on its one line.

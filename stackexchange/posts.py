@@ -24,7 +24,7 @@ import pyarrow as pa
 from lxml import etree
 
 from stackexchange import chunks as chunking
-from stackexchange.errors import DumpError
+from stackexchange.errors import DumpError, one_line
 from stackexchange.pool import process_pool
 from stackexchange.splits import split_of
 from stackexchange.text import html_to_text, parse_tags
@@ -100,7 +100,7 @@ def _rows(source, name: str):
 def _syntax_error(error: etree.XMLSyntaxError, name: str) -> DumpError:
     line = error.lineno or (error.position[0] if error.position else 1)
     # libxml2 repeats the position at the end of its message; chunks would make it wrong
-    detail = re.sub(r", line \d+, column \d+$", "", error.msg)
+    detail = re.sub(r", line \d+, column \d+$", "", one_line(error.msg))
     return DumpError(f"{name}: malformed XML at line {line}: {detail}")
 
 

@@ -30,7 +30,7 @@ REQUIRED = {
         "outside-agreement", "recommend", "cascade",
     },
     "docs/benchmarks.md": {"semeval", "outside", "insuranceqa"},
-    "docs/reliability.md": {"crash"},
+    "docs/reliability.md": {"crash", "fuzz"},
 }  # fmt: skip
 # A measured number as the README writes one: 0.924, +0.021, −0.007, 1.42×, 31.7%.
 MEASURED = re.compile(r"[+−-]?\d+\.\d{3,}|\d+\.\d+×|\d+(?:\.\d+)?%")

@@ -27,7 +27,9 @@ from adapter_zoo.onnx.graph import OPSET, encoder_kind
 from adapter_zoo.onnx.layout import write_folder
 from adapter_zoo.onnx.quantize import Int8Config, config_for, int8_file, quantize_graph
 from adapter_zoo.zoo.store import zoo_home
+from adapter_zoo.zoo.untrusted import is_relative_inside
 from stackexchange.io import atomic_directory, atomic_write_json, output_lock, sha256_file
+from stackexchange.jsontext import JSONTextError, loads_text
 
 logger = logging.getLogger(__name__)
 
@@ -73,8 +75,9 @@ def verify_folder(folder: Path, key: str) -> str | None:
     """Why ``folder`` is not the complete export ``key``; None when every file checks."""
     manifest = folder / MANIFEST
     try:
-        record = json.loads(manifest.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        # loads_text: a manifest nested a million deep is unusable JSON, not a RecursionError
+        record = loads_text(manifest.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, JSONTextError) as error:
         return f"its manifest does not read ({error.__class__.__name__})"
     if not isinstance(record, dict) or record.get("key") != key:
         return "its manifest names another model"
@@ -83,7 +86,7 @@ def verify_folder(folder: Path, key: str) -> str | None:
         return "its manifest lists no files"
     for name, expected in files.items():
         path = folder / name
-        if ".." in Path(name).parts or not path.is_file():
+        if not is_relative_inside(name) or not path.is_file():  # never a file outside
             return f"{name} is missing"
         if sha256_file(path) != expected:
             return f"{name} does not match its hash"

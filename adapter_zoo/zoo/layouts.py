@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from safetensors import safe_open
+from safetensors import SafetensorError, safe_open
 
 from adapter_zoo.errors import ZooError
 from adapter_zoo.ranker.model import build_model, own_tensors
@@ -55,8 +55,11 @@ def adapter_files_base(folder: Path) -> dict:
             leave_out = config["config"].get("leave_out")
     weights = folder / ADAPTER_WEIGHTS_FILE
     if weights.is_file() and not leave_out:
-        with safe_open(str(weights), framework="pt") as tensors:
-            names = list(tensors.keys())
+        try:
+            with safe_open(str(weights), framework="pt") as tensors:
+                names = list(tensors.keys())
+        except SafetensorError as error:  # a header cut short, not JSON, sizes that lie
+            raise ZooError(f"{weights}: not a readable safetensors file ({error})") from None
         layers = {int(m.group(1)) for key in names if (m := _LAYER_INDEX.search(key))}
         if layers:
             found["num_hidden_layers"] = max(layers) + 1

@@ -16,10 +16,16 @@ from pathlib import Path
 from lxml import etree
 
 from benchmarks.errors import BenchmarkError
+from stackexchange.errors import one_line
 from stackexchange.io import atomic_write_text
 
 # no DTD, no entity expansion, no network: the files are data, never instructions to the parser
 _XML = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False)
+# Bounds on what one line or archive member may hold, so memory stays bounded whatever a
+# compressed file expands to: the real files' longest line is under 20,000 characters
+# (ArguAna's texts), their largest member under 1 MB.
+MAX_LINE = 1 << 20
+MAX_MEMBER = 64 << 20
 # what a truncated or corrupt compressed file raises while it is read
 _CORRUPT = (EOFError, gzip.BadGzipFile, zlib.error, zipfile.BadZipFile, tarfile.TarError)
 
@@ -48,13 +54,21 @@ def lines(path: Path) -> Iterator[tuple[int, str]]:
     """Yield ``(line number, line)`` of a text file (gunzipping ``.gz``).
 
     Raises:
-        BenchmarkError: a truncated or corrupt gzip file, or bytes that are not UTF-8; the
-            message names the file and the line where reading stopped.
+        BenchmarkError: a truncated or corrupt gzip file, bytes that are not UTF-8, or a line
+            over :data:`MAX_LINE` characters; the message names the file and the line where
+            reading stopped.
     """
     number = 0
     try:
         with open_text(path) as handle:
-            for number, line in enumerate(handle, start=1):
+            # a line is read up to a bound: a small .gz can hold a line of gigabytes
+            while line := handle.readline(MAX_LINE + 1):
+                number += 1
+                if len(line) > MAX_LINE:
+                    raise BenchmarkError(
+                        f"{path}:{number}: a line over {MAX_LINE:,} characters; not a file of "
+                        "this benchmark (corrupt, or not text)"
+                    )
                 yield number, line
     except (*_CORRUPT, UnicodeDecodeError) as error:
         raise BenchmarkError(
@@ -100,19 +114,27 @@ def tar_members(path: Path, wanted: Callable[[str], bool]) -> Iterator[tuple[str
     once, front to back.
 
     Raises:
-        BenchmarkError: a truncated or corrupt archive; the message names it and the member
-            where reading stopped.
+        BenchmarkError: a truncated or corrupt archive, or a member over
+            :data:`MAX_MEMBER` bytes; the message names it and the member where reading
+            stopped.
     """
     name = "the first member"
     try:
         with tarfile.open(path, "r|*") as archive:
             for member in archive:
                 name = member.name
+                # any member, wanted or not: streaming past one inflates it all the same
+                if member.size > MAX_MEMBER:
+                    size = f"{member.size:,} bytes, over {MAX_MEMBER:,}"
+                    raise BenchmarkError(
+                        one_line(f"{path}: member {member.name} is {size}; not a benchmark file")
+                    )
                 if member.isfile() and wanted(member.name):
                     yield member.name, archive.extractfile(member).read()
     except _CORRUPT as error:
+        # a member's name may hold a line break (found by benchmarks/perf/fuzz_campaign.py)
         raise BenchmarkError(
-            f"{path}: unreadable at {name}: truncated or corrupt archive ({error})"
+            one_line(f"{path}: unreadable at {name}: truncated or corrupt archive ({error})")
         ) from None
 
 
@@ -141,7 +163,7 @@ def parse_xml(data: bytes, where: str):
     try:
         root = etree.fromstring(data, _XML)
     except etree.XMLSyntaxError as error:
-        raise BenchmarkError(f"{where}: not well-formed XML ({error})") from None
+        raise BenchmarkError(f"{where}: not well-formed XML ({one_line(str(error))})") from None
     entity = next(root.iter(etree.Entity), None)
     if entity is not None:
         raise BenchmarkError(f"{where}:{entity.sourceline}: entity reference {entity.text}")

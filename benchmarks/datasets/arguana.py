@@ -49,6 +49,7 @@ from pathlib import Path
 from benchmarks.datasets._io import decode, read_tsv, tar_members
 from benchmarks.errors import BenchmarkError
 from benchmarks.registry import METRICS, Benchmark, Reference, SourceFile, register
+from stackexchange.errors import one_line
 
 _REPO = "https://github.com/cchang-vassar/Semantic-Relations-in-Vector-Embeddings"
 _COMMIT = "e48ef4ec3b94bd9ae84e588fe35b30a4cfaa291c"
@@ -102,7 +103,7 @@ def read_texts(tarball: Path, wanted=None) -> dict[str, str]:
         return path in wanted if wanted is not None else bool(_ARGUMENT.search(path))
 
     return {
-        _relative(name): decode(data, f"{tarball}: {name}").strip()
+        _relative(name): decode(data, one_line(f"{tarball}: {name}")).strip()
         for name, data in tar_members(tarball, keep)
     }
 

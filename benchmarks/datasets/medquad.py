@@ -28,6 +28,7 @@ from pathlib import Path
 
 from benchmarks.datasets._io import parse_xml, tar_members
 from benchmarks.errors import BenchmarkError
+from stackexchange.errors import one_line
 
 ARCHIVE = "MedQuAD-xml-corpus.tar.gz"
 
@@ -52,7 +53,7 @@ def read_medquad(archive: str | os.PathLike, *, answered_only: bool = True) -> l
     archive = Path(archive)
     pairs = []
     for name, data in tar_members(archive, lambda member: member.endswith(".xml")):
-        where = f"{archive}: {name}"
+        where = one_line(f"{archive}: {name}")  # a member's name may break lines
         root = parse_xml(data, where)
         source = name.split("/", 1)[0]
         for pair in root.iter("QAPair"):

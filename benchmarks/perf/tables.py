@@ -791,6 +791,38 @@ def crash_table() -> str:
     return _table(header, rows, "|---|--:|--:|--:|--:|--:|--:|")
 
 
+# ---------------------------------------------------------------- fuzz (fuzz_campaign.json)
+
+
+def fuzz_table() -> str:
+    """The fuzzing campaign (``fuzz_campaign.json``): per reader, the inputs Atheris ran, the
+    project's lines and arcs its seeds reach and those its corpus reaches, the findings and
+    the seconds; then the whole campaign with its chip, date and hours, and how many readers
+    reached the inputs aimed at."""
+    data = load("fuzz_campaign")
+    readers = data["readers"]
+    rows = []
+    for name, row in readers.items():
+        seeds, corpus = row["coverage"]["seeds"], row["coverage"]["corpus"]
+        rows.append([
+            f"`{name}`: {row['what']}", f"{row['inputs']:,}",
+            f"{seeds['lines']:,} → {corpus['lines']:,}", f"{seeds['arcs']:,} → {corpus['arcs']:,}",
+            row["corpus"], len(row["findings"]), f"{row['seconds']:.0f}",
+        ])  # fmt: skip
+    machine, target = data["machine"], data["target_inputs_per_reader"]
+    met = sum(row["inputs"] >= target for row in readers.values())
+    total = sum(row["inputs"] for row in readers.values())
+    found = sum(len(row["findings"]) for row in readers.values())
+    rows.append([
+        f"**all** ({data['tool'].split(',')[0]}; {machine['cpu']}, {machine['cpu_count']} cores, "
+        f"{machine['date'][:10]}, {data['hours']} h; {met} of {len(readers)} readers reached "
+        f"{target:,} inputs)", f"**{total:,}**", "", "", "", f"**{found}**", "",
+    ])  # fmt: skip
+    header = ["reader", "inputs", "lines: seeds → corpus", "arcs: seeds → corpus",
+              "corpus files", "findings", "seconds"]  # fmt: skip
+    return _table(header, rows, "|---|--:|--:|--:|--:|--:|--:|")
+
+
 def ci_time_table() -> str:
     """``.ci/run`` on a clean clone: each stage's time, then the slowest tests with the
     decision recorded for each (``benchmarks/perf/ci_time.py``)."""
@@ -837,6 +869,7 @@ TABLES: dict[str, Callable[[], str]] = {
     "insuranceqa": insuranceqa_table,
     "learning-rates": learning_rates_table,
     "crash": crash_table,
+    "fuzz": fuzz_table,
     "ci-time": ci_time_table,
 }
 

@@ -5,11 +5,10 @@ right) is back completes."""
 
 from __future__ import annotations
 
+import ctypes
 import errno
 import os
 import resource
-import shutil
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -103,29 +102,37 @@ def test_a_file_size_limit_while_parsing_is_one_line_and_the_rerun_completes(tmp
     assert faults_kit.checks.forum_problems(out) == [] and len(list(out.iterdir())) == 1
 
 
-def _unprivileged() -> None:
-    """As root every folder is writable: the run drops to nobody, who meets the mode bits
-    (and who may not write the test's files: its count of changes is not kept)."""
-    from benchmarks.perf.crash_hooks import OPS_FILE_ENV
+CAP_DAC_OVERRIDE = 1  # linux/capability.h
+CAPABILITY_VERSION_3 = 0x20080522
 
-    os.environ.pop(OPS_FILE_ENV)
-    if os.getuid() == 0:
-        os.setgid(65534)
-        os.setuid(65534)
+
+def _without_dac_override() -> None:
+    """As root every folder is writable: the run drops the one capability that lets root
+    pass the mode bits (``CAP_DAC_OVERRIDE``), so a folder without write bits refuses it as
+    it refuses a user. It keeps its uid: it still reaches the checkout and the venv wherever
+    they lie (another user cannot enter a root-only ``/root`` or ``mktemp -d`` folder)."""
+    if os.getuid() != 0:
+        return  # a user meets the mode bits already
+    libc = ctypes.CDLL(None, use_errno=True)
+    header = (ctypes.c_uint32 * 2)(CAPABILITY_VERSION_3, 0)  # this process
+    sets = (ctypes.c_uint32 * 6)()  # effective, permitted, inheritable; twice 32 bits
+    if libc.capget(header, sets) != 0:
+        raise OSError(ctypes.get_errno(), "capget")
+    for index in range(3):
+        sets[index] &= ~(1 << CAP_DAC_OVERRIDE)
+    if libc.capset(header, sets) != 0:
+        raise OSError(ctypes.get_errno(), "capset")
 
 
 def test_a_read_only_zoo_is_one_line_and_the_rerun_once_writable_completes(
     tmp_path, monkeypatch, faults_kit
 ):
-    # nobody must reach the folder: pytest's own are its owner's alone
-    reachable = Path(tempfile.mkdtemp())
-    reachable.chmod(0o755)
-    zoo = reachable / "zoo"
+    zoo = tmp_path / "zoo"
     zoo.mkdir()
     monkeypatch.setenv("ADAPTER_ZOO_HOME", str(zoo))
     argv = ["compose", "--name", "c", "--fusion", "bm25", "tfidf"]
     zoo.chmod(0o555)
-    code, _ = faults_kit.fork_cli(argv, tmp_path / "read-only.log", prepare=_unprivileged)
+    code, _ = faults_kit.fork_cli(argv, tmp_path / "read-only.log", prepare=_without_dac_override)
     zoo.chmod(0o755)
     assert code == 2
     assert (tmp_path / "read-only.log").read_text().splitlines()[-1] == (
@@ -136,4 +143,3 @@ def test_a_read_only_zoo_is_one_line_and_the_rerun_once_writable_completes(
     assert list(zoo.iterdir()) == []
     assert faults_kit.fork_cli(argv, tmp_path / "rerun.log")[0] == 0
     verify_entry(zoo / "c")
-    shutil.rmtree(reachable)
