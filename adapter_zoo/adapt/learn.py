@@ -71,11 +71,15 @@ TRAIN_EPOCHS = 3
 TRAIN_LENGTH = 128
 CONTINUE_STEPS = 40
 EVALUATIONS = 4
-# The target's own adapter sits in the top third of the base's layers (all-MiniLM-L6-v2: 2 of
-# 6): AdapterDrop's finding, that the lowest layers' adapters matter least, measured for
-# adapt's learner in benchmarks/perf/results/train_throughput.json (issue 49): the layers
-# below run forward only, once per distinct text (adapter_zoo.training.prefix_cache).
-OWN_ADAPTER_SHARE = 1 / 3
+# The lowest layers the target's own adapter leaves out (AdapterDrop's drop_lower; the layers
+# below then run forward only, once per distinct text: adapter_zoo.training.prefix_cache, and
+# the planner prices a step by them: budget.step_cost). Measured for adapt's learner
+# (benchmarks/perf/results/train_throughput.json, issue 49): adapters in the top 2 of
+# all-MiniLM-L6-v2's 6 layers train 1.9x the pairs a second (3.6x once texts come back) but
+# taught far less per pair on ArguAna (selection MAP 0.548 after 1,280 pairs, 0.577 at a 4x
+# rate, the top 4 layers 0.562, against 0.603 with adapters in every layer), so none is left
+# out.
+OWN_DROP_LOWER = 0
 # Selection lists a run scores at each evaluation, at most (TrainingConfig.dev_queries'
 # default): past a few hundred they add little to the choice of step and cost every
 # evaluation (MedQuAD's 16,407 pairs gave 1,988 lists: 616 s a scoring on 2 cores).
@@ -365,13 +369,6 @@ def _fuse_members(scorer, candidate, members, weights) -> None:
     scorer.fuse_scores(candidate, parts, weights, spec)
 
 
-def own_drop_lower(base_model: str) -> int:
-    """The lowest layers the target's own adapter leaves out (``drop_lower``): all but the
-    top :data:`OWN_ADAPTER_SHARE` of the base's layers (0 when its depth is unknown)."""
-    layers = base_layer_count(base_model) or 0
-    return max(0, layers - max(1, round(layers * OWN_ADAPTER_SHARE)))
-
-
 def own_steps(pairs: int, batch_size: int) -> int:
     """The own run's steps before the budget fits them: up to TRAIN_EPOCHS passes."""
     per_epoch = math.ceil(pairs / batch_size)
@@ -487,12 +484,12 @@ def _stages(sizes, training, cards, zoo_plans, max_steps, base_model) -> budget.
 
 
 def _frozen_share(runs, base_model) -> dict[str, float]:
-    """Each run's share of the base's layers below its adapters: the own run's
-    :func:`own_drop_lower`; a continued adapter keeps its entry's layers (the zoo's: all)."""
+    """The own run's share of the base's layers below its adapter (:data:`OWN_DROP_LOWER`);
+    a continued adapter keeps its entry's layers (the zoo's: all)."""
     layers = base_layer_count(base_model)
     if "own" not in runs or not layers:
         return {}
-    return {"own": own_drop_lower(base_model) / layers}
+    return {"own": OWN_DROP_LOWER / layers}
 
 
 def training_folder(target_data, parts, selection, tmp: Path):
@@ -534,7 +531,7 @@ def _train_candidates(forum, record, target_name, name, zoo_plans, base_model, s
             batch_size=BATCH, eval_steps=max(1, run_steps // plan.evaluations), seed=seed,
             init_from=start, keep_start=False, precision=current_precision(), overwrite=True,
             dev_queries=max(1, plan.selection_lists),
-            drop_lower=own_drop_lower(base_model) if start is None else 0,
+            drop_lower=OWN_DROP_LOWER if start is None else 0,
         )  # fmt: skip
         began = time.perf_counter()
         logger.info("adapt: training %s (%d steps%s)%s", entry, run_steps,

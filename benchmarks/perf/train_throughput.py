@@ -43,8 +43,16 @@ from benchmarks.perf.outside_study import write_target  # noqa: E402
 BATCH = 32  # adapt's (adapter_zoo.adapt.learn.BATCH), checked in main
 RESULTS = Path(__file__).resolve().parent / "results"
 TODAY = "today"
-# path -> (drop_lower, training length)
-PATHS = {TODAY: (0, 128), "upper-3": (3, 128), "upper-4": (4, 128), "upper-4-len64": (4, 64)}
+# path -> (drop_lower, training length, learning rate: None for the default)
+PATHS = {
+    TODAY: (0, 128, None),
+    "len64": (0, 64, None),
+    "upper-2": (2, 128, None),
+    "upper-3": (3, 128, None),
+    "upper-4": (4, 128, None),
+    "upper-4-lr2e-3": (4, 128, 2e-3),
+    "upper-4-len64": (4, 64, None),
+}
 TARGET_SPEEDUP = 3.0
 # selection MAP a faster path may lose at today's pairs and still teach "as much per pair"
 MAP_TOLERANCE = 0.005
@@ -65,20 +73,20 @@ def split_target(work: Path, target: str) -> tuple[Path, dict, list]:
     return forum, record, selection
 
 
-def train_path(forum: Path, record: dict, name: str, path: tuple[int, int], steps: int,
+def train_path(forum: Path, record: dict, name: str, path: tuple, steps: int,
                eval_pairs: int) -> dict:  # fmt: skip
     """One path trained for ``steps`` steps (the step-based schedule: what a pair teaches,
     whatever the machine's load), evaluated every ``eval_pairs`` pairs; its curve."""
     from adapter_zoo.training import TrainingConfig, train
     from adapter_zoo.zoo.store import read_card
 
-    drop_lower, length = path
+    drop_lower, length, lr = path
     config = TrainingConfig(
         mode="adapter", encoder="bi", data=str(forum.parent), forums=(forum.name,),
         name=name, base_model="minilm-l6", pair_kinds=tuple(record["pair_kinds"]),
         hard_negatives=True, max_length=length, batch_size=BATCH, max_steps=steps,
         eval_steps=max(1, eval_pairs // BATCH), seed=0, keep_start=False, overwrite=True,
-        dev_queries=SELECTION_LISTS, drop_lower=drop_lower,
+        dev_queries=SELECTION_LISTS, drop_lower=drop_lower, lr=lr,
     )  # fmt: skip
     card = read_card(train(config))
     log = card["training"]["log"]
@@ -87,6 +95,7 @@ def train_path(forum: Path, record: dict, name: str, path: tuple[int, int], step
     return {
         "drop_lower": drop_lower,
         "max_length": length,
+        "learning_rate": card["training"]["learning_rate"],
         "steps": card["training"]["steps"],
         "curve": curve,
         "best_step": card["training"]["best_step"],
@@ -110,7 +119,7 @@ def time_paths(forum: Path, record: dict, lists: list, paths: dict, rounds: int,
     from adapter_zoo.training.bi import _datasets, _prefix_cache, _setup
 
     models = {}
-    for name, (drop_lower, length) in paths.items():
+    for name, (drop_lower, length, _lr) in paths.items():
         config = TrainingConfig(
             mode="adapter", encoder="bi", data=str(forum.parent), forums=(forum.name,),
             name=f"time-{name}", base_model="minilm-l6", pair_kinds=tuple(record["pair_kinds"]),
@@ -206,6 +215,9 @@ def main(argv=None) -> int:
     parser.add_argument("--timing-lists", type=int, default=20)
     parser.add_argument("--steps", type=int, default=40, help="learning: steps per path")
     parser.add_argument(
+        "--learn-paths", nargs="*", default=None, help="paths of the learning part (default: all)"
+    )
+    parser.add_argument(
         "--learn-on",
         nargs="*",
         default=None,
@@ -237,7 +249,7 @@ def main(argv=None) -> int:
         speed = time_paths(forum, training, lists[: args.timing_lists], drop, args.rounds)
         print(json.dumps({target: speed}), flush=True)
         learning = {}
-        for name in args.paths if learns else ():
+        for name in (args.learn_paths or args.paths) if learns else ():
             print(f"train_throughput: {target} {name}: {args.steps} steps", flush=True)
             learning[name] = train_path(forum, training, f"tp-{target}-{name}", PATHS[name],
                                         args.steps, args.eval_pairs)  # fmt: skip
