@@ -717,17 +717,20 @@ README_PERF_ROWS = (
     ("`parse_throughput` (chunk workers = cores)", "parse, MB/s (peak RSS) vs bare lxml"),
     ("`train_memory` bi-default (chunked)", "default bi-encoder `train`: peak RSS, time"),
     ("`train_memory` cross-default (cross-encoder-trainer)", "default cross-encoder `train`"),
-    ("`hub_pull` pull (cold)", "`pull` MB/s vs snapshot_download"),
+    (
+        "`train_throughput` arguana, upper-4 vs today",
+        "adapt's learner, adapters in the top 2 of 6 layers (frozen layers cached) vs all 6: "
+        "pairs/s (a later epoch's); selection MAP after equal pairs",
+    ),
+    (
+        "`train_throughput` health, upper-4 vs today",
+        "the same on MedQuAD's texts (timing only)",
+    ),
     ("`quickstart_time` quickstart", "`adapter-zoo quickstart` as a user runs it"),
     (
         "`precision` bf16 scoring, AMX-BF16 CPU (`sbert:minilm-l6`)",
         "MiniLM scoring WikiQA in bf16 vs fp32 on an Intel Xeon with AMX, pairs/s (GFLOP/s, "
         "share of bf16 peak); MAP of both on WikiQA and beer",
-    ),
-    (
-        "`memory_plan` bi-encoder",
-        "bi-encoder training step: memory budget's plain plan vs "
-        "GradCache + recomputation (s/step, peak RSS, dev MAP)",
     ),
     (
         "`training_peak` bi-encoder steps, grouped vs bounded",
