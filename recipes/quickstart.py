@@ -324,13 +324,13 @@ def _keep_cards(folder: Path, names: list[str]) -> None:
     output folder says what was trained and what adapt chose, whatever the zoo holds later."""
     import shutil
 
-    from adapter_zoo.zoo.store import entry_folder
+    from adapter_zoo.zoo.store import CARD_FILE, entry_folder
 
     for name in names:
         target = folder / name
         shutil.rmtree(target, ignore_errors=True)
         target.mkdir(parents=True)
-        for file in ("card.json", "README.md"):
+        for file in (CARD_FILE, "README.md"):
             if (entry_folder(name) / file).is_file():
                 shutil.copyfile(entry_folder(name) / file, target / file)
 

@@ -325,10 +325,11 @@ def train_bi_encoder(config, hosts: list[str]) -> Path:
 
 def _prefix_cache(config, transformer):
     """The run's :class:`~adapter_zoo.training.prefix_cache.PrefixCache` of the layers below
-    its adapters (None: adapters in every layer, or a fully trained model): every text the
+    its adapter (None: adapters in every layer, a fusion, or a fully trained model): every text the
     run reads again (each evaluation's selection lists, the in-batch loss's no-grad pass,
     a later epoch) runs only the layers above them."""
-    if config.layout == "full" or not config.drop_lower:
+    # a fusion's layers below its adapters still hold its fusion layers, which train
+    if config.layout != "adapter" or not config.drop_lower:
         return None
     # torch-heavy, imported with the training it serves
     from adapter_zoo.training.prefix_cache import PrefixCache

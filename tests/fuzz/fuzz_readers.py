@@ -196,7 +196,7 @@ def _arguana_seeds() -> list[bytes]:
 
 
 INSURANCE_POOL = (
-    "insuranceqa-v2/V2/InsuranceQA.question.anslabel.token.500.pool.solr.test.encoded.gz"
+    "insuranceqa-v2/V2/InsuranceQA.question.anslabel.raw.500.pool.solr.test.encoded.gz"
 )
 
 
