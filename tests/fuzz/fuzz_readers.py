@@ -195,9 +195,7 @@ def _arguana_seeds() -> list[bytes]:
     return [out.getvalue()]
 
 
-INSURANCE_POOL = (
-    "insuranceqa-v2/V2/InsuranceQA.question.anslabel.raw.500.pool.solr.test.encoded.gz"
-)
+INSURANCE_POOL = "insuranceqa-v2/V2/InsuranceQA.question.anslabel.raw.500.pool.solr.test.encoded.gz"
 
 
 @functools.cache
