@@ -44,6 +44,10 @@ ADAPTED_MEMBER = f"{ADAPTED}-adapter"
 BI_STEPS = 40
 BI_EVAL_STEPS = BI_STEPS
 TRAIN_MAX_LENGTH = 128
+# beer's training step's activations: its whole batch held at once (the `plain` plan) took the
+# job to 4.21 GB on 2 cores (benchmarks/perf/results/quickstart_time.json, 2026-11-29); within
+# this budget the step recomputes them in backward (the same loss, one more forward pass).
+TRAIN_MEMORY = "2.5GB"
 # The whole job's time budget by default (README: the quickstart_time row, on 2 CPU cores).
 # adapt gets what is left of it once beer's adapter is trained, less EVALUATE_RESERVE_S, and
 # at least its smallest budget: it plans its stages from the machine's measured speed to fit
@@ -266,7 +270,7 @@ def _steps(out: Path, *, base: str, max_steps: int | None, job_seconds: float | 
     _cli(["train", "--encoder", "bi", "--mode", "adapter", "--name", BI_ADAPTER,
           "--data", str(out / "parsed"), "--forums", HOME_FORUM, "--base", base, "--overwrite",
           "--max-steps", str(bi_steps), "--eval-steps", str(min(BI_EVAL_STEPS, bi_steps)),
-          "--max-length", str(TRAIN_MAX_LENGTH)])  # fmt: skip
+          "--max-length", str(TRAIN_MAX_LENGTH), "--memory-budget", TRAIN_MEMORY])  # fmt: skip
 
     budget = None if job_seconds is None else adapt_budget(stages.elapsed(), job_seconds)
     limit = "no budget" if budget is None else (
