@@ -581,11 +581,11 @@ def _quickstart_rows(data: dict) -> list[str]:
 
 def _shared(data: dict) -> str:
     """`` (shared: load N)`` when other work ran beside a timed command (the 1-minute load
-    average above the cores it had, before or after): its time is not a quiet machine's."""
-    load = data.get("load_average_1m") or {}
+    average before it above the cores it had): its time is not a quiet machine's. The load
+    after it is the command's own (a quiet 2-core run of the quickstart leaves 2.2)."""
+    load = (data.get("load_average_1m") or {}).get("before", 0)
     cores = data.get("machine", {}).get("cpu_count") or 1
-    busiest = max(load.values(), default=0)
-    return f" (shared: load {busiest:.1f})" if busiest > cores else ""
+    return f" (shared: load {load:.1f})" if load > cores else ""
 
 
 def _adapt_time_rows(data: dict) -> list[str]:
