@@ -56,6 +56,7 @@ from adapter_zoo.training.models import (
     new_adapter_config,
     starting_adapter,
 )
+from adapter_zoo.training.prefix_cache import PrefixCache
 from adapter_zoo.training.selection import DevListsEvaluator, dev_scores, forum_dev_lists
 from adapter_zoo.training.trainer import (
     Phase,
@@ -331,9 +332,6 @@ def _prefix_cache(config, transformer):
     # a fusion's layers below its adapters still hold its fusion layers, which train
     if config.layout != "adapter" or not config.drop_lower:
         return None
-    # torch-heavy, imported with the training it serves
-    from adapter_zoo.training.prefix_cache import PrefixCache
-
     return PrefixCache(transformer, config.drop_lower)
 
 

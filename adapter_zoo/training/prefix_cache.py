@@ -111,12 +111,16 @@ class PrefixCache:
         if attention_mask is None:
             attention_mask = torch.ones_like(input_ids)
         hidden = self.prefix(input_ids, attention_mask, token_type_ids)
-        extended = self.transformer.get_extended_attention_mask(attention_mask, input_ids.shape)
-        for layer in self._upper:
+        return BaseModelOutput(last_hidden_state=self._run(self._upper, hidden, attention_mask))
+
+    def _run(self, layers, hidden, attention_mask) -> torch.Tensor:
+        """``layers`` in turn on ``hidden`` (B, L, H) under a 0/1 ``attention_mask``."""
+        extended = self.transformer.get_extended_attention_mask(attention_mask, hidden.shape[:2])
+        for layer in layers:
             # positional: the adapters library's layer hooks read the mask as args[1]
             out = layer(hidden, extended)
             hidden = out[0] if isinstance(out, tuple) else out
-        return BaseModelOutput(last_hidden_state=hidden)
+        return hidden
 
     def prefix(self, input_ids, attention_mask, token_type_ids=None) -> torch.Tensor:
         """The lower layers' output (B, L, H) for the batch: kept rows from the cache, the
@@ -133,7 +137,7 @@ class PrefixCache:
         computed = self._compute(input_ids, attention_mask, token_type_ids, missing)
         self.hits += len(keys) - len(missing)
         self.misses += len(missing)
-        rows = [computed.get(i) if i in computed else self._states[k] for i, k in enumerate(keys)]
+        rows = [computed[i] if i in computed else self._states[k] for i, k in enumerate(keys)]
         hidden = rows[0].new_zeros(len(keys), input_ids.shape[1], rows[0].shape[-1])
         for i, (key, n, state) in enumerate(zip(keys, lengths, rows)):
             room = self.stored_bytes + state.nbytes <= self.max_bytes
@@ -159,10 +163,7 @@ class PrefixCache:
             module.eval()
         try:
             hidden = self.transformer.embeddings(input_ids=ids, token_type_ids=types)
-            extended = self.transformer.get_extended_attention_mask(mask, ids.shape)
-            for layer in self._frozen[1:]:
-                out = layer(hidden, extended)
-                hidden = out[0] if isinstance(out, tuple) else out
+            hidden = self._run(self._frozen[1:], hidden, mask)
         finally:
             for module, mode in zip(self._frozen, modes):
                 module.train(mode)
