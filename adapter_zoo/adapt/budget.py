@@ -40,7 +40,11 @@ DEFAULT_MINUTES = 10.0
 MAX_MINUTES = 7 * 24 * 60  # a week: a larger budget is a typo
 # Fewer steps learn too little to beat the base (the study's selected steps were 10-56).
 MIN_STEPS = 10
-MIN_EVALUATIONS = 2
+# Under a short budget a run is scored at its last step only: its rate anneals to 0 by its
+# deadline (training.budget_schedule), and the last step was the best on every outside set
+# (ArguAna 60 of 61, MEDIQA 112 of 113) or level with it (ArguAna at 10 minutes: 0.5928 at
+# step 38, 0.5915 at 76; each scoring of its 50 selection lists took 19 s, 5 steps' worth).
+MIN_EVALUATIONS = 1
 MIN_SELECTION_LISTS = 50
 # A training step reads its texts forward and backward, and the cached in-batch loss
 # (GradCache) reads them forward once more, plus the optimizer and the batch's tokenizing:
@@ -132,19 +136,28 @@ class Plan:
     # 512-token check, the decision lists' scoring, writing the entry.
     tail_s: dict[str, float] = field(default_factory=dict)
     cuts: list[str] = field(default_factory=list)
+    # The runs the budget cut, with the steps that fit at the planner's price: each keeps the
+    # steps asked and trains until its deadline, its rate annealed by then
+    # (training.budget_schedule). The price is an estimate, and a run planned for the steps
+    # that fit ended early where a step cost less: ArguAna at 5 minutes, 22 steps planned,
+    # done 36 s before the budget's end; MEDIQA's health texts at 10 minutes, 153 steps
+    # planned (1.5 times those that fit), done 150 s early.
+    fitted: dict[str, int] = field(default_factory=dict)
 
     def deadline(self, run: str, clock: Clock, slack: float = 1.3) -> float | None:
         """When ``run``'s training must stop (a ``time.monotonic()`` value; None without a
-        budget): its estimate with ``slack``, and never so late that its own tail and the
-        runs planned after it no longer fit (ArguAna's run, stopped at the budget's end
-        less only the later runs, then did its tail: 908 s of a 600 s budget; with the
-        tail kept, 567 s)."""
+        budget): its estimate with ``slack`` (a run the budget cut: no estimate, it uses
+        what is left), and never so late that its own tail and the runs planned after it
+        no longer fit (ArguAna's run, stopped at the budget's end less only the later
+        runs, then did its tail: 908 s of a 600 s budget; with the tail kept, 567 s)."""
         if clock.seconds is None:
             return None
         runs = list(self.steps)
         later = runs[runs.index(run) + 1 :] if run in runs else []
         after = sum(self.estimate_s.get(r, 0.0) for r in later) + RESERVE_S
         end = clock.started + clock.seconds - after - self.tail_s.get(run, 0.0)
+        if run in self.fitted:
+            return end
         return min(time.monotonic() + slack * self.estimate_s.get(run, 0.0), end)
 
     def to_card(self) -> dict:
@@ -156,6 +169,7 @@ class Plan:
             "zoo_extra": self.zoo_extra,
             "estimate_s": {k: round(v, 1) for k, v in self.estimate_s.items()},
             "cuts": list(self.cuts),
+            "fitted": dict(self.fitted),
         }
 
 
@@ -196,11 +210,12 @@ def step_cost(frozen_share: float) -> float:
     return frozen_share + (1.0 - frozen_share) * TRAIN_COST
 
 
-def _selection_scorings(evaluations: int, continued: bool, frozen_share: float) -> float:
-    """A run's selection scorings in full forward passes: the start's (it fills the cache),
-    each evaluation's (the layers above the cache), the 512-token check (longer texts are
-    new) and a continued adapter's base."""
-    return 1 + evaluations * (1.0 - frozen_share) + 1 + int(continued)
+def _selection_scorings(evaluations: int, frozen_share: float) -> float:
+    """A run's selection scorings in full forward passes: the first evaluation's (it fills
+    the cache), each later one's (the layers above the cache) and the 512-token check
+    (longer texts are new). The start is not scored: adapt's candidates never keep it
+    (``TrainingConfig.keep_start``)."""
+    return 1 + (evaluations - 1) * (1.0 - frozen_share) + 1
 
 
 def _run_seconds(stages: Stages, rate: Rate, run: str, steps: int, evaluations: int,
@@ -208,7 +223,7 @@ def _run_seconds(stages: Stages, rate: Rate, run: str, steps: int, evaluations: 
     """One training run: its steps, its selection scorings and its decision-list scoring."""
     per_token = rate.seconds_per_token
     frozen = stages.frozen_share.get(run, 0.0)
-    scorings = _selection_scorings(evaluations, run != "own", frozen)
+    scorings = _selection_scorings(evaluations, frozen)
     selection = scorings * lists * stages.selection_tokens_per_list * per_token
     training = steps * stages.step_tokens * step_cost(frozen) * per_token
     return RUN_OVERHEAD_S + training + selection + stages.decision_tokens * per_token
@@ -271,19 +286,20 @@ def plan(
             p.cuts.append(f"{p.selection_lists} of {stages.selection_lists} selection lists")
         if total() > room and p.evaluations > MIN_EVALUATIONS:
             p.evaluations = MIN_EVALUATIONS
-            p.cuts.append(f"{p.evaluations} evaluations a run")
+            p.cuts.append(f"{p.evaluations} evaluation{'s' * (p.evaluations != 1)} a run")
         if total() > room:
             fit = _fit_steps(stages, rate, p, room)
             if fit >= MIN_STEPS and "own" in p.steps:
-                p.cuts.append(f"own run {fit} of {p.steps['own']} steps")
-                p.steps["own"] = fit
+                p.cuts.append(f"own run {fit} of {p.steps['own']} steps, then to its deadline")
+                p.fitted["own"] = fit
             else:
                 p.steps.pop("own", None)
                 p.cuts.append(
                     f"no training: fewer than {MIN_STEPS} steps fit in the budget "
                     f"({seconds_left:.0f} s left)"
                 )
-    p.estimate_s = _estimate(stages, rate, p)
+    # a run the budget cut is estimated at the steps that fit: its deadline ends it
+    p.estimate_s = _estimate(stages, rate, _with(p, fitted=p.fitted))
     p.tail_s = {run: _tail_seconds(stages, rate, run, p.selection_lists) for run in p.steps}
     return p
 
@@ -292,7 +308,7 @@ def _fit_lists(stages: Stages, rate: Rate, p: Plan, room: float) -> int:
     """The selection lists that fit, the rest of the plan as it is."""
     with_none = sum(_estimate(stages, rate, _with(p, selection_lists=0)).values())
     per_list = sum(
-        _selection_scorings(p.evaluations, run != "own", stages.frozen_share.get(run, 0.0))
+        _selection_scorings(p.evaluations, stages.frozen_share.get(run, 0.0))
         * stages.selection_tokens_per_list * rate.seconds_per_token for run in p.steps
     )  # fmt: skip
     if per_list <= 0:
@@ -308,8 +324,8 @@ def _fit_steps(stages: Stages, rate: Rate, p: Plan, room: float) -> int:
     return max(0, math.floor((room - without) / per_step))
 
 
-def _with(p: Plan, *, selection_lists=None, own_steps=None) -> Plan:
-    steps = dict(p.steps)
+def _with(p: Plan, *, selection_lists=None, own_steps=None, fitted=None) -> Plan:
+    steps = {**p.steps, **(fitted or {})}
     if own_steps is not None:
         steps["own"] = own_steps
     return Plan(steps=steps, evaluations=p.evaluations,

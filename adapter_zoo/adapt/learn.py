@@ -528,7 +528,7 @@ def _train_candidates(forum, record, target_name, name, zoo_plans, base_model, s
             mode="adapter", encoder="bi", data=str(forum.parent), forums=(target_name,),
             name=entry, base_model=base_model, pair_kinds=tuple(record["pair_kinds"]),
             hard_negatives=True, max_length=TRAIN_LENGTH, max_steps=run_steps,
-            batch_size=BATCH, eval_steps=max(1, run_steps // plan.evaluations), seed=seed,
+            batch_size=BATCH, eval_steps=_eval_steps(plan, candidate), seed=seed,
             init_from=start, keep_start=False, precision=current_precision(), overwrite=True,
             dev_queries=max(1, plan.selection_lists),
             drop_lower=OWN_DROP_LOWER if start is None else 0,
@@ -556,6 +556,15 @@ def _train_candidates(forum, record, target_name, name, zoo_plans, base_model, s
         trained[candidate] = entry
     record["runs"] = runs
     return trained
+
+
+def _eval_steps(plan, run: str) -> int:
+    """A run's steps between evaluations: its last step is always one, so with one evaluation
+    that is all; a run the budget cut is spaced by the steps that fit (its deadline ends it
+    before the steps asked)."""
+    if plan.evaluations == 1:
+        return plan.steps[run]
+    return math.ceil(plan.fitted.get(run, plan.steps[run]) / plan.evaluations)
 
 
 def _texts_only_note(target_data, training) -> str:

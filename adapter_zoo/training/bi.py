@@ -180,11 +180,12 @@ def _datasets(config, data, hosts: list[str]) -> tuple[dict, dict]:
     return sets, counts
 
 
-def _phase(config, name: str, train_sets: dict, lr: float, *, selects: bool, start: str,
-           competes: bool = False) -> Phase:  # fmt: skip
+def _phase(config, name: str, train_sets: dict, lr: float, *, selects: bool,
+           start: str | None, competes: bool = False) -> Phase:  # fmt: skip
     """A phase of ``max_steps`` or ``epochs`` passes (round-robin batches stop when the
     smallest forum runs out, as sentence-transformers' round-robin sampler), scored on dev
-    at its start and every ``eval_steps`` (six times when not given)."""
+    at its start (unless ``start`` is None) and every ``eval_steps`` (six times when not
+    given)."""
     sizes = [math.ceil(len(d) / config.batch_size) for d in train_sets.values()]
     per_epoch = len(sizes) * min(sizes) if len(sizes) > 1 else sizes[0]
     steps = config.max_steps if config.max_steps is not None else max(1, config.epochs * per_epoch)
@@ -266,7 +267,12 @@ def train_bi_encoder(config, hosts: list[str]) -> Path:
     encoder = BiEncoder(model, base_model=config.base_model, max_length=config.max_length)
     scorer = _AtLength(encoder, inference_length)
     evaluator = DevListsEvaluator(scorer, dev)
-    base = _base_scores(evaluator, transformer_of(model)) if config.init_from else None
+    # a start that cannot be kept (adapt's candidates, each compared with the base on lists
+    # of its own) is not scored: the base's or the continued entry's score again, one
+    # selection scoring of a short budget's few (issue 50)
+    scores_start = config.keep_start
+    continued = config.init_from and scores_start
+    base = _base_scores(evaluator, transformer_of(model)) if continued else None
     phases = []
     if config.mode == "tanda":
         transfer_hosts = resolve_forums(config.transfer_data, config.transfer_forums)
@@ -276,7 +282,8 @@ def train_bi_encoder(config, hosts: list[str]) -> Path:
     # the selecting phase's start: the base, or the entry continued, or TANDA's transfer
     start = "start" if phases or config.init_from else "base"
     phases.append(_phase(config, "train", train_sets, config.learning_rate, selects=True,
-                         start=start, competes=config.keep_start))  # fmt: skip
+                         start=start if scores_start else None,
+                         competes=config.keep_start))  # fmt: skip
 
     def make_trainer(phase, arguments, callbacks):
         return _trainer(config, model, phase, run_loss, evaluator, arguments, callbacks)
@@ -287,7 +294,7 @@ def train_bi_encoder(config, hosts: list[str]) -> Path:
         model.train()
         trained = run_phases(config, model, phases, folder, make_trainer)
         model.eval()
-        if base is None:
+        if base is None and scores_start:
             base = dev_scores(next(r for r in trained.log if r["phase"] == "base"))
         inference_length, by_length = _choose_length(evaluator, trained, model)
     memory = {**plan.to_card(), "loss": run_loss}
@@ -301,11 +308,11 @@ def train_bi_encoder(config, hosts: list[str]) -> Path:
     if by_length:
         card["scores"] = by_length[inference_length]
         card["dev_map_by_length"] = {str(n): m["dev_map"] for n, m in by_length.items()}
-    if config.init_from:
+    if config.init_from and scores_start:
         card["init_from"]["scores"] = dev_scores(next(r for r in trained.log
                                                       if r["phase"] == "start"))  # fmt: skip
     # at the base's own length: a longer limit alone (chosen above) is no gain of training
-    if trained.best["dev_map"] <= base["dev_map"]:
+    if base is not None and trained.best["dev_map"] <= base["dev_map"]:
         warnings.warn(
             f"adapter-zoo train: {config.name!r} does not beat its base on dev "
             f"(MAP {trained.best['dev_map']:.4f} vs base {base['dev_map']:.4f}); "

@@ -113,13 +113,15 @@ class ZooTrainer(TrainableCheckpoints):
 
 
 def budget_schedule(optimizer, *, warmup: int, steps: int, deadline: float, clock=time.monotonic):
-    """The rate of a run with a deadline: a linear warmup over ``warmup`` steps, then a
-    linear decay that reaches 0 at ``steps`` or at the deadline, whichever comes first.
+    """The rate of a run with a deadline: a linear warmup over ``warmup`` steps or the same
+    share of the time to the deadline, whichever ends first, then a linear decay that reaches
+    0 at ``steps`` or at the deadline, whichever comes first.
 
     A step-only schedule planned for more steps than the deadline lets run stops with the
     rate still high (adapt's ArguAna run: cut at 61 of 120 planned steps, its best step the
     last); decaying by the share of the time spent too, the run ends annealed wherever the
-    machine's speed puts its last step.
+    machine's speed puts its last step, so a run can be planned for more steps than it will
+    reach (``adapt``'s runs the budget cuts: their deadline ends them).
 
     Example:
         >>> import torch
@@ -136,12 +138,15 @@ def budget_schedule(optimizer, *, warmup: int, steps: int, deadline: float, cloc
 
     started = clock()
     window = max(deadline - started, 1e-9)
+    warmup_time = window * warmup / max(1, steps)
 
     def factor(step: int) -> float:
-        if step < warmup:
-            return step / max(1, warmup)
-        spent = max((step - warmup) / max(1, steps - warmup), (clock() - started) / window)
-        return max(0.0, 1.0 - spent)
+        elapsed = clock() - started
+        if step < warmup and elapsed < warmup_time:
+            return max(step / warmup, elapsed / warmup_time)
+        by_steps = (step - warmup) / max(1, steps - warmup)
+        by_time = (elapsed - warmup_time) / max(window - warmup_time, 1e-9)
+        return min(1.0, max(0.0, 1.0 - max(by_steps, by_time)))
 
     return LambdaLR(optimizer, factor)
 

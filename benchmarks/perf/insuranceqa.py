@@ -9,7 +9,10 @@ pairs), scored in one run by
   z-scores), as ``outside_study.py`` fuses it; its bi-encoder member takes the scores the row
   before computed (``benchmarks.evaluate.ScoredModels``), so nothing is encoded twice;
 
-and any other model name given (``--models``: an ``adapt`` entry, a fine-tuned one). Each row
+and any other model name given (``--models``: an ``adapt`` entry, a fine-tuned one; a zoo
+alias entry, as ``adapt`` writes when it keeps the base, takes its member's row, marked
+``same_as``, with what its run did). ``--precision int8`` adds rows ``<model> [int8]``
+scored through ONNX Runtime's int8. Each row
 records P@1 (the paper's accuracy), MAP, MRR and nDCG@10 from ``benchmarks.evaluate``, its
 seconds, the process's peak RSS once it is done, and how many texts the bi-encoders embedded
 (counted at ``BiEncoder.encode``): ``BiEncoder.score`` embeds each distinct text of a split
@@ -19,8 +22,8 @@ answers exactly (``distinct_texts``). MultiCQA's published accuracies stand besi
 
 Results: ``results/insuranceqa.json`` (``--out``); an existing record of the same split and
 limit keeps its rows, and a model it holds is not scored again (each row scored since
-records its date and the machine's load then), so ``--models adapt-insuranceqa`` adds a row. Run, on a quiet
-machine for the timing: ``python benchmarks/perf/insuranceqa.py [--limit N] [--models M
+records its date and the machine's load then; ``--rescore`` scores it again, for a quieter
+timing), so ``--models adapt-insuranceqa`` adds a row. Run, on a quiet machine for the timing: ``python benchmarks/perf/insuranceqa.py [--limit N] [--models M
 ...]``; ``--limit 2`` scores the first 2 test questions only (a smoke run; its record says
 so).
 """
@@ -88,13 +91,49 @@ def counted_texts():
         BiEncoder.encode = encode
 
 
+def row_name(model: str, precision: str) -> str:
+    """A row's name: the model's, ``<model> [int8]`` when scored at int8."""
+    return model if precision == "auto" else f"{model} [{precision}]"
+
+
+def alias_of(model: str) -> tuple[str | None, dict | None]:
+    """The model a zoo alias entry ``model`` loads as, at its own length (its scores are
+    that model's: None when ``model`` is no such entry), and what its ``adapt`` run did when
+    ``adapt`` made it (its budget, training and decision)."""
+    from adapter_zoo.errors import ZooError
+    from adapter_zoo.zoo.store import local_entry, read_card
+
+    try:
+        entry = local_entry(model)
+    except ZooError:
+        return None, None
+    card = read_card(entry) if entry is not None else {}
+    adapt = card.get("adapt")
+    if adapt:
+        adapt = {"budget_minutes": adapt["budget"]["minutes"], "seconds": adapt["seconds"],
+                 "training": adapt["training"], "chosen": adapt["decision"]["chosen"],
+                 "reason": adapt["reason"]}  # fmt: skip
+    if card.get("composition") != "alias" or "max_length" in card:
+        return None, adapt
+    return card["spec"], adapt
+
+
 def run(
-    models, data_dir: Path, limit: int = 0, split: str = "test", recorded: dict | None = None
+    models,
+    data_dir: Path,
+    limit: int = 0,
+    split: str = "test",
+    recorded: dict | None = None,
+    precision: str = "auto",
+    rescore: bool = False,
 ) -> dict:
     """Score each of ``models`` on InsuranceQA's ``split`` (its first ``limit`` queries when
-    ``limit``); return the record (rows, published references, counts, machine). The rows of
-    ``recorded`` (an earlier record of the same split and limit) stay, and a model it holds
-    is not scored again."""
+    ``limit``) at ``precision`` (a row named ``<model> [int8]`` for int8); return the record
+    (rows, published references, counts, machine). The rows of ``recorded`` (an earlier
+    record of the same split and limit) stay, and a model it holds is not scored again unless
+    ``rescore`` (a quiet machine's timing replacing a shared one's). An alias entry of a
+    model already scored (``adapt`` keeping the base) takes that model's row, marked
+    ``same_as``."""
     # evaluation (torch, datasets) on first use: --help starts without it
     from benchmarks import get
     from benchmarks.evaluate import ScoredModels, evaluate
@@ -112,12 +151,20 @@ def run(
     same = recorded and (recorded["split"], recorded["limit"]) == (split, limit or None)
     scored, rows = ScoredModels(), dict(recorded["rows"]) if same else {}
     for model in models:
-        if model in rows:
+        key = row_name(model, precision)
+        if key in rows and not rescore:
+            continue
+        member, adapt = alias_of(model)
+        if member is not None and row_name(member, precision) in rows:
+            same = row_name(member, precision)
+            rows[key] = {**{m: rows[same][m] for m in (*METRICS, "queries")}, "same_as": same,
+                         "texts_encoded": 0, **({"adapt": adapt} if adapt else {})}  # fmt: skip
             continue
         started, load = time.perf_counter(), [round(v, 2) for v in os.getloadavg()]
         with counted_texts() as counter:
-            record = evaluate(model, bench, split=split, data_dir=data_dir, scored=scored)
-        rows[model] = {
+            record = evaluate(model, bench, split=split, data_dir=data_dir, scored=scored,
+                              precision=precision)  # fmt: skip
+        rows[key] = {
             **{metric: record["metrics"][metric] for metric in METRICS},
             "queries": record["queries"],
             "seconds": round(time.perf_counter() - started, 1),
@@ -128,9 +175,11 @@ def run(
             "load_average": load,
             **({"precision": record["precision"]} if "precision" in record else {}),
             **({"max_length": record["max_length"]} if "max_length" in record else {}),
+            **({"adapt": adapt} if adapt else {}),
         }
-        print(f"{model}: P@1 {rows[model]['p@1']:.4f} MAP {rows[model]['map']:.4f} "
-              f"({rows[model]['seconds']} s, {counter['texts']} texts)", flush=True)  # fmt: skip
+        row = rows[key]
+        print(f"{key}: P@1 {row['p@1']:.4f} MAP {row['map']:.4f} "
+              f"({row['seconds']} s, {counter['texts']} texts)", flush=True)  # fmt: skip
     zero_shot = rows.get(ZERO_SHOT)
     return {
         "benchmark": "insuranceqa",
@@ -160,6 +209,10 @@ def main(argv=None) -> int:
     parser.add_argument("--limit", type=int, default=0,
                         help="score only the first N test questions (a smoke run)")  # fmt: skip
     parser.add_argument("--out", type=Path, default=RESULTS / "insuranceqa.json")
+    parser.add_argument("--precision", choices=("auto", "int8"), default="auto",
+                        help="int8: ONNX Runtime's dynamic int8 (rows named '<model> [int8]')")  # fmt: skip
+    parser.add_argument("--rescore", action="store_true",
+                        help="score the models again though recorded (a quieter timing)")  # fmt: skip
     parser.add_argument("--note", default="", help="what the record should say of the run")
     args = parser.parse_args(argv)
     if args.limit < 0:
@@ -167,8 +220,10 @@ def main(argv=None) -> int:
     recorded = json.loads(args.out.read_text(encoding="utf-8")) if args.out.is_file() else None
     if recorded and (recorded["split"], recorded["limit"]) != ("test", args.limit or None):
         recorded = None  # another run's record: replaced, nothing of it kept
-    record = run(args.models, args.data_dir, args.limit, recorded=recorded)
-    record["args"] = {"models": args.models, "limit": args.limit or None}
+    record = run(args.models, args.data_dir, args.limit, recorded=recorded,
+                 precision=args.precision, rescore=args.rescore)  # fmt: skip
+    record["args"] = {"models": args.models, "limit": args.limit or None,
+                      "precision": args.precision, "rescore": args.rescore}  # fmt: skip
     notes = [(recorded or {}).get("note"), args.note]
     if any(notes):
         record["note"] = " ".join(dict.fromkeys(n for n in notes if n))

@@ -676,8 +676,17 @@ def insuranceqa_table() -> str:
 
     data = load("insuranceqa")
     rows = []
-    for model, row in data["rows"].items():
-        label = INSURANCEQA_LABELS.get(model, f"`{model}`")
+    for key, row in data["rows"].items():
+        model, _, precision = key.partition(" [")
+        label = INSURANCEQA_LABELS.get(model, f"`{model}`") + (
+            f" [{precision}" if precision else ""
+        )
+        if "adapt" in row:
+            adapt = row["adapt"]
+            runs = (adapt["training"].get("runs") or {}).values()
+            steps = sum(r["steps_run"] for r in runs)
+            label = (f"`adapt` from InsuranceQA's own texts, {adapt['budget_minutes']:g}-minute "
+                     f"budget: {steps} steps trained, chose `{adapt['chosen']}`")  # fmt: skip
         rows.append([label, "ours", f"{100 * row['p@1']:.1f}", f"{100 * row['map']:.1f}"])
     for ref in benchmarks.get("insuranceqa").published:
         rows.append([ref.model, "published", f"{100 * ref.metrics['p@1']:.1f}", "–"])
@@ -687,6 +696,55 @@ def insuranceqa_table() -> str:
         rows,
         "|---|---|---:|---:|",
     )
+
+
+def adapt_curve_table() -> str:
+    """``adapt``'s budget curve (``adapt_budget_curve.json``): per learner, set and budget,
+    the steps its own run trained, what it chose, and the test MAP of its entry against the
+    zero-shot base fused with BM25 (the paired bootstrap's 95% interval), and of its own
+    adapter."""
+    data = load("adapt_budget_curve")
+    rows = []
+    for learner, runs in data["learners"].items():
+        for benchmark, points in runs["sets"].items():
+            for p in sorted(points.values(), key=lambda p: p["minutes"]):
+                run, vs = p["own_run"] or {}, p["vs_fused"]
+                own = _delta(vs["own"]["delta"]) if "own" in vs else "–"
+                rows.append([
+                    learner, benchmark, f"{p['minutes']:g}",
+                    f"{run.get('steps_run', 0)} ({run.get('pairs_seen', 0):,} pairs)",
+                    f"`{p['chosen']}`", f"{p['map']['fused']:.4f}", f"{p['map']['adapt']:.4f}",
+                    _with_interval(vs["adapt"]), own,
+                ])  # fmt: skip
+    return _table(
+        ["learner", "set", "budget (min)", "own run: steps", "chose", "fused MAP", "adapt MAP",
+         "adapt − fused [95%]", "own − fused"],
+        rows,
+        "|---|---|--:|--:|---|--:|--:|--:|--:|",
+    )  # fmt: skip
+
+
+def readme_curve_table() -> str:
+    """The README's budget curve: per set and learner, ``adapt``'s test MAP minus the fused
+    base's at each budget, with the pairs its own run saw."""
+    data = load("adapt_budget_curve")
+    budgets = sorted({p["minutes"] for runs in data["learners"].values()
+                      for points in runs["sets"].values() for p in points.values()})  # fmt: skip
+    rows = []
+    for learner, runs in data["learners"].items():
+        for benchmark, points in runs["sets"].items():
+            by_budget = {p["minutes"]: p for p in points.values()}
+            cells = []
+            for minutes in budgets:
+                p = by_budget.get(minutes)
+                if p is None:
+                    cells.append("–")
+                    continue
+                pairs = (p["own_run"] or {}).get("pairs_seen", 0)
+                cells.append(f"{_delta(p['vs_fused']['adapt']['delta'])} ({pairs:,})")
+            rows.append([f"{benchmark}, {learner}", *cells])
+    return _table(["adapt − fused base, test MAP (pairs trained)",
+                   *(f"{m:g} min" for m in budgets)], rows)  # fmt: skip
 
 
 def learning_rates_table() -> str:
@@ -722,21 +780,7 @@ README_PERF_ROWS = (
         "adapt's learner, adapters in the top 2 of 6 layers (frozen layers cached) vs all 6: "
         "pairs/s (a later epoch's); selection MAP after equal pairs",
     ),
-    (
-        "`train_throughput` health, upper-4 vs today",
-        "the same on MedQuAD's texts (timing only)",
-    ),
     ("`quickstart_time` quickstart", "`adapter-zoo quickstart` as a user runs it"),
-    (
-        "`precision` bf16 scoring, AMX-BF16 CPU (`sbert:minilm-l6`)",
-        "MiniLM scoring WikiQA in bf16 vs fp32 on an Intel Xeon with AMX, pairs/s (GFLOP/s, "
-        "share of bf16 peak); MAP of both on WikiQA and beer",
-    ),
-    (
-        "`training_peak` bi-encoder steps, grouped vs bounded",
-        "default bi-encoder training steps/s, batches grouped by length vs the default before "
-        "memory budgets (padded share; GFLOP/s, share of fp32 / bf16 peak), dev MAP",
-    ),
 )
 
 
@@ -870,6 +914,8 @@ TABLES: dict[str, Callable[[], str]] = {
     "semeval": semeval_table,
     "outside": outside_table,
     "insuranceqa": insuranceqa_table,
+    "adapt-curve": adapt_curve_table,
+    "readme-curve": readme_curve_table,
     "learning-rates": learning_rates_table,
     "crash": crash_table,
     "fuzz": fuzz_table,

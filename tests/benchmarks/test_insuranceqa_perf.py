@@ -76,3 +76,45 @@ def test_the_recorded_run_is_the_registry_s_expected_scores_and_encoded_each_tex
     # every distinct question and answer of the split embedded once, the fusion none again
     texts = [record["rows"][model]["texts_encoded"] for model in MODELS]
     assert texts == [0, record["distinct_texts"], 0]
+
+
+def test_an_alias_entry_takes_its_member_s_row_and_its_adapt_run_is_recorded(
+    tiny_bert_path, tmp_path
+):
+    from adapter_zoo.adapt.adapt import alias_entry
+
+    bi = f"sbert:{tiny_bert_path}"
+    adapt = {"budget": {"minutes": 20.0}, "seconds": 939.9, "decision": {"chosen": "base"},
+             "training": {"runs": {"own": {"steps_run": 47}}}, "reason": "base is kept"}  # fmt: skip
+    card = alias_entry("kept-base", bi) / "card.json"
+    # the part of an adapt card the record reads (adapt's own cards: tests/adapter_zoo/adapt)
+    card.write_text(json.dumps({**json.loads(card.read_text()), "adapt": adapt}))
+    out = tmp_path / "insuranceqa.json"
+    argv = ["--data-dir", str(FIXTURES), "--out", str(out), "--limit", "5"]
+    main([*argv, "--models", bi, "kept-base"])
+    rows = json.loads(out.read_text(encoding="utf-8"))["rows"]
+    assert rows["kept-base"]["same_as"] == bi
+    assert rows["kept-base"]["texts_encoded"] == 0
+    assert rows["kept-base"]["map"] == rows[bi]["map"]
+    assert rows["kept-base"]["adapt"] == {"budget_minutes": 20.0, "seconds": 939.9,
+                                          "training": adapt["training"], "chosen": "base",
+                                          "reason": "base is kept"}  # fmt: skip
+
+
+def test_int8_rows_stand_beside_fp32_and_rescore_replaces_a_row(tiny_sentence_bert_path, tmp_path):
+    bi = f"sbert:{tiny_sentence_bert_path}"
+    out = tmp_path / "insuranceqa.json"
+    argv = ["--data-dir", str(FIXTURES), "--out", str(out), "--limit", "5", "--models", bi]
+    main(argv)
+    first = json.loads(out.read_text(encoding="utf-8"))["rows"][bi]
+    main([*argv, "--precision", "int8"])
+    rows = json.loads(out.read_text(encoding="utf-8"))["rows"]
+    assert list(rows) == [bi, f"{bi} [int8]"]
+    assert rows[f"{bi} [int8]"]["precision"] == "int8" and rows[bi] == first
+    record = json.loads(out.read_text(encoding="utf-8"))
+    record["rows"][bi]["seconds"] = -1.0  # marks the recorded row: --rescore replaces it
+    out.write_text(json.dumps(record), encoding="utf-8")
+    main([*argv, "--rescore"])
+    again = json.loads(out.read_text(encoding="utf-8"))["rows"][bi]
+    assert again["seconds"] >= 0 and again["map"] == first["map"]
+    assert again["texts_encoded"] == 6

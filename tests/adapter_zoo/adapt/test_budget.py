@@ -40,11 +40,19 @@ def test_a_short_budget_drops_the_least_valuable_first_then_shortens_the_own_run
         "the zoo's fusion and multitask candidates not scored", "no from-nearest run"]  # fmt: skip
     two = plan(STAGES, RATE, 120)
     assert two.cuts[:4] == five.cuts + ["base@512 not scored"]
-    assert budget.MIN_STEPS <= two.steps["own"] < 120
+    fit = two.fitted["own"]
+    assert budget.MIN_STEPS <= fit < 120
+    # it keeps the steps asked: its deadline ends it, wherever the machine's speed puts it
+    assert two.steps["own"] == 120
     assert two.selection_lists == budget.MIN_SELECTION_LISTS
-    assert two.evaluations == budget.MIN_EVALUATIONS
-    assert two.cuts[4:] == ["50 of 200 selection lists", "2 evaluations a run",
-                            f"own run {two.steps['own']} of 120 steps"]  # fmt: skip
+    assert two.evaluations == budget.MIN_EVALUATIONS == 1
+    assert two.cuts[4:] == ["50 of 200 selection lists", "1 evaluation a run",
+                            f"own run {fit} of 120 steps, then to its deadline"]  # fmt: skip
+    # its estimate is of the steps that fit; its deadline is the budget's end less its tail
+    clock = budget.Clock(2)
+    end = clock.started + 120 - budget.RESERVE_S - two.tail_s["own"]
+    assert two.deadline("own", clock) == pytest.approx(end)
+    assert not five.fitted
 
 
 def test_a_budget_too_small_to_train_trains_nothing_and_says_why():
@@ -141,9 +149,10 @@ def test_a_small_budget_plans_fewer_steps_and_says_so_in_the_card(
     assert record["budget"]["minutes"] == 1.0
     assert measured and measured[0][0] > 0 and measured[0][1] > 1000  # the base's scoring
     unlimited = plan(Stages(**{**_stages_of(card_plan), "runs": {"own": 40}}), slow, None)
-    own = card_plan["steps"]["own"]
-    assert budget.MIN_STEPS <= own < unlimited.steps["own"] == 40  # bicycles.meta: 40 steps
-    assert f"own run {own} of 40 steps" in card_plan["cuts"]
+    fit, own = card_plan["fitted"]["own"], card_plan["steps"]["own"]
+    assert budget.MIN_STEPS <= fit < unlimited.steps["own"] == 40  # bicycles.meta: 40 steps
+    assert own == 40
+    assert f"own run {fit} of 40 steps, then to its deadline" in card_plan["cuts"]
     assert "base@512 not scored" in card_plan["cuts"] and "base@512" not in record["candidates"]
     run = record["training"]["runs"]["own"]
     assert run["steps"] == own and run["selection_lists"] == card_plan["selection_lists"]
@@ -184,8 +193,8 @@ def test_a_run_with_frozen_lower_layers_plans_more_steps_in_the_same_budget():
     assert budget.step_cost(4 / 6) == pytest.approx(7 / 3)
     plain, fast = plan(stages, RATE, 200), plan(frozen, RATE, 200)
     assert (plain.evaluations, plain.selection_lists) == (fast.evaluations, fast.selection_lists)
-    assert fast.steps["own"] > 2 * plain.steps["own"]
-    assert fast.cuts[-1] == f"own run {fast.steps['own']} of 400 steps"
+    assert fast.fitted["own"] > 2 * plain.fitted["own"]
+    assert fast.cuts[-1] == f"own run {fast.fitted['own']} of 400 steps, then to its deadline"
     for p in (plain, fast):  # each plan fits
         assert sum(p.estimate_s.values()) <= 200 - budget.RESERVE_S
 
@@ -204,8 +213,15 @@ def test_a_run_under_a_deadline_anneals_its_rate_by_the_time_spent_or_the_steps(
         sgd.step()
         schedule.step()
         rates.append(sgd.param_groups[0]["lr"])
-    assert rates[:3] == [0.25, 0.5, 0.75]  # the warmup counts steps
-    assert rates[3:] == pytest.approx([0.6, 0.5, 0.4, 0.3, 0.2, 0.1, 0.0])  # then the clock
+    # the warmup would take 4 steps, 40 s: its share of the time (1 s) ends it first
+    assert rates == pytest.approx([(100 - 10 * k) / 99 for k in range(1, 11)])  # the clock
+    slow = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=1.0)
+    ramp = budget_schedule(slow, warmup=4, steps=8, deadline=100.0, clock=lambda: 0.0)
+    for _ in range(3):
+        slow.step()
+        ramp.step()
+        rates.append(slow.param_groups[0]["lr"])
+    assert rates[-3:] == [0.25, 0.5, 0.75]  # a fast machine: the warmup counts steps
     # a fast machine: the planned steps end first, annealed at the last of them
     fast = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=1.0)
     quick = budget_schedule(fast, warmup=0, steps=10, deadline=1e9, clock=lambda: 0.0)
@@ -213,3 +229,22 @@ def test_a_run_under_a_deadline_anneals_its_rate_by_the_time_spent_or_the_steps(
         fast.step()
         quick.step()
     assert fast.param_groups[0]["lr"] == 0.0
+
+
+def test_a_candidate_whose_start_cannot_be_kept_is_not_scored_at_its_start(
+    parsed_shipped, tiny_sentence_bert_path
+):
+    """adapt's candidates (keep_start off) spend no selection scoring on the start: it would
+    be the base's score again (19 s of the 181 s ArguAna's 5-minute run trained)."""
+    from adapter_zoo.training import TrainingConfig, train
+
+    config = TrainingConfig(
+        mode="adapter", data=str(parsed_shipped), forums=("beer",), name="no-start",
+        base_model=str(tiny_sentence_bert_path), batch_size=8, max_length=16, max_steps=4,
+        eval_steps=4, dev_queries=8, lr=3e-2, reduction_factor=2,
+        keep_start=False,
+    )  # fmt: skip
+    card = read_card(train(config))
+    assert [(r["phase"], r["step"]) for r in card["training"]["log"]] == [
+        ("train", 4), ("length", 4)]  # fmt: skip
+    assert card["base_scores"] is None and card["training"]["best_step"] == 4
