@@ -20,8 +20,8 @@ Example:
     >>> stages = Stages(decision_tokens=400_000, decision_tokens_long=600_000,
     ...                 selection_tokens_per_list=4_000, selection_lists=200,
     ...                 step_tokens=32 * 3 * 100, runs={"own": 120})
-    >>> short = plan(stages, rate, seconds_left=120)
-    >>> short.steps["own"] < 120, short.selection_lists < 200
+    >>> short = plan(stages, rate, seconds_left=120)  # the steps that fit, then its deadline
+    >>> short.fitted["own"] < 120, short.selection_lists < 200
     (True, True)
     >>> plan(stages, rate, seconds_left=None).steps["own"]
     120

@@ -42,6 +42,11 @@ _BUILD_FOLDER = re.compile(r"(\.tmp-build-)\d+-[0-9a-f]+")
 # file it creates and deletes beside each download; a kill between the two leaves it, and
 # nothing ever reads it.
 _HUB_PROBE = re.compile(r"tmp_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+# huggingface_hub's probe of whether a cache folder takes symlinks (``are_symlinks_supported``,
+# once per cache folder and process): a temporary folder holding ``dummy_file_src`` and a link
+# to it, removed at once; a kill inside it leaves them, and nothing ever reads them (seen as a
+# failure of tests/faults/test_hub_kills.py::test_pull, a kill at change 29 of 40).
+_HUB_SYMLINK_PROBE = re.compile(r"tmp[a-z0-9_]{8}/dummy_file_(src|dst)")
 # Derived from the card (its "created" included): the card is compared instead.
 SKIPPED = frozenset({"README.md", "leaderboard.html", "leaderboard.md"})
 
@@ -227,7 +232,7 @@ def fingerprint(folder: Path, root: Path) -> dict[str, str]:
     A ``save_to_disk`` folder is one digest of its rows; ``card.json`` leaves out its
     ``files`` (each file has its own digest here, and ``verify_entry`` matched them); hidden
     files and folders (temporaries, locks, run folders) and huggingface_hub's permission
-    probes are not outputs. A recipe's ledger entry (``steps/<digest>.json``, the digest of
+    and symlink probes are not outputs. A recipe's ledger entry (``steps/<digest>.json``, the digest of
     a command line that names the run's folder) is keyed by its job's label.
     """
     import datasets
@@ -238,7 +243,8 @@ def fingerprint(folder: Path, root: Path) -> dict[str, str]:
     for path in sorted(folder.rglob("*")):
         relative = path.relative_to(folder)
         hidden = any(part.startswith(".") for part in relative.parts)
-        if hidden or path.name in SKIPPED or _HUB_PROBE.fullmatch(path.name):
+        probe = _HUB_PROBE.fullmatch(path.name) or _HUB_SYMLINK_PROBE.search(relative.as_posix())
+        if hidden or path.name in SKIPPED or probe:
             continue
         key = relative.as_posix()
         if path.is_dir() and {"dataset_info.json", "dataset_dict.json"} & {
