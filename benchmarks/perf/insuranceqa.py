@@ -150,6 +150,7 @@ def run(
     del dataset, texts, queries
     same = recorded and (recorded["split"], recorded["limit"]) == (split, limit or None)
     scored, rows = ScoredModels(), dict(recorded["rows"]) if same else {}
+    timed = False  # whether this run scored a model itself
     for model in models:
         key = row_name(model, precision)
         if key in rows and not rescore:
@@ -161,6 +162,7 @@ def run(
                          "texts_encoded": 0, **({"adapt": adapt} if adapt else {})}  # fmt: skip
             continue
         started, load = time.perf_counter(), [round(v, 2) for v in os.getloadavg()]
+        timed = True
         with counted_texts() as counter:
             record = evaluate(model, bench, split=split, data_dir=data_dir, scored=scored,
                               precision=precision)  # fmt: skip
@@ -197,7 +199,10 @@ def run(
             and zero_shot["seconds"] <= 60 * TARGET_MINUTES
         },
         # the 1, 5 and 15-minute load averages before and after: how shared the machine was
-        "load_average": {"before": load_before, "after": [round(v, 2) for v in os.getloadavg()]},
+        # (a run that scored nothing new, rows taken from others, keeps the timed run's)
+        "load_average": {"before": load_before, "after": [round(v, 2) for v in os.getloadavg()]}
+        if timed or not same
+        else recorded["load_average"],
         "machine": machine_info(),
     }
 
