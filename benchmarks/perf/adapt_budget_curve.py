@@ -28,7 +28,6 @@ import json
 import logging
 import os
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -41,9 +40,9 @@ from benchmarks.perf.outside_study import (  # noqa: E402
     FUSED,
     SETS,
     ZERO_SHOT,
+    adapted,
     candidate_models,
     query_aps,
-    write_target,
 )
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -51,23 +50,8 @@ PLOT = ROOT / "docs" / "images" / "adapt_budget_curve.png"  # shown in docs/resu
 CURVE_SETS = ("arguana-02", "mediqa2019")
 BUDGETS = (2.5, 5.0, 10.0, 20.0, 40.0)
 CURRENT = "issue 50"  # the learner the points of this code are recorded under
-
-
-def _entry(work: Path, target: str, minutes: float, label: str) -> tuple[str, float]:
-    """``adapt``'s entry of ``target`` within ``minutes`` (made once, its trained candidates
-    kept) and the seconds it took."""
-    from adapter_zoo.adapt.learn import learn_and_decide
-    from adapter_zoo.precision import scoring_precision
-    from adapter_zoo.zoo.store import local_entry, read_card
-
-    name = f"curve-{target}-{minutes:g}m-{label}"
-    if local_entry(name) is not None:
-        return name, read_card(local_entry(name))["adapt"]["seconds"]
-    began = time.perf_counter()
-    with scoring_precision("auto"):  # adapter_zoo.adapt's auto path
-        learn_and_decide(write_target(work, target), name=name, zoo=[], keep_candidates=True,
-                         budget_minutes=minutes)  # fmt: skip
-    return name, time.perf_counter() - began
+# what a point keeps of its own run's record (the card's adapt.training.runs.own)
+OWN_RUN_FIELDS = ("steps", "steps_run", "best_step", "pairs_seen", "selection_map", "seconds")
 
 
 def point(work: Path, benchmark: str, minutes: float, learner: str) -> dict:
@@ -78,7 +62,8 @@ def point(work: Path, benchmark: str, minutes: float, learner: str) -> dict:
 
     data_dir, target = SETS[benchmark]
     label = "".join(c if c.isalnum() else "-" for c in learner)
-    name, seconds = _entry(work, target, minutes, label)
+    entry = f"curve-{target}-{minutes:g}m-{label}"
+    name, seconds = adapted(work, target, [], "auto", minutes, entry)  # empty zoo, kept candidates
     card = read_card(local_entry(name))["adapt"]
     chosen = card["decision"]["chosen"]
     # the entry holds its chosen candidate's files (or names the same models): its test APs
@@ -94,19 +79,7 @@ def point(work: Path, benchmark: str, minutes: float, learner: str) -> dict:
         "chosen": chosen,
         "map": {k: float(v.mean()) for k, v in aps.items()},
         "vs_fused": {k: paired_bootstrap(v, aps["fused"]) for k, v in aps.items() if k != "fused"},
-        "own_run": None
-        if run is None
-        else {
-            k: run[k]
-            for k in (
-                "steps",
-                "steps_run",
-                "best_step",
-                "pairs_seen",
-                "selection_map",
-                "seconds",
-            )  # fmt: skip
-        },
+        "own_run": None if run is None else {k: run[k] for k in OWN_RUN_FIELDS},
         "skipped": card["training"].get("skipped"),
         "cuts": card["budget"]["plan"].get("cuts"),
         "reason": card["reason"],

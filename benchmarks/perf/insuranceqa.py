@@ -23,9 +23,9 @@ answers exactly (``distinct_texts``). MultiCQA's published accuracies stand besi
 Results: ``results/insuranceqa.json`` (``--out``); an existing record of the same split and
 limit keeps its rows, and a model it holds is not scored again (each row scored since
 records its date and the machine's load then; ``--rescore`` scores it again, for a quieter
-timing), so ``--models adapt-insuranceqa`` adds a row. Run, on a quiet machine for the timing: ``python benchmarks/perf/insuranceqa.py [--limit N] [--models M
-...]``; ``--limit 2`` scores the first 2 test questions only (a smoke run; its record says
-so).
+timing), so ``--models adapt-insuranceqa`` adds a row. Run, on a quiet machine for the
+timing: ``python benchmarks/perf/insuranceqa.py [--limit N] [--models M ...]``; ``--limit 2``
+scores the first 2 test questions only (a smoke run; its record says so).
 """
 
 from __future__ import annotations
@@ -148,8 +148,8 @@ def run(
               "distinct_queries": len(queries), "distinct_texts": len(texts),
               "distinct_answers": len(texts - queries)}  # fmt: skip
     del dataset, texts, queries
-    same = recorded and (recorded["split"], recorded["limit"]) == (split, limit or None)
-    scored, rows = ScoredModels(), dict(recorded["rows"]) if same else {}
+    same_record = recorded and (recorded["split"], recorded["limit"]) == (split, limit or None)
+    scored, rows = ScoredModels(), dict(recorded["rows"]) if same_record else {}
     timed = False  # whether this run scored a model itself
     for model in models:
         key = row_name(model, precision)
@@ -157,9 +157,10 @@ def run(
             continue
         member, adapt = alias_of(model)
         if member is not None and row_name(member, precision) in rows:
-            same = row_name(member, precision)
-            rows[key] = {**{m: rows[same][m] for m in (*METRICS, "queries")}, "same_as": same,
-                         "texts_encoded": 0, **({"adapt": adapt} if adapt else {})}  # fmt: skip
+            member_row = row_name(member, precision)
+            rows[key] = {**{m: rows[member_row][m] for m in (*METRICS, "queries")},
+                         "same_as": member_row, "texts_encoded": 0,
+                         **({"adapt": adapt} if adapt else {})}  # fmt: skip
             continue
         started, load = time.perf_counter(), [round(v, 2) for v in os.getloadavg()]
         timed = True
@@ -198,12 +199,19 @@ def run(
             "bi_encoder_minutes": zero_shot is not None
             and zero_shot["seconds"] <= 60 * TARGET_MINUTES
         },
-        # the 1, 5 and 15-minute load averages before and after: how shared the machine was
-        # (a run that scored nothing new, rows taken from others, keeps the timed run's)
-        "load_average": {"before": load_before, "after": [round(v, 2) for v in os.getloadavg()]}
-        if timed or not same
-        else recorded["load_average"],
-        "machine": machine_info(),
+        # the 1, 5 and 15-minute load averages before and after: how shared the machine was,
+        # and which it was (a run that scored nothing new keeps the timed run's)
+        **(
+            {
+                "load_average": {
+                    "before": load_before,
+                    "after": [round(v, 2) for v in os.getloadavg()],
+                },
+                "machine": machine_info(),
+            }
+            if timed or not same_record
+            else {key: recorded[key] for key in ("load_average", "machine")}
+        ),  # fmt: skip
     }
 
 

@@ -127,16 +127,22 @@ ADAPT_BUDGET = 10.0  # minutes: adapt's default
 
 
 def adapted(
-    work: Path, target: str, zoo, strategy: str, budget: float | None = ADAPT_BUDGET
+    work: Path,
+    target: str,
+    zoo,
+    strategy: str,
+    budget: float | None = ADAPT_BUDGET,
+    name: str | None = None,
 ) -> tuple[str, float]:
-    """The entry ``adapt`` makes of ``target`` (made once; ``auto`` keeps its trained
-    candidates, for the decision's agreement with the test sets) and the seconds it took."""
+    """The entry ``adapt`` makes of ``target`` (``name``, by default
+    ``<strategy>-<target>``; made once; ``auto`` keeps its trained candidates, for the
+    decision's agreement with the test sets) and the seconds it took."""
     import adapter_zoo
     from adapter_zoo.adapt.learn import learn_and_decide
     from adapter_zoo.precision import scoring_precision
     from adapter_zoo.zoo.store import local_entry, read_card
 
-    name = f"{strategy}-{target}"
+    name = name or f"{strategy}-{target}"
     if local_entry(name) is None:
         started = time.perf_counter()
         path = write_target(work, target)

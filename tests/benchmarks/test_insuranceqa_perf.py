@@ -58,9 +58,11 @@ def test_a_second_run_keeps_the_recorded_rows_and_scores_only_new_models(tmp_pat
     assert record["rows"]["bm25"] == first  # not scored again: its date stays
     assert record["note"] == "first"
     record["load_average"] = {"before": [9.0, 9.0, 9.0], "after": [9.0, 9.0, 9.0]}
+    record["machine"] = {**record["machine"], "cpu": "the timed run's chip"}
     out.write_text(json.dumps(record), encoding="utf-8")
-    main([*argv, "--models", "bm25"])  # nothing scored: the timed run's load stays
-    assert json.loads(out.read_text(encoding="utf-8"))["load_average"] == record["load_average"]
+    main([*argv, "--models", "bm25"])  # nothing scored: the timed run's load and chip stay
+    kept = json.loads(out.read_text(encoding="utf-8"))
+    assert (kept["load_average"], kept["machine"]) == (record["load_average"], record["machine"])
     main([*argv, "--models", "bm25", "--limit", "1"])  # another limit: a record of its own
     record = json.loads(out.read_text(encoding="utf-8"))
     assert list(record["rows"]) == ["bm25"] and "note" not in record
