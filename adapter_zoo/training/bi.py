@@ -6,7 +6,8 @@ round-robin batches, MultiCQA), ``fusion`` (AdapterFusion over bi-encoder adapte
 ``tanda`` (full fine-tuning on transfer forums, then on the target forum).
 
 The loss is MultipleNegativesRankingLoss: each query against its positive, the other positives
-of the batch, and with ``hard_negatives`` one answer of a BM25-similar question. A step that
+of the batch, and with ``hard_negatives`` one answer of a BM25-similar question (GISTEmbedLoss
+also masks the negatives the base rates above the positive). A step that
 would not fit the run's memory budget recomputes activations in backward, and past that runs
 the loss through GradCache (:mod:`adapter_zoo.training.memory`).
 
@@ -40,7 +41,7 @@ from transformers import set_seed
 from adapter_zoo.biencoder.encoder import BiEncoder, build_sentence_model, transformer_of
 from adapter_zoo.biencoder.layouts import write_bi_adapter, write_bi_full, write_bi_fusion
 from adapter_zoo.errors import ZooError
-from adapter_zoo.losses.registry import GRADCACHE_TWINS
+from adapter_zoo.losses.registry import GRADCACHE_TWINS, GUIDED_LOSSES
 from adapter_zoo.precision import cast_frozen_for_training
 from adapter_zoo.ranker.model import adapters_off
 from adapter_zoo.registry import kind_for_card
@@ -201,7 +202,17 @@ def _phase(config, name: str, train_sets: dict, lr: float, *, selects: bool,
     )  # fmt: skip
 
 
-def _trainer(config, model, phase: Phase, loss: str, evaluator, arguments, callbacks):
+def guide_model(config, loss: str):
+    """The guide of a guided loss (:data:`~adapter_zoo.losses.registry.GUIDED_LOSSES`): the
+    base itself, frozen, without adapters (None for any other loss)."""
+    if loss not in GUIDED_LOSSES:
+        return None
+    guide = build_sentence_model(config.base_model, with_adapters=False, device="cpu")
+    guide.eval().requires_grad_(False)
+    return guide
+
+
+def _trainer(config, model, phase: Phase, loss: str, evaluator, arguments, callbacks, guide=None):
     """``phase``'s ``SentenceTransformerTrainer``: its pair datasets in batches of texts of
     similar length without duplicate texts, one forum per batch in round-robin
     (:mod:`adapter_zoo.training.batches`), the loss ``loss``."""
@@ -225,7 +236,7 @@ def _trainer(config, model, phase: Phase, loss: str, evaluator, arguments, callb
         model=model,
         args=args,
         train_dataset=phase.data,
-        loss=build_loss(loss, "bi", model),
+        loss=build_loss(loss, "bi", model, **({"guide": guide} if guide is not None else {})),
         evaluator=evaluator,
         callbacks=callbacks,
     )
@@ -285,8 +296,10 @@ def train_bi_encoder(config, hosts: list[str]) -> Path:
                          start=start if scores_start else None,
                          competes=config.keep_start))  # fmt: skip
 
+    guide = guide_model(config, run_loss)
+
     def make_trainer(phase, arguments, callbacks):
-        return _trainer(config, model, phase, run_loss, evaluator, arguments, callbacks)
+        return _trainer(config, model, phase, run_loss, evaluator, arguments, callbacks, guide)
 
     folder = open_run_folder(config)
     cache = _prefix_cache(config, transformer_of(model))

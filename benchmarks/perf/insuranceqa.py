@@ -10,8 +10,8 @@ pairs), scored in one run by
   before computed (``benchmarks.evaluate.ScoredModels``), so nothing is encoded twice;
 
 and any other model name given (``--models``: an ``adapt`` entry, a fine-tuned one; a zoo
-alias entry, as ``adapt`` writes when it keeps the base, takes its member's row, marked
-``same_as``, with what its run did). ``--precision int8`` adds rows ``<model> [int8]``
+alias entry, as ``adapt`` writes when it keeps the base, or its fusion entry of the base with
+BM25, takes the row of the model it names, marked ``same_as``, with what its run did). ``--precision int8`` adds rows ``<model> [int8]``
 scored through ONNX Runtime's int8. Each row
 records P@1 (the paper's accuracy), MAP, MRR and nDCG@10 from ``benchmarks.evaluate``, its
 seconds, the process's peak RSS once it is done, and how many texts the bi-encoders embedded
@@ -97,9 +97,10 @@ def row_name(model: str, precision: str) -> str:
 
 
 def alias_of(model: str) -> tuple[str | None, dict | None]:
-    """The model a zoo alias entry ``model`` loads as, at its own length (its scores are
-    that model's: None when ``model`` is no such entry), and what its ``adapt`` run did when
-    ``adapt`` made it (its budget, training and decision)."""
+    """The model a zoo alias or fusion entry ``model`` loads as, at its own length (its
+    scores are those of its spec, a model name or a ``fusion:`` spec: None when ``model`` is
+    no such entry), and what its ``adapt`` run did when ``adapt`` made it (its budget,
+    training and decision)."""
     from adapter_zoo.errors import ZooError
     from adapter_zoo.zoo.store import local_entry, read_card
 
@@ -113,7 +114,7 @@ def alias_of(model: str) -> tuple[str | None, dict | None]:
         adapt = {"budget_minutes": adapt["budget"]["minutes"], "seconds": adapt["seconds"],
                  "training": adapt["training"], "chosen": adapt["decision"]["chosen"],
                  "reason": adapt["reason"]}  # fmt: skip
-    if card.get("composition") != "alias" or "max_length" in card:
+    if card.get("composition") not in ("alias", "fusion") or "max_length" in card:
         return None, adapt
     return card["spec"], adapt
 
@@ -226,7 +227,8 @@ def main(argv=None) -> int:
                         help="int8: ONNX Runtime's dynamic int8 (rows named '<model> [int8]')")  # fmt: skip
     parser.add_argument("--rescore", action="store_true",
                         help="score the models again though recorded (a quieter timing)")  # fmt: skip
-    parser.add_argument("--note", default="", help="what the record should say of the run")
+    parser.add_argument("--note", default="",
+                        help="what the record should say of its runs (replaces its note)")  # fmt: skip
     args = parser.parse_args(argv)
     if args.limit < 0:
         parser.error("--limit must be 0 (all) or more")
@@ -237,9 +239,10 @@ def main(argv=None) -> int:
                  precision=args.precision, rescore=args.rescore)  # fmt: skip
     record["args"] = {"models": args.models, "limit": args.limit or None,
                       "precision": args.precision, "rescore": args.rescore}  # fmt: skip
-    notes = [(recorded or {}).get("note"), args.note]
-    if any(notes):
-        record["note"] = " ".join(dict.fromkeys(n for n in notes if n))
+    # the note says what the record as it now stands is: a run's note replaces the last
+    note = args.note or (recorded or {}).get("note")
+    if note:
+        record["note"] = note
     tmp = args.out.with_suffix(".tmp")
     tmp.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
     os.replace(tmp, args.out)

@@ -30,7 +30,31 @@ def test_the_tables_and_the_figure_are_made_from_the_record(tmp_path):
     record = json.loads(RECORDED.read_text(encoding="utf-8"))
     points = sum(len(ps) for r in record["learners"].values() for ps in r["sets"].values())
     assert len(adapt_curve_table().splitlines()) == 2 + points
-    rows = sum(len(r["sets"]) for r in record["learners"].values())
+    rows = sum(len(r["sets"]) for r in record["learners"].values() if "variant" not in r)
     assert len(readme_curve_table().splitlines()) == 2 + rows
     plot(record, tmp_path / "curve.png")
     assert (tmp_path / "curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_variant_trains_the_own_run_its_way_and_is_recorded_under_its_own_label(
+    tmp_path, monkeypatch
+):
+    from adapter_zoo.adapt import learn
+    from benchmarks.perf import adapt_budget_curve
+
+    seen = []
+
+    def fake_point(work, benchmark, minutes, learner):
+        seen.append((learner, dict(learn.OWN_TRAINING)))
+        return {"minutes": minutes, "map": {"adapt": 0.5, "fused": 0.5}, "chosen": "base"}
+
+    monkeypatch.setattr(adapt_budget_curve, "point", fake_point)
+    monkeypatch.setattr(adapt_budget_curve, "plot", lambda record, path: None)
+    monkeypatch.setattr(learn, "OWN_TRAINING", learn.OWN_TRAINING)  # restored afterwards
+    out = tmp_path / "curve.json"
+    adapt_budget_curve.main(["--work", str(tmp_path), "--sets", "arguana-02", "--budgets", "5",
+                             "--variant", "full", "--out", str(out)])  # fmt: skip
+    label = f"{adapt_budget_curve.CURRENT}, full"
+    assert seen == [(label, {"mode": "full"})]
+    learners = json.loads(out.read_text())["learners"]
+    assert list(learners) == [label] and learners[label]["variant"] == {"mode": "full"}

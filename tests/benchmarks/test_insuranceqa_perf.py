@@ -56,7 +56,10 @@ def test_a_second_run_keeps_the_recorded_rows_and_scores_only_new_models(tmp_pat
     record = json.loads(out.read_text(encoding="utf-8"))
     assert list(record["rows"]) == ["bm25", "tfidf"]
     assert record["rows"]["bm25"] == first  # not scored again: its date stays
-    assert record["note"] == "first"
+    assert record["note"] == "first"  # kept, until a run's note replaces it
+    main([*argv, "--models", "bm25", "--note", "second"])
+    assert json.loads(out.read_text(encoding="utf-8"))["note"] == "second"
+    record = json.loads(out.read_text(encoding="utf-8"))
     record["load_average"] = {"before": [9.0, 9.0, 9.0], "after": [9.0, 9.0, 9.0]}
     record["machine"] = {**record["machine"], "cpu": "the timed run's chip"}
     out.write_text(json.dumps(record), encoding="utf-8")
@@ -84,7 +87,7 @@ def test_the_recorded_run_is_the_registry_s_expected_scores_and_encoded_each_tex
     assert texts == [0, record["distinct_texts"], 0]
 
 
-def test_an_alias_entry_takes_its_member_s_row_and_its_adapt_run_is_recorded(
+def test_an_alias_or_fusion_entry_takes_its_spec_s_row_and_its_adapt_run_is_recorded(
     tiny_bert_path, tmp_path
 ):
     from adapter_zoo.adapt.adapt import alias_entry
@@ -97,8 +100,15 @@ def test_an_alias_entry_takes_its_member_s_row_and_its_adapt_run_is_recorded(
     card.write_text(json.dumps({**json.loads(card.read_text()), "adapt": adapt}))
     out = tmp_path / "insuranceqa.json"
     argv = ["--data-dir", str(FIXTURES), "--out", str(out), "--limit", "5"]
-    main([*argv, "--models", bi, "kept-base"])
+    # adapt's entry of the base fused with BM25 is a fusion entry: its spec's row
+    from adapter_zoo.compose.entry import compose_entry
+
+    fused = f"fusion:{bi}*0.9+bm25*0.1"
+    compose_entry("fused-base", fused)
+    main([*argv, "--models", bi, fused, "kept-base", "fused-base"])
     rows = json.loads(out.read_text(encoding="utf-8"))["rows"]
+    assert rows["fused-base"]["same_as"] == fused and rows["fused-base"]["texts_encoded"] == 0
+    assert rows["fused-base"]["p@1"] == rows[fused]["p@1"]
     assert rows["kept-base"]["same_as"] == bi
     assert rows["kept-base"]["texts_encoded"] == 0
     assert rows["kept-base"]["map"] == rows[bi]["map"]

@@ -283,6 +283,39 @@ def test_keeping_the_base_saves_an_alias_at_the_decided_length(
     ]
 
 
+def test_the_base_fused_with_bm25_is_a_candidate_and_its_fusion_the_entry_when_chosen(
+    tiny_adapt, parsed_shipped, tiny_sentence_bert_path, monkeypatch
+):
+    from adapter_zoo.adapt import decide as deciding
+    from adapter_zoo.compose.fusion import fuse
+    from stackexchange.lists import bm25_candidate_scores
+
+    original = deciding.decide
+    monkeypatch.setattr(deciding, "decide", lambda aps, **kw: {**original(aps, **kw),
+                                                                "chosen": "fusion:base+bm25"})  # fmt: skip
+    path = tiny_adapt(parsed_shipped / BICYCLES, "bikes-fused", zoo=[])
+    card = read_card(path)
+    base = f"sbert:{tiny_sentence_bert_path}"
+    spec = f"fusion:{base}*0.9+bm25*0.1"
+    assert card["composition"] == "fusion" and card["spec"] == spec
+    record = card["adapt"]
+    assert record["candidates"]["fusion:base+bm25"]["model"] == spec
+    # its decision-list MAP is the base's scores fused with BM25's, list by list
+    target = read_threads(parsed_shipped / BICYCLES)
+    lists = held_out_lists(target, assign(target.threads), DECISION)
+    scores = adapter_zoo.load(base).score(lists.pairs())
+    bm25, start, fused = bm25_candidate_scores(lists.queries, lists.candidates), 0, []
+    for row in bm25:
+        fused.append(fuse([scores[start : start + len(row)], row], (0.9, 0.1)))
+        start += len(row)
+    expected = list_average_precisions(np.concatenate(fused), lists.labels).mean()
+    assert record["candidates"]["fusion:base+bm25"]["map"] == pytest.approx(expected)
+    # the saved spec ranks the lists as that fusion did (the entry itself refuses a member
+    # named by a path, as the tiny base is: adapter_zoo.kinds.composite)
+    entry = adapter_zoo.load(card["spec"]).score(lists.pairs())
+    assert list_average_precisions(entry, lists.labels).mean() == pytest.approx(expected)
+
+
 def test_cli_adapt_prints_the_decision_and_every_candidate(
     tiny_adapt, tiny_sentence_bert_path, parsed_shipped, monkeypatch, capsys
 ):

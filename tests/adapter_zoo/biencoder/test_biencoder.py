@@ -341,7 +341,8 @@ def test_bi_encoder_refuses_cross_encoder_losses(parsed_shipped, tiny_sentence_b
         bi_config(parsed_shipped, tiny_sentence_bert_path, "adapter", "x", loss="listwise")
     assert str(error.value) == (
         "unknown bi-encoder loss 'listwise' (a cross-encoder loss); choose one of "
-        "CachedMultipleNegativesRankingLoss, CachedMultipleNegativesSymmetricRankingLoss, "
+        "CachedGISTEmbedLoss, CachedMultipleNegativesRankingLoss, "
+        "CachedMultipleNegativesSymmetricRankingLoss, GISTEmbedLoss, "
         "MegaBatchMarginLoss, MultipleNegativesRankingLoss, "
         "MultipleNegativesSymmetricRankingLoss"
     )

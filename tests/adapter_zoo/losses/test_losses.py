@@ -196,3 +196,43 @@ def test_a_chunked_step_returns_its_loss_on_the_loss_device():
     batch = {"query": ["q"] * 3, "label": torch.ones(3, device="meta")}
     total = backward_in_chunks(lambda part: part["label"].mean(), batch, lambda loss: None, 2)
     assert total.device.type == "meta" and total.shape == ()
+
+
+def test_a_guided_loss_trains_with_the_base_as_its_guide(parsed_shipped, tiny_sentence_bert_path):
+    config = TrainingConfig(mode="adapter", data=str(parsed_shipped), forums=("beer",),
+                            name="beer-gist", base_model=str(tiny_sentence_bert_path),
+                            loss="GISTEmbedLoss", hard_negatives=True, max_steps=2,
+                            eval_steps=2, **FAST)  # fmt: skip
+    card = json.loads((train(config) / "card.json").read_text())
+    assert card["training"]["loss"] == "GISTEmbedLoss"
+    assert card["training"]["steps"] == 2
+
+
+def test_the_guide_is_the_frozen_base_and_masks_what_it_rates_above_the_positive(
+    tiny_sentence_bert_path,
+):
+    from adapter_zoo.biencoder.encoder import build_sentence_model
+    from adapter_zoo.losses import build_loss
+    from adapter_zoo.training.bi import guide_model
+
+    config = TrainingConfig(mode="adapter", data="x", forums=("beer",), name="g", encoder="bi",
+                            base_model=str(tiny_sentence_bert_path), loss="GISTEmbedLoss")  # fmt: skip
+    assert guide_model(config, "MultipleNegativesRankingLoss") is None
+    guide = guide_model(config, "GISTEmbedLoss")
+    assert not guide.training and not any(p.requires_grad for p in guide.parameters())
+    assert not hasattr(guide[0].auto_model, "adapters_config")  # no adapter slots
+    model = build_sentence_model(str(tiny_sentence_bert_path), with_adapters=False)
+    loss = build_loss("GISTEmbedLoss", "bi", model, guide=guide)
+    assert loss.temperature == 0.05  # MultipleNegativesRankingLoss's scale of 20
+    model.eval()
+
+    def loss_of(*columns):
+        with torch.no_grad():
+            return float(loss([model.tokenize(list(c)) for c in columns], None))
+
+    # one anchor whose only negatives are itself (its hard negative, and the anchor and
+    # positive columns' own diagonals): the guide rates each at 1, above the positive, so all
+    # are masked and the positive stands alone
+    assert loss_of(["dark stout"], ["roasted malt beer"], ["dark stout"]) == 0.0
+    assert loss_of(["dark stout", "a flat tyre"], ["roasted malt beer", "patch the tube"],
+                   ["dark stout", "a flat tyre"]) > 0.0  # fmt: skip
