@@ -11,8 +11,8 @@ pairs), scored in one run by
 
 and any other model name given (``--models``: an ``adapt`` entry, a fine-tuned one; a zoo
 alias entry, as ``adapt`` writes when it keeps the base, or its fusion entry of the base with
-BM25, takes the row of the model it names, marked ``same_as``, with what its run did). ``--precision int8`` adds rows ``<model> [int8]``
-scored through ONNX Runtime's int8. Each row
+BM25, takes the row of the model it names, marked ``same_as``, with what its run did).
+``--precision int8`` adds rows ``<model> [int8]`` scored through ONNX Runtime's int8. Each row
 records P@1 (the paper's accuracy), MAP, MRR and nDCG@10 from ``benchmarks.evaluate``, its
 seconds, the process's peak RSS once it is done, and how many texts the bi-encoders embedded
 (counted at ``BiEncoder.encode``): ``BiEncoder.score`` embeds each distinct text of a split
