@@ -97,6 +97,29 @@ def test_a_bi_encoder_runs_gradcache_and_recomputation_only_past_its_budget(
         assert [b[0] for b in built] == ["CachedMultipleNegativesRankingLoss"]
 
 
+def test_a_guided_loss_past_its_budget_runs_its_gradcache_twin_with_the_base_as_guide(
+    parsed_shipped, tiny_sentence_bert_path, monkeypatch
+):
+    import adapter_zoo.losses as losses
+
+    built = []
+    real = losses.build_loss
+
+    def spy(name, encoder, model, **options):
+        built.append((name, sorted(options)))
+        return real(name, encoder, model, **options)
+
+    monkeypatch.setattr(losses, "build_loss", spy)
+    config = TrainingConfig(
+        mode="adapter", data=str(parsed_shipped), forums=("beer",), name="gist-bounded",
+        base_model=str(tiny_sentence_bert_path), batch_size=8, max_length=16, max_steps=2,
+        seed=0, memory_budget=1, loss="GISTEmbedLoss", hard_negatives=True,
+    )  # fmt: skip
+    card = json.loads((train(config) / "card.json").read_text())
+    assert card["training"]["memory"]["loss"] == "CachedGISTEmbedLoss"
+    assert built == [("CachedGISTEmbedLoss", ["guide"])]
+
+
 @pytest.mark.parametrize("budget", [None, 1])
 def test_a_cross_encoder_chunks_and_recomputes_only_past_its_budget(
     budget, parsed_shipped, tiny_bert_path, monkeypatch
