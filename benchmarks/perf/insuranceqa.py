@@ -132,9 +132,9 @@ def run(
     ``limit``) at ``precision`` (a row named ``<model> [int8]`` for int8); return the record
     (rows, published references, counts, machine). The rows of ``recorded`` (an earlier
     record of the same split and limit) stay, and a model it holds is not scored again unless
-    ``rescore`` (a quiet machine's timing replacing a shared one's). An alias entry of a
-    model already scored (``adapt`` keeping the base) takes that model's row, marked
-    ``same_as``."""
+    ``rescore`` (a quiet machine's timing replacing a shared one's). An alias or fusion entry
+    of a model already scored (``adapt`` keeping the base, or the base fused with BM25) takes
+    that model's row, marked ``same_as``."""
     # evaluation (torch, datasets) on first use: --help starts without it
     from benchmarks import get
     from benchmarks.evaluate import ScoredModels, evaluate
@@ -157,8 +157,8 @@ def run(
         if key in rows and not rescore:
             continue
         member, adapt = alias_of(model)
-        if member is not None and row_name(member, precision) in rows:
-            member_row = row_name(member, precision)
+        member_row = None if member is None else row_name(member, precision)
+        if member_row in rows:
             rows[key] = {**{m: rows[member_row][m] for m in (*METRICS, "queries")},
                          "same_as": member_row, "texts_encoded": 0,
                          **({"adapt": adapt} if adapt else {})}  # fmt: skip

@@ -601,7 +601,9 @@ def _adapt_time_rows(data: dict) -> list[str]:
 def _insuranceqa_rows(data: dict) -> list[str]:
     """Scoring InsuranceQA's test split with the zero-shot bi-encoder (``insuranceqa.py``),
     and in int8 against it (the issue's bar: MAP within :data:`INT8_MAP_TOLERANCE`)."""
-    row = data["rows"].get("sbert:minilm-l6")
+    from benchmarks.perf.insuranceqa import ZERO_SHOT, row_name
+
+    row = data["rows"].get(ZERO_SHOT)
     if row is None:
         return []
 
@@ -628,7 +630,7 @@ def _insuranceqa_rows(data: dict) -> list[str]:
             machine(row),
         )
     ]
-    int8 = data["rows"].get("sbert:minilm-l6 [int8]")
+    int8 = data["rows"].get(row_name(ZERO_SHOT, "int8"))
     if int8 is not None:
         lost = row["map"] - int8["map"]
         rows.append(

@@ -707,6 +707,7 @@ def readme_insuranceqa_table() -> str:
     MultiCQA's published accuracies of the same kind (the registry's ``published``; ``–``
     where a kind has no row)."""
     import benchmarks
+    from benchmarks.perf.insuranceqa import FUSED, ZERO_SHOT, row_name
 
     data = load("insuranceqa")
     rows = data["rows"]
@@ -715,7 +716,7 @@ def readme_insuranceqa_table() -> str:
     def ours(key: str) -> str:
         if key not in rows:
             return "–"
-        int8 = rows.get(f"{key} [int8]")
+        int8 = rows.get(row_name(key, "int8"))
         return f"{100 * rows[key]['p@1']:.1f}" + (
             f" (int8 {100 * int8['p@1']:.1f})" if int8 else ""
         )
@@ -738,9 +739,8 @@ def readme_insuranceqa_table() -> str:
                      f"minutes; chose `{adapt['chosen']}`)", ours(key), "–"]  # fmt: skip
     table = [
         ["BM25", ours("bm25"), theirs("IR baseline")],
-        ["zero-shot bi-encoder", ours("sbert:minilm-l6"), theirs("zero-shot")],
-        ["zero-shot bi-encoder fused with BM25", ours("fusion:sbert:minilm-l6*0.9+bm25*0.1"),
-         "–"],
+        ["zero-shot bi-encoder", ours(ZERO_SHOT), theirs("zero-shot")],
+        ["zero-shot bi-encoder fused with BM25", ours(FUSED), "–"],
         adapt_row,
         ["in-domain (fine-tuned on its 12,889 training questions)",
          ours(INSURANCEQA_IN_DOMAIN), theirs("in-domain")],
