@@ -13,7 +13,7 @@ import os
 import shutil
 from pathlib import Path
 
-from adapter_zoo.training.selection import DEV_LISTS
+from adapter_zoo.training.selection import DEV_CANDIDATES, DEV_LISTS
 from benchmarks.errors import BenchmarkError
 from stackexchange.io import atomic_directory, atomic_write_json
 from stackexchange.parse import STATS_FILE
@@ -42,11 +42,18 @@ def _positive_pairs(dataset, forum: str) -> dict[str, list]:
 
 def _dev_lists(dataset) -> dict[str, list]:
     """The dev split's lists with the positive first, one list per positive (a dev list
-    holds a single positive: ``adapter_zoo.training.selection.dev_metrics``); lists with no
-    negative rank nothing and are left out."""
+    holds a single positive: ``adapter_zoo.training.selection.dev_metrics``), against the
+    first ``DEV_CANDIDATES - 1`` negatives in the benchmark's own order; lists with no
+    negative rank nothing and are left out.
+
+    Selection scores every list at each of a run's evaluations: InsuranceQA's 500-answer
+    valid pools would read some 26,000 answers each time (about 9 minutes on 2 cores, seven
+    times a run); a pool is in its retriever's order, so its first negatives are the hardest.
+    """
     columns = {"query": [], "candidates": []}
     for row in dataset:
         negatives = [c for c, label in zip(row["candidates"], row["labels"]) if label <= 0]
+        negatives = negatives[: DEV_CANDIDATES - 1]
         for text, label in zip(row["candidates"], row["labels"]):
             if label > 0 and negatives:
                 columns["query"].append(row["query"])

@@ -164,13 +164,36 @@ class _AtLength:
             self.encoder.max_length = train_length
 
 
+def negative_miner(config):
+    """The encoder that mines hard negatives (``negative_miner="base"``): the base itself,
+    without adapters, at the training length (texts -> unit-length rows); None for BM25's."""
+    if not config.hard_negatives or config.negative_miner != "base":
+        return None
+    base = build_sentence_model(config.base_model, with_adapters=False, device="cpu")
+    base.eval().requires_grad_(False)
+    encoder = BiEncoder(base, base_model=config.base_model, max_length=config.max_length)
+    # a forum's pair kinds share most texts (ArguAna's two: 5,117 and 5,111, each about 100 s
+    # on 2 cores): each text is embedded once a run
+    seen: dict[str, np.ndarray] = {}
+
+    def embed(texts):
+        new = [t for t in dict.fromkeys(texts) if t not in seen]
+        log.info("mining hard negatives: the base embeds %d new of %d texts", len(new), len(texts))
+        if new:
+            seen.update(zip(new, encoder.encode(new)))
+        return np.stack([seen[t] for t in texts])
+
+    return embed
+
+
 def _datasets(config, data, hosts: list[str]) -> tuple[dict, dict]:
     """Each forum's training pairs as a dataset, and the card's pair counts."""
     sets, counts = {}, {}
+    embed = negative_miner(config)
     for host in hosts:
         tables = load_pairs(data, host, config.trained_pair_kinds, "train")
         if config.hard_negatives:
-            with_neighbours(tables)
+            with_neighbours(tables, embed)
         if not sum(len(t) for t in tables):
             raise ZooError(
                 f"{Path(data) / host}: empty training set (no {', '.join(config.trained_pair_kinds)} "

@@ -32,6 +32,7 @@ ENCODERS = TRAINING_ENCODERS
 METHODS = ("seqbn", "lora")
 # Token limit of a pair (cross) or of one text (bi: all-MiniLM-L6-v2 reads up to 256).
 # question_answer: title_answer pairs with title + body as the query (the LAS query form)
+NEGATIVE_MINERS = ("bm25", "base")
 PAIR_KINDS = ("title_body", "title_answer", "duplicates", "question_answer")
 # A bi-encoder learns what its held-out lists ask (question -> accepted answer) and what the
 # forum says about its questions (title -> body); the papers' cross-encoders train title-body.
@@ -71,6 +72,10 @@ class TrainingConfig:
         negatives: negatives per positive, resampled every epoch (seed + epoch).
         hard_negatives: draw negatives from the positives of the 20 most BM25-similar
             queries of the same forum and pair kind instead of at random.
+        negative_miner: what ranks those 20 with ``hard_negatives``: ``bm25`` (the queries'
+            BM25 similarity) or ``base`` (bi-encoders: the base model's own embeddings, each
+            query against every positive, a near-copy of its own answer left out:
+            :func:`adapter_zoo.training.data.embedding_neighbours`).
         max_steps: stop after this many optimizer steps (all phases together). The rate
             warms up linearly over the first epoch (at most half of all steps; 10% of
             them when ``max_steps`` cuts training short), then decays linearly to 0.
@@ -145,6 +150,7 @@ class TrainingConfig:
     max_steps: int | None = None
     negatives: int = 1
     hard_negatives: bool = False
+    negative_miner: str = "bm25"
     seed: int = 42
     weight_decay: float = 0.01
     reduction_factor: int = 16
@@ -197,6 +203,16 @@ class TrainingConfig:
             raise ZooError(
                 f"loss {self.loss} trains on (anchor, positive) pairs; --hard-negatives needs "
                 "a loss that takes a negative per anchor, such as MultipleNegativesRankingLoss"
+            )
+        if self.negative_miner not in NEGATIVE_MINERS:
+            raise ZooError(
+                f"unknown negative miner {self.negative_miner!r}; choose one of "
+                f"{', '.join(NEGATIVE_MINERS)}"
+            )
+        if self.negative_miner != "bm25" and not (self.hard_negatives and self.encoder == "bi"):
+            raise ZooError(
+                f"negative miner {self.negative_miner!r} mines a bi-encoder's hard negatives: "
+                "it needs encoder 'bi' and hard_negatives"
             )
         unknown = [kind for kind in self.pair_kinds if kind not in PAIR_KINDS]
         if unknown:

@@ -160,10 +160,74 @@ def bm25_neighbours(queries: list[str], pool: int = HARD_NEGATIVE_POOL) -> np.nd
     return np.asarray(rows, dtype=np.int64)
 
 
-def with_neighbours(tables: list[PairTable]) -> list[PairTable]:
-    """``tables`` with their BM25 ``neighbours`` filled in (for hard negatives)."""
+# A positive the base ranks nearly as close to a query as its own answer is often another
+# answer to it (a false negative): mined negatives are kept only below this share of the
+# query's similarity to its own positive, NV-Retriever's TopK-PercPos filter, the best of those
+# it compared (Moreira et al., 2024: 95%).
+FALSE_NEGATIVE_MARGIN = 0.95
+_MINING_ROWS = 1024  # queries scored against every positive at once (a 1024 x n float block)
+
+
+def embedding_neighbours(
+    queries: list[str], positives: list[str], embed, pool: int = HARD_NEGATIVE_POOL
+) -> np.ndarray:
+    """Per query, the indices of the ``pool`` positives the embeddings rank nearest to it,
+    best first: never its own positive or a copy of its text, and only those below
+    :data:`FALSE_NEGATIVE_MARGIN` of the query's similarity to its own positive (a query
+    with none below takes its least similar other positive; a row short of ``pool`` repeats
+    its own).
+
+    Args:
+        embed: texts -> unit-length float32 rows (the base model's encoder).
+
+    Example:
+        >>> import numpy as np
+        >>> def embed(texts):  # a toy embedding: a text's first letter
+        ...     rows = np.array([[t[0] == c for c in "abc"] for t in texts], np.float32)
+        ...     return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+        >>> embedding_neighbours(["a?", "b?", "c?"], ["a.", "b.", "a,"], embed, pool=1)
+        array([[1],
+               [0],
+               [0]])
+    """
+    n = len(queries)
+    width = min(pool, n - 1)
+    if width < 1:
+        return np.zeros((n, 0), dtype=np.int64)
+    distinct = list(dict.fromkeys([*queries, *positives]))
+    vectors = embed(distinct)
+    row = {text: i for i, text in enumerate(distinct)}
+    q = vectors[[row[t] for t in queries]]
+    p = vectors[[row[t] for t in positives]]
+    same_text = np.asarray([row[t] for t in positives])
+    out = np.empty((n, width), dtype=np.int64)
+    for start in range(0, n, _MINING_ROWS):
+        rows = np.arange(start, min(start + _MINING_ROWS, n))
+        sims = q[rows] @ p.T
+        own = sims[np.arange(len(rows)), rows]
+        # a share of a negative similarity would move the bar up: the margin is taken off
+        ceiling = own - (1 - FALSE_NEGATIVE_MARGIN) * np.abs(own)
+        excluded = same_text[None, :] == same_text[rows][:, None]  # itself and its copies
+        masked = np.where(excluded | (sims >= ceiling[:, None]), -np.inf, sims)
+        order = np.argsort(-masked, axis=1, kind="stable")[:, :width]
+        for k, i in enumerate(rows):
+            kept = order[k][np.isfinite(masked[k, order[k]])]
+            if not len(kept):  # every other positive above the bar: the least similar one
+                kept = np.asarray([np.argmin(np.where(excluded[k], np.inf, sims[k]))])
+            out[i] = np.resize(kept, width)
+    return out
+
+
+def with_neighbours(tables: list[PairTable], embed=None) -> list[PairTable]:
+    """``tables`` with their ``neighbours`` filled in (for hard negatives): the positives of
+    the most BM25-similar queries, or with ``embed`` (the base's encoder: texts ->
+    unit-length rows) the positives it ranks nearest each query
+    (:func:`embedding_neighbours`)."""
     for table in tables:
-        table.neighbours = bm25_neighbours(table.queries)
+        if embed is None:
+            table.neighbours = bm25_neighbours(table.queries)
+        else:
+            table.neighbours = embedding_neighbours(table.queries, table.positives, embed)
     return tables
 
 

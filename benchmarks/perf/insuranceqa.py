@@ -100,7 +100,8 @@ def alias_of(model: str) -> tuple[str | None, dict | None]:
     """The model a zoo alias or fusion entry ``model`` loads as, at its own length (its
     scores are those of its spec, a model name or a ``fusion:`` spec: None when ``model`` is
     no such entry), and what its ``adapt`` run did when ``adapt`` made it (its budget,
-    training and decision)."""
+    training and decision; by similarity to the zoo's forums, as ``--strategy route``: its
+    strategy, the members it chose and why)."""
     from adapter_zoo.errors import ZooError
     from adapter_zoo.zoo.store import local_entry, read_card
 
@@ -110,7 +111,9 @@ def alias_of(model: str) -> tuple[str | None, dict | None]:
         return None, None
     card = read_card(entry) if entry is not None else {}
     adapt = card.get("adapt")
-    if adapt:
+    if adapt and "budget" not in adapt:  # chosen by similarity: nothing trained, no budget
+        adapt = {k: adapt[k] for k in ("strategy", "requested", "members", "reason")}
+    elif adapt:
         adapt = {"budget_minutes": adapt["budget"]["minutes"], "seconds": adapt["seconds"],
                  "training": adapt["training"], "chosen": adapt["decision"]["chosen"],
                  "reason": adapt["reason"]}  # fmt: skip

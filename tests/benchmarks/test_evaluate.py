@@ -422,6 +422,23 @@ def test_a_benchmark_folder_holds_its_dev_lists_positive_first(fixtures, tmp_pat
     ]
 
 
+def test_a_long_dev_pool_selects_on_its_first_negatives():
+    from adapter_zoo.training.selection import DEV_CANDIDATES
+    from benchmarks.finetune import _dev_lists
+
+    # an InsuranceQA-like pool: 500 candidates in the retriever's order, answers at 3 and 40
+    candidates = [f"answer {i}" for i in range(500)]
+    labels = [int(i in (3, 40)) for i in range(500)]
+    row = {"query": "is my roof covered?", "candidates": candidates, "labels": labels}
+    lists = _dev_lists([row])
+    negatives = [c for c, label in zip(candidates, labels) if not label][: DEV_CANDIDATES - 1]
+    assert lists == {
+        "query": [row["query"]] * 2,
+        "candidates": [["answer 3", *negatives], ["answer 40", *negatives]],
+    }
+    assert negatives[-1] == "answer 19"  # 0-19 but the answer at 3
+
+
 @pytest.mark.integration
 def test_finetune_a_bi_encoder_then_tanda_continues_its_adapter(
     tiny_forum, tiny_sentence_bert_path, tmp_path

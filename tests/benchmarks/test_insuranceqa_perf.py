@@ -95,9 +95,13 @@ def test_an_alias_or_fusion_entry_takes_its_spec_s_row_and_its_adapt_run_is_reco
     bi = f"sbert:{tiny_bert_path}"
     adapt = {"budget": {"minutes": 20.0}, "seconds": 939.9, "decision": {"chosen": "base"},
              "training": {"runs": {"own": {"steps_run": 47}}}, "reason": "base is kept"}  # fmt: skip
-    card = alias_entry("kept-base", bi) / "card.json"
-    # the part of an adapt card the record reads (adapt's own cards: tests/adapter_zoo/adapt)
-    card.write_text(json.dumps({**json.loads(card.read_text()), "adapt": adapt}))
+    # adapt by similarity (--strategy route) trains nothing: no budget, its pick and why
+    routed = {"strategy": "nearest", "requested": "route", "members": [bi],
+              "weights": [1.0], "similarities": {bi: 0.4}, "reason": "nearest forum"}  # fmt: skip
+    for name, record in (("kept-base", adapt), ("routed", routed)):
+        card = alias_entry(name, bi) / "card.json"
+        # the part of an adapt card the record reads (adapt's own cards: tests/adapter_zoo/adapt)
+        card.write_text(json.dumps({**json.loads(card.read_text()), "adapt": record}))
     out = tmp_path / "insuranceqa.json"
     argv = ["--data-dir", str(FIXTURES), "--out", str(out), "--limit", "5"]
     # adapt's entry of the base fused with BM25 is a fusion entry: its spec's row
@@ -105,7 +109,7 @@ def test_an_alias_or_fusion_entry_takes_its_spec_s_row_and_its_adapt_run_is_reco
 
     fused = f"fusion:{bi}*0.9+bm25*0.1"
     compose_entry("fused-base", fused)
-    main([*argv, "--models", bi, fused, "kept-base", "fused-base"])
+    main([*argv, "--models", bi, fused, "kept-base", "fused-base", "routed"])
     rows = json.loads(out.read_text(encoding="utf-8"))["rows"]
     assert rows["fused-base"]["same_as"] == fused and rows["fused-base"]["texts_encoded"] == 0
     assert rows["fused-base"]["p@1"] == rows[fused]["p@1"]
@@ -115,6 +119,9 @@ def test_an_alias_or_fusion_entry_takes_its_spec_s_row_and_its_adapt_run_is_reco
     assert rows["kept-base"]["adapt"] == {"budget_minutes": 20.0, "seconds": 939.9,
                                           "training": adapt["training"], "chosen": "base",
                                           "reason": "base is kept"}  # fmt: skip
+    assert rows["routed"]["same_as"] == bi
+    assert rows["routed"]["adapt"] == {"strategy": "nearest", "requested": "route",
+                                       "members": [bi], "reason": "nearest forum"}  # fmt: skip
 
 
 def test_int8_rows_stand_beside_fp32_and_rescore_replaces_a_row(tiny_sentence_bert_path, tmp_path):

@@ -15,6 +15,7 @@ from adapter_zoo.ranker.ranker import encode_pairs
 from adapter_zoo.training import TrainingConfig, train
 from adapter_zoo.training.data import (
     PairTable,
+    embedding_neighbours,
     epoch_batches,
     example_columns,
     round_robin,
@@ -448,6 +449,92 @@ def test_hard_negatives_come_from_the_neighbours():
         assert len(set(row)) == 3 and set(row) <= set(table.neighbours[i]) and i not in row
     # the most similar query shares the topic word: the pool is ordered by BM25
     assert all(j % 4 == i % 4 for i, j in enumerate(table.neighbours[:, 0]))
+
+
+def _embed_by_topic(texts):
+    """Toy embeddings: a text's topic word as a one-hot row (what a base would rank near)."""
+    topics = ["stout", "hops", "cellar", "yeast"]
+    rows = np.array([[float(t in text) for t in topics] + [0.1] for text in texts], np.float32)
+    return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+
+
+def test_mined_negatives_are_the_nearest_positives_but_never_a_near_copy_of_the_answer():
+    from adapter_zoo.training.data import FALSE_NEGATIVE_MARGIN
+
+    queries = ["stout q0", "stout q1", "hops q2", "hops q3", "cellar q4", "yeast q5"]
+    positives = ["stout a0", "stout a1", "hops a2", "stout a0", "cellar a4", "yeast a5"]
+    neighbours = embedding_neighbours(queries, positives, _embed_by_topic, pool=2)
+    assert neighbours.shape == (6, 2)
+    # q0: positive 1 is as close as its own answer (another stout answer: a false negative)
+    # and positive 3 is its own answer's text; the rest rank level, in their order
+    assert list(neighbours[0]) == [2, 4]
+    # q3's own answer is about stout: hops a2 ranks above the bar of 95% of that similarity
+    # and is left out as a likely answer too
+    vectors = _embed_by_topic(queries + positives)
+    own = vectors[3] @ vectors[6 + 3]
+    assert vectors[3] @ vectors[6 + 2] >= FALSE_NEGATIVE_MARGIN * own and 2 not in neighbours[3]
+    assert all(i not in row for i, row in enumerate(neighbours))
+    # a table of one pair has nothing to mine
+    assert embedding_neighbours(["q"], ["a"], _embed_by_topic).shape == (1, 0)
+
+
+def test_the_base_miner_is_the_frozen_base_and_fills_the_tables(
+    tiny_sentence_bert_path, monkeypatch
+):
+    from adapter_zoo.biencoder.encoder import BiEncoder
+    from adapter_zoo.training.bi import negative_miner
+    from adapter_zoo.training.data import with_neighbours
+
+    def config(**options):
+        return TrainingConfig(mode="adapter", data="x", forums=("beer",), name="m",
+                              encoder="bi", base_model=str(tiny_sentence_bert_path),
+                              **options)  # fmt: skip
+
+    assert negative_miner(config(hard_negatives=True)) is None  # BM25's
+    embed = negative_miner(config(hard_negatives=True, negative_miner="base"))
+    texts = ["a stout", "a lager", "hop bitterness", "cellar temperature"]
+    vectors = embed(texts)
+    assert vectors.shape[0] == 4 and np.allclose(np.linalg.norm(vectors, axis=1), 1, atol=1e-5)
+    table = PairTable("a", "title_body", texts, texts[::-1])
+    (table,) = with_neighbours([table], embed)
+    assert (table.neighbours == embedding_neighbours(texts, texts[::-1], embed)).all()
+    # a text comes back (another pair kind of the same forum): its row, not a second pass
+    calls = []
+    encode = BiEncoder.encode
+    monkeypatch.setattr(
+        BiEncoder, "encode", lambda self, t, **kw: calls.append(t) or encode(self, t, **kw)
+    )
+    again = embed(["a stout", "new text"])
+    assert calls == [["new text"]] and np.array_equal(again[0], vectors[0])
+    with pytest.raises(ZooError, match="unknown negative miner 'dense'; choose one of bm25, base"):
+        config(hard_negatives=True, negative_miner="dense")
+    with pytest.raises(
+        ZooError,
+        match="negative miner 'base' mines a bi-encoder's hard negatives: it needs encoder "
+        "'bi' and hard_negatives",
+    ):
+        config(negative_miner="base")
+
+
+def test_a_run_trains_on_the_negatives_the_base_mined(
+    parsed_shipped, tiny_sentence_bert_path, monkeypatch
+):
+    from adapter_zoo.training import bi
+
+    built, pair_dataset = [], bi.pair_dataset
+    monkeypatch.setattr(bi, "pair_dataset", lambda tables, **kw: built.append(tables)
+                        or pair_dataset(tables, **kw))  # fmt: skip
+    run = TrainingConfig(mode="adapter", data=str(parsed_shipped), forums=("beer",),
+                         name="beer-mined", encoder="bi", base_model=str(tiny_sentence_bert_path),
+                         hard_negatives=True, negative_miner="base", max_steps=2, eval_steps=2,
+                         **FAST)  # fmt: skip
+    card = json.loads((train(run) / "card.json").read_text())
+    assert card["training"]["negative_miner"] == "base" and card["training"]["steps"] == 2
+    embed = bi.negative_miner(run)
+    for table in built[0]:
+        assert (
+            table.neighbours == embedding_neighbours(table.queries, table.positives, embed)
+        ).all()
 
 
 def test_listwise_batches_count_pairs_and_the_loss_is_softmax_cross_entropy(
