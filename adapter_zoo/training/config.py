@@ -30,9 +30,10 @@ ENCODERS = TRAINING_ENCODERS
 # How an adapter entry changes its base: a SeqBn bottleneck after each feed-forward block
 # (the papers' adapter) or LoRA's low-rank updates of the attention's query and value.
 METHODS = ("seqbn", "lora")
+# What ranks a query's hard-negative pool: BM25 over the queries, or the base's embeddings
+NEGATIVE_MINERS = ("bm25", "base")
 # Token limit of a pair (cross) or of one text (bi: all-MiniLM-L6-v2 reads up to 256).
 # question_answer: title_answer pairs with title + body as the query (the LAS query form)
-NEGATIVE_MINERS = ("bm25", "base")
 PAIR_KINDS = ("title_body", "title_answer", "duplicates", "question_answer")
 # A bi-encoder learns what its held-out lists ask (question -> accepted answer) and what the
 # forum says about its questions (title -> body); the papers' cross-encoders train title-body.
