@@ -164,14 +164,22 @@ class _AtLength:
             self.encoder.max_length = train_length
 
 
-def negative_miner(config):
-    """The encoder that mines hard negatives (``negative_miner="base"``): the base itself,
-    without adapters, at the training length (texts -> unit-length rows); None for BM25's."""
-    if not config.hard_negatives or config.negative_miner != "base":
-        return None
+def frozen_base(config):
+    """The base itself, frozen and without adapters: what guides a guided loss and mines
+    hard negatives."""
     base = build_sentence_model(config.base_model, with_adapters=False, device="cpu")
     base.eval().requires_grad_(False)
-    encoder = BiEncoder(base, base_model=config.base_model, max_length=config.max_length)
+    return base
+
+
+def negative_miner(config):
+    """The encoder that mines hard negatives (``negative_miner="base"``): the
+    :func:`frozen_base` at the training length (texts -> unit-length rows); None for BM25's."""
+    if not config.hard_negatives or config.negative_miner != "base":
+        return None
+    encoder = BiEncoder(
+        frozen_base(config), base_model=config.base_model, max_length=config.max_length
+    )
     # a forum's pair kinds share most texts (ArguAna's two: 5,117 and 5,111, each about 100 s
     # on 2 cores): each text is embedded once a run
     seen: dict[str, np.ndarray] = {}
@@ -227,12 +235,10 @@ def _phase(config, name: str, train_sets: dict, lr: float, *, selects: bool,
 
 def guide_model(config, loss: str):
     """The guide of a guided loss (:data:`~adapter_zoo.losses.registry.GUIDED_LOSSES`): the
-    base itself, frozen, without adapters (None for any other loss)."""
+    :func:`frozen_base` (None for any other loss)."""
     if loss not in GUIDED_LOSSES:
         return None
-    guide = build_sentence_model(config.base_model, with_adapters=False, device="cpu")
-    guide.eval().requires_grad_(False)
-    return guide
+    return frozen_base(config)
 
 
 def _trainer(config, model, phase: Phase, loss: str, evaluator, arguments, callbacks, guide=None):
