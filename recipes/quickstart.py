@@ -40,11 +40,12 @@ ADAPTED_MEMBER = f"{ADAPTED}-adapter"
 # end, and the better state is kept. Scoring it every 10 steps as well (three more scorings of
 # beer's 49 dev lists, about a third of the stage on 2 cores) chose among neighbouring
 # steps whose test MAP differs by that choice's noise (docs/results.md, the zoo's kinds of
-# model: the zoo's runs of this recipe chose step 20 to 40). 30 steps, not 40: the whole job
-# took 309 s on 2 cores of an AMD EPYC with 40 (294 s an earlier run: the 5 minutes not
-# kept), 274 s with 30, beer's adapter gaining +0.015 MAP on beer's test set against +0.007
-# (20 steps: 205 s, +0.000; one run each, benchmarks/perf/quickstart_time.py, issue 50).
-BI_STEPS = 30
+# model: the zoo's runs of this recipe chose step 20 to 40). 20 steps, not 30: the job's 5
+# minutes are adapt's to show (the brief: adapt on a forum it never saw), and at 30 beer's
+# stage took 150 s of them and left adapt 1.1 minutes, too few to train a step; beer's test
+# gain was within its 59 questions' noise at either (+0.000 at 20 steps, +0.015 at 30, each
+# interval about +-0.045; one run each, benchmarks/perf/quickstart_time.py).
+BI_STEPS = 20
 BI_EVAL_STEPS = BI_STEPS
 TRAIN_MAX_LENGTH = 128
 # beer's training step's activations: its whole batch held at once (the `plain` plan) took the
@@ -56,10 +57,16 @@ TRAIN_MEMORY = "2.5GB"
 # at least its smallest budget: it plans its stages from the machine's measured speed to fit
 # (adapter_zoo.adapt.budget), so a faster machine (or faster training) lets it train more.
 JOB_MINUTES = 5.0
-# The evaluation step on 2 quiet cores: three bi-encoders (the base at 256 tokens, beer's
-# and adapt's adapters at the 512 their dev splits choose) over both sets, the leaderboard.
+# The evaluation step on 2 quiet cores: the base at 256 tokens and beer's adapter at the 512
+# its dev split chose over both sets, the adapted entry over its own forum's, the leaderboard.
 EVALUATE_RESERVE_S = 80
 ADAPT_MIN_MINUTES = 1.0  # the smallest budget adapt takes (adapter_zoo.adapt.budget)
+# What the job needs beyond its 5 minutes for adapt to train bicycles.meta's own adapter on 2
+# CPU cores: at 5 minutes it had 1.6 and trained nothing (fewer than 10 steps fit); at 8 it had
+# 4.6, trained its 40 steps in 186 s, and its entry (its own adapter fused with the base and
+# BM25) gained +0.055 MAP [+0.004, +0.138] over the zero-shot base on bicycles.meta's 13 test
+# questions (AMD EPYC, 2026-11-29: results/quickstart_time.json, quickstart_time_8min.json).
+MORE_MINUTES = 3.0
 # Candidates per held-out question (LAS has 100): 50, as the zoo's recorded results.
 CANDIDATES = 50
 # Written into the output folder before any work: a folder holding it is the quickstart's
@@ -250,6 +257,7 @@ def _steps(out: Path, *, base: str, max_steps: int | None, job_seconds: float | 
     import stackexchange
     from adapter_zoo.adapt import adapt
     from adapter_zoo.adapt.cli import describe
+    from adapter_zoo.zoo.store import read_card
     from benchmarks import build_from_forum
 
     bi_steps = BI_STEPS if max_steps is None else max_steps
@@ -289,6 +297,7 @@ def _steps(out: Path, *, base: str, max_steps: int | None, job_seconds: float | 
         max_steps=max_steps, budget_minutes=budget, base_model=base,
     )  # fmt: skip
     print("\n".join(f"   {line}" for line in describe(adapted)), flush=True)
+    _say_what_more_time_buys(read_card(adapted)["adapt"], job_seconds)
     _keep_cards(out / "cards", [BI_ADAPTER, ADAPTED])
 
     stages.start("build sets", f"4/{STAGES} build answer-selection sets from held-out questions")
@@ -299,19 +308,32 @@ def _steps(out: Path, *, base: str, max_steps: int | None, job_seconds: float | 
             forum_dir, target, task="answer_selection", candidates=CANDIDATES, seed=0
         )
 
-    models = ["bm25", zero_shot(base), fused(base), BI_ADAPTER, ADAPTED]
     stages.start(
         "evaluate",
-        f"5/{STAGES} evaluate BM25, the zero-shot bi-encoder, it fused with BM25, "
-        f"{BI_ADAPTER!r} and {ADAPTED!r} on both sets",
+        f"5/{STAGES} evaluate BM25, the zero-shot bi-encoder, it fused with BM25 and "
+        f"{BI_ADAPTER!r} on both sets, {ADAPTED!r} on its own forum's",
     )
-    aps = _evaluate(models, benchmark_dirs, out / "results")
+    aps = _evaluate(set_models(base), benchmark_dirs, out / "results")
     _cli(["leaderboard", str(out / "results"), "--out", str(out / "leaderboard")])
     stages.finish()  # the last stage's time before the verdict, not after the closing line
     gains = compare(aps, base)
     print(verdict(gains, base))
     print(f"\nEverything is in {out}")
     return gains
+
+
+def _say_what_more_time_buys(record: dict, job_seconds: float | None) -> None:
+    """Where the job's minutes left adapt no room to train the forum's own adapter (its
+    card's ``adapt`` ``record`` says), say how to give it more: every minute added to the job
+    is adapt's (on 2 CPU cores its own adapter took about 3 more minutes, and then gained on
+    the test set: :data:`MORE_MINUTES`)."""
+    from adapter_zoo.adapt.learn import NO_ROOM_TO_TRAIN
+
+    if job_seconds is not None and record["training"].get("skipped") == NO_ROOM_TO_TRAIN:
+        minutes = job_seconds / 60
+        print(f"   The job's {minutes:g} minutes left adapt too little to train {OTHER_FORUM}'s "
+              f"own adapter: `adapter-zoo quickstart --budget {minutes + MORE_MINUTES:g}` "
+              f"gives it {MORE_MINUTES:g} minutes more.", flush=True)  # fmt: skip
 
 
 def adapt_budget(elapsed: float, job_seconds: float = 60 * JOB_MINUTES) -> float:
@@ -324,6 +346,20 @@ def adapt_budget(elapsed: float, job_seconds: float = 60 * JOB_MINUTES) -> float
     """
     left = (job_seconds - elapsed - EVALUATE_RESERVE_S) / 60
     return max(ADAPT_MIN_MINUTES, math.floor(left * 10) / 10)
+
+
+def set_models(base: str) -> dict[str, list[str]]:
+    """The models each forum's set is scored with: BM25, the zero-shot base, it fused with
+    BM25 and beer's adapter on both (beer's own forum and how far it carries), the adapted
+    entry on its own forum's alone (it was made for that forum; scoring it on beer's set too
+    took a third of the evaluation).
+
+    Example:
+        >>> set_models("minilm-l6")[OTHER_FORUM][-2:]
+        ['beer', 'bicycles.meta-adapted']
+    """
+    shared = ["bm25", zero_shot(base), fused(base), BI_ADAPTER]
+    return {HOME_FORUM: shared, OTHER_FORUM: [*shared, ADAPTED]}
 
 
 def _keep_cards(folder: Path, names: list[str]) -> None:
@@ -342,9 +378,9 @@ def _keep_cards(folder: Path, names: list[str]) -> None:
                 shutil.copyfile(entry_folder(name) / file, target / file)
 
 
-def _evaluate(models: list[str], benchmark_dirs: dict, results: Path) -> dict:
-    """Evaluate ``models`` on each set's test split, records into ``results`` (afresh);
-    return each set's per-question AP of each model, by host and model."""
+def _evaluate(models: dict[str, list[str]], benchmark_dirs: dict, results: Path) -> dict:
+    """Evaluate each set's ``models`` (by host) on its test split, records into ``results``
+    (afresh); return each set's per-question AP of each model, by host and model."""
     from adapter_zoo.adapt.decide import list_average_precisions
     from benchmarks import get
     from benchmarks.evaluate import ScoredModels, evaluate_models
@@ -356,27 +392,29 @@ def _evaluate(models: list[str], benchmark_dirs: dict, results: Path) -> dict:
     for host, bench in benchmark_dirs.items():
         name = f"local:{bench}"
         scored = ScoredModels()  # one a set: the fusion reuses its members' scores
-        evaluate_models(models, name, split="test", results=results, scored=scored)
+        evaluate_models(models[host], name, split="test", results=results, scored=scored)
         bench = get(name)
         labels = list(bench.load("test")["labels"])
         # the set's own rule for a question without a right answer, as its MAP counts it
         kept = [bench.no_positive == "zero" or any(row) for row in labels]
         aps[host] = {
-            model: list_average_precisions(scored.scores(model), labels)[kept] for model in models
+            model: list_average_precisions(scored.scores(model), labels)[kept]
+            for model in models[host]
         }
     return aps
 
 
 def compare(aps: dict, base: str) -> dict:
     """Per set: its size, each model's MAP, and what beer's adapter and the adapted entry
-    gained over the zero-shot base and over it fused with BM25 (the paired bootstrap over the
-    set's questions that ``adapt`` decides with: mean difference and 95% interval)."""
+    (where scored) gained over the zero-shot base and over it fused with BM25 (the paired
+    bootstrap over the set's questions that ``adapt`` decides with: mean difference and 95%
+    interval)."""
     from adapter_zoo.adapt.decide import paired_bootstrap
 
     out = {}
     for host, by_model in aps.items():
         gains = {}
-        for model in (BI_ADAPTER, ADAPTED):
+        for model in (m for m in (BI_ADAPTER, ADAPTED) if m in by_model):
             gains[model] = {}
             for against in (zero_shot(base), fused(base)):
                 test = paired_bootstrap(by_model[model], by_model[against])

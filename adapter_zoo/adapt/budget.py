@@ -46,11 +46,13 @@ MIN_STEPS = 10
 # step 38, 0.5915 at 76; each scoring of its 50 selection lists took 19 s, 5 steps' worth).
 MIN_EVALUATIONS = 1
 MIN_SELECTION_LISTS = 50
-# A training step reads its texts forward and backward, and the cached in-batch loss
-# (GradCache) reads them forward once more, plus the optimizer and the batch's tokenizing:
-# measured 5 to 6 forward passes' worth per token (all-MiniLM-L6-v2, beer's pairs, batch 32
-# at 128 tokens, 2 CPU cores).
-TRAIN_COST = 5.0
+# A training step reads its texts forward and backward, plus the optimizer and the batch's
+# tokenizing, in forward passes' worth per token of the scoring that measures the rate.
+# Measured against adapt's own runs on 2 CPU cores (all-MiniLM-L6-v2, batch 32 of anchor,
+# positive and hard negative at 128 tokens): 3.4 on ArguAna, 3.6 with mined negatives, 4.0 on
+# bicycles.meta's short posts (3.9 s a step against 4.9 priced at 5, 2026-11-29). Priced at 5,
+# a short budget planned fewer than MIN_STEPS and trained nothing where 12 steps fit.
+TRAIN_COST = 4.0
 # Loading a model, writing checkpoints and the entry: a fixed cost per training run.
 RUN_OVERHEAD_S = 15.0
 # Kept free for the decision, the fusions and saving the entry.
@@ -205,7 +207,7 @@ def step_cost(frozen_share: float) -> float:
 
     Example:
         >>> step_cost(0.0), round(step_cost(4 / 6), 2)
-        (5.0, 2.33)
+        (4.0, 2.0)
     """
     return frozen_share + (1.0 - frozen_share) * TRAIN_COST
 

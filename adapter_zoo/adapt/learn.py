@@ -107,6 +107,8 @@ FUSED = "fusion:best+base+bm25"
 # below this fusion).
 BASE_FUSED = "fusion:base+bm25"
 BASE_FUSION_WEIGHTS = (0.9, 0.1)
+# The card's training record when the plan fits no run (read by recipes.quickstart)
+NO_ROOM_TO_TRAIN = "the time budget leaves no room for training (the card's budget)"
 
 
 def _single_models(scorer) -> list[str]:
@@ -537,7 +539,7 @@ def _train_candidates(forum, record, target_name, name, zoo_plans, base_model, s
     if "skipped" in record:
         return {}
     if not plan.steps:
-        record["skipped"] = "the time budget leaves no room for training (the card's budget)"
+        record["skipped"] = NO_ROOM_TO_TRAIN
         return {}
     starts = zoo_plans.get("starts", {"own": None})
     trained, runs = {}, {}

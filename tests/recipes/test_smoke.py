@@ -156,13 +156,18 @@ def test_quickstart_smoke_writes_every_output_and_trains_in_its_own_zoo(tmp_path
         assert f"     {candidate} " in step
 
     # the verdict: each set's size, each zoo model against the zero-shot base and the fused
+    # one; the adapted entry on its own forum's set alone
     verdict = printed[printed.index("What the zoo gained") :]
     gains = record["verdict"]
     assert list(gains) == ["beer.stackexchange.com", OTHER_FORUM]
+    assert {host: list(row["gains"]) for host, row in gains.items()} == {
+        "beer.stackexchange.com": ["beer"], OTHER_FORUM: ["beer", ADAPTED]}  # fmt: skip
+    home, other = verdict.split(f"  {OTHER_FORUM} (")
+    assert f"\n    {ADAPTED}: " in other and ADAPTED not in home
     for host, row in gains.items():
         assert f"  {host} (" in verdict and f"), {row['questions']} test questions:" in verdict
-        assert row["questions"] > 0 and len(row["map"]) == 5
-        for model in ("beer", ADAPTED):
+        assert row["questions"] > 0 and len(row["map"]) == 3 + len(row["gains"])
+        for model in row["gains"]:
             assert f"\n    {model}: " in verdict
             for test in row["gains"][model].values():
                 low, high = test["interval"]
@@ -225,3 +230,20 @@ def test_quickstart_never_replaces_a_zoo_entry_it_did_not_write(tmp_path, capsys
         save_entry(lambda folder: None, name, {"mode": "adapter", "base_model": "minilm-l6",
                    **ours}, overwrite=True)  # fmt: skip
         _refuse_entries_of_others(out.resolve())
+
+
+def test_a_quickstart_whose_adapt_trained_nothing_says_how_to_give_it_more_time(capsys):
+    from adapter_zoo.adapt.learn import NO_ROOM_TO_TRAIN
+    from recipes.quickstart import OTHER_FORUM, _say_what_more_time_buys
+
+    starved = {"training": {"skipped": NO_ROOM_TO_TRAIN}}  # the adapted card's adapt record
+    _say_what_more_time_buys(starved, 300.0)
+    assert capsys.readouterr().out == (
+        f"   The job's 5 minutes left adapt too little to train {OTHER_FORUM}'s own adapter: "
+        "`adapter-zoo quickstart --budget 8` gives it 3 minutes more.\n"
+    )
+    trained = {"training": {"runs": {"own": {"steps_run": 40}}}}
+    no_pairs = {"training": {"skipped": "fewer than 2 training pairs of any kind"}}
+    for record, job_seconds in ((trained, 300.0), (no_pairs, 300.0), (starved, None)):
+        _say_what_more_time_buys(record, job_seconds)
+    assert capsys.readouterr().out == ""  # trained, more time would not help, or unbudgeted

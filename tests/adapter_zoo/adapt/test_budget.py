@@ -186,14 +186,14 @@ def test_training_stops_at_its_deadline_and_keeps_the_step_it_reached(
 
 def test_a_run_with_frozen_lower_layers_plans_more_steps_in_the_same_budget():
     """The own adapter in the top 2 of 6 layers: a step costs the layers below forward only
-    (step_cost 2.33 forward passes a token against 5), and the cached evaluations cost the
-    upper layers only, so the same budget buys more than twice the steps."""
+    (step_cost 2 forward passes a token against 4), and the cached evaluations cost the
+    upper layers only, so the same budget buys at least twice the steps."""
     stages = Stages(**{**STAGES.__dict__, "runs": {"own": 400}})
     frozen = Stages(**{**stages.__dict__, "frozen_share": {"own": 4 / 6}})
-    assert budget.step_cost(4 / 6) == pytest.approx(7 / 3)
+    assert budget.step_cost(4 / 6) == pytest.approx(2.0)
     plain, fast = plan(stages, RATE, 200), plan(frozen, RATE, 200)
     assert (plain.evaluations, plain.selection_lists) == (fast.evaluations, fast.selection_lists)
-    assert fast.fitted["own"] > 2 * plain.fitted["own"]
+    assert fast.fitted["own"] >= 2 * plain.fitted["own"]
     assert fast.cuts[-1] == f"own run {fast.fitted['own']} of 400 steps, then to its deadline"
     for p in (plain, fast):  # each plan fits
         assert sum(p.estimate_s.values()) <= 200 - budget.RESERVE_S
