@@ -4,9 +4,9 @@ parse two shipped StackExchange forums → train the beer forum's bi-encoder ada
 all-MiniLM-L6-v2 (the zoo of one) → ``adapt`` bicycles.meta, a forum nobody labelled, from its
 own posts with that zoo (its test questions never read) → build LAS-style answer-selection sets
 from questions held out of training → evaluate BM25, the zero-shot bi-encoder (the model a user
-already has), it fused with BM25, beer's adapter and the adapted entry on both → leaderboard
-tables, plot, and a verdict: what each zoo model gained over the zero-shot base and over the
-base fused with BM25, with a paired bootstrap interval over each set's questions.
+already has), it fused with BM25 and beer's adapter on both, the adapted entry on its own →
+leaderboard tables, plot, and a verdict: what each zoo model gained over the zero-shot base
+and over the base fused with BM25, with a paired bootstrap interval over each set's questions.
 
 The papers' cross-encoders and their compositions are the recipes' (``adapter-zoo run``): a few
 dozen steps on a base that was never a cross-encoder lost 0.2 MAP to the zero-shot bi-encoder

@@ -1,16 +1,17 @@
 """The quickstart timed as a new user runs it: ``adapter-zoo quickstart`` in a fresh zoo.
 
 The README's set-up command runs the quickstart on real shipped data (MiniLM, two forums:
-beer's bi-encoder adapter trained, bicycles.meta adapted from its own posts with it, five
-models evaluated on both, the leaderboard and the verdict). This runs exactly that command in
-a subprocess (its own empty ``ADAPTER_ZOO_HOME`` and output folder, so nothing is cached from
-an earlier run) and records its wall time and the peak resident memory of its process tree
-beside the machine (the chip and its flags), the load average before and after, the memory
-plan beer's training chose (from its card), what ``adapt`` chose, its budget and spent time
-(from the adapted entry's card), each stage's wall time and the verdict's numbers (the
-quickstart's own record, ``quickstart.json``). Target (issues 32, 52): 5 minutes and 4 GB on
-2 CPU cores. ``--budget M`` runs ``quickstart --budget M`` (the job's minutes: adapt gets
-what beer's training and the evaluation leave), for what a longer first run buys.
+beer's bi-encoder adapter trained, bicycles.meta adapted from its own posts with it, four
+models evaluated on both sets and the adapted entry on its own, the leaderboard and the
+verdict). This runs exactly that command in a subprocess (its own empty ``ADAPTER_ZOO_HOME``
+and output folder, so nothing is cached from an earlier run) and records its wall time and
+the peak resident memory of its process tree beside the machine (the chip and its flags),
+the load average before and after, the memory plan beer's training chose (from its card),
+what ``adapt`` chose, its budget and spent time (from the adapted entry's card), each
+stage's wall time and the verdict's numbers (the quickstart's own record,
+``quickstart.json``). Target (issues 32, 52): 5 minutes and 4 GB on 2 CPU cores.
+``--budget M`` runs ``quickstart --budget M`` (the job's minutes: adapt gets what beer's
+training and the evaluation leave), for what a longer first run buys.
 
 Run: ``python benchmarks/perf/quickstart_time.py [--budget M --out F]`` (default
 results/quickstart_time.json).
