@@ -86,7 +86,8 @@ OWN_DROP_LOWER = 0
 # recorded in results/adapt_budget_curve.json: full fine-tuning taught the most per pair
 # (ArguAna's test, 5 minutes: own +0.021 over the fused base against +0.012) but adapt's
 # entries came out level (+0.012 against +0.014; MEDIQA at 10 minutes 0.000 against -0.004)
-# at 90 MB an entry against 1 MB, and LoRA and the guided loss taught less.
+# at 90 MB an entry against 1 MB, and LoRA, the guided loss, negatives mined by the base and
+# distillation from the base fused with BM25 (FusedMarginMSELoss) taught less.
 OWN_TRAINING: dict = {"mode": "adapter"}
 # Selection lists a run scores at each evaluation, at most (TrainingConfig.dev_queries'
 # default): past a few hundred they add little to the choice of step and cost every

@@ -73,15 +73,18 @@ SENTENCE_LOSSES = {
     "CachedGISTEmbedLoss": "triplets",
 }
 # Losses guided by a second model: training hands them the base itself, frozen and without
-# adapters, whose similarities mask each in-batch or hard negative it rates above the
-# anchor's positive (GISTEmbed's false negatives: a BM25 neighbour's answer is often an
-# answer to the anchor too). Their temperature is MultipleNegativesRankingLoss's (scale 20),
-# so what changes is which negatives count.
-GUIDED_LOSSES = frozenset({"GISTEmbedLoss", "CachedGISTEmbedLoss"})
+# adapters. GISTEmbed's similarities mask each in-batch or hard negative it rates above the
+# anchor's positive (false negatives: a BM25 neighbour's answer is often an answer to the
+# anchor too); its temperature is MultipleNegativesRankingLoss's (scale 20), so what changes
+# is which negatives count. FusedMarginMSELoss's are the teacher's semantic half.
+GUIDED_LOSSES = frozenset({"GISTEmbedLoss", "CachedGISTEmbedLoss", "FusedMarginMSELoss"})
 _GUIDED_OPTIONS = (("temperature", 0.05),)
 # GradCache (the Cached losses): the batch's loss, its in-batch negatives all there, from
 # embeddings computed this many texts at a time, so activations are held for 8 texts only.
 CACHED_MINI_BATCH = 8
+# Losses whose triplets carry a label: the positive's BM25 margin over the negative
+# (adapter_zoo.training.data.bm25_margins), the teacher's lexical half.
+BM25_MARGIN_LOSSES = frozenset({"FusedMarginMSELoss"})
 BUILTIN_LOSSES = (
     LossSpec("bce", "cross", "pointwise", "adapter_zoo.losses.cross:PointwiseBCE",
              "binary cross-entropy of each pair's logit (the papers' loss)"),
@@ -93,6 +96,9 @@ BUILTIN_LOSSES = (
                (("mini_batch_size", CACHED_MINI_BATCH),) * name.startswith("Cached")
                + _GUIDED_OPTIONS * (name in GUIDED_LOSSES))
       for name, shape in SENTENCE_LOSSES.items()),
+    LossSpec("FusedMarginMSELoss", "bi", "triplets",
+             "adapter_zoo.losses.distill:FusedMarginMSELoss",
+             "in-batch ranking plus margin-MSE to the base fused with BM25 (distillation)"),
 )  # fmt: skip
 # Bi-encoders: MultipleNegativesRankingLoss; through its GradCache twin only when a step would
 # not fit the run's memory budget (a default run on quantumcomputing peaked at 3.31 GB RSS

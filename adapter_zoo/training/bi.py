@@ -41,13 +41,13 @@ from transformers import set_seed
 from adapter_zoo.biencoder.encoder import BiEncoder, build_sentence_model, transformer_of
 from adapter_zoo.biencoder.layouts import write_bi_adapter, write_bi_full, write_bi_fusion
 from adapter_zoo.errors import ZooError
-from adapter_zoo.losses.registry import GRADCACHE_TWINS, GUIDED_LOSSES
+from adapter_zoo.losses.registry import BM25_MARGIN_LOSSES, GRADCACHE_TWINS, GUIDED_LOSSES
 from adapter_zoo.precision import cast_frozen_for_training
 from adapter_zoo.ranker.model import adapters_off
 from adapter_zoo.registry import kind_for_card
 from adapter_zoo.training.batches import length_grouped_sampling
 from adapter_zoo.training.checkpoint import open_run_folder
-from adapter_zoo.training.data import load_pairs, resolve_forums, with_neighbours
+from adapter_zoo.training.data import bm25_margins, load_pairs, resolve_forums, with_neighbours
 from adapter_zoo.training.memory import plan_memory
 from adapter_zoo.training.models import (
     check_drop_lower,
@@ -75,12 +75,15 @@ EVALUATIONS = 6  # dev evaluations per phase when eval_steps is not given (plus 
 WARMUP_SHARE = 0.1  # of a phase's steps
 
 
-def pair_dataset(tables, *, hard_negatives: bool, seed: int):
-    """One forum's training pairs as a ``datasets.Dataset`` (anchor, positive[, negative])."""
+def pair_dataset(tables, *, hard_negatives: bool, seed: int, bm25_labels: bool = False):
+    """One forum's training pairs as a ``datasets.Dataset`` (anchor, positive[, negative]),
+    with ``bm25_labels`` a ``label`` column too: each negative's :func:`bm25_margins`."""
     rng = np.random.default_rng(seed)
-    columns: dict[str, list[str]] = {"anchor": [], "positive": []}
+    columns: dict[str, list] = {"anchor": [], "positive": []}
     if hard_negatives:
         columns["negative"] = []
+    if bm25_labels:
+        columns["label"] = []
     for table in tables:
         columns["anchor"] += table.queries
         columns["positive"] += table.positives
@@ -92,6 +95,8 @@ def pair_dataset(tables, *, hard_negatives: bool, seed: int):
                 )
             picks = table.neighbours[np.arange(len(table)), rng.integers(0, width, len(table))]
             columns["negative"] += [table.positives[j] for j in picks]
+            if bm25_labels:
+                columns["label"] += bm25_margins(table, picks).tolist()
     return datasets.Dataset.from_dict(columns)
 
 
@@ -208,7 +213,12 @@ def _datasets(config, data, hosts: list[str]) -> tuple[dict, dict]:
                 f"{Path(data) / host}: empty training set (no {', '.join(config.trained_pair_kinds)} "
                 "pairs in split 'train')"
             )
-        sets[host] = pair_dataset(tables, hard_negatives=config.hard_negatives, seed=config.seed)
+        sets[host] = pair_dataset(
+            tables,
+            hard_negatives=config.hard_negatives,
+            seed=config.seed,
+            bm25_labels=config.loss in BM25_MARGIN_LOSSES,
+        )
         counts[host] = {"train": {t.pair_kind: len(t) for t in tables}}
     return sets, counts
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from adapter_zoo.errors import ZooError
 from adapter_zoo.lengths import default_max_length
 from adapter_zoo.losses import default_loss, get_loss
+from adapter_zoo.losses.registry import BM25_MARGIN_LOSSES
 from adapter_zoo.modes import TRAINING_ENCODERS, TRAINING_MODES, training_row
 from adapter_zoo.names import DEFAULT_BASE
 from adapter_zoo.precision import check_precision
@@ -204,6 +205,10 @@ class TrainingConfig:
             raise ZooError(
                 f"loss {self.loss} trains on (anchor, positive) pairs; --hard-negatives needs "
                 "a loss that takes a negative per anchor, such as MultipleNegativesRankingLoss"
+            )
+        if self.loss in BM25_MARGIN_LOSSES and not self.hard_negatives:
+            raise ZooError(
+                f"loss {self.loss} distils each hard negative's margin; it needs --hard-negatives"
             )
         if self.negative_miner not in NEGATIVE_MINERS:
             raise ZooError(

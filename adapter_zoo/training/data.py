@@ -10,6 +10,7 @@ import numpy as np
 from adapter_zoo.errors import ZooError
 from adapter_zoo.losses import get_loss
 from stackexchange.catalog import forum_set
+from stackexchange.lists import BM25Neighbours
 from stackexchange.parse import STATS_FILE
 from stackexchange.text import question_text
 
@@ -229,6 +230,32 @@ def with_neighbours(tables: list[PairTable], embed=None) -> list[PairTable]:
         else:
             table.neighbours = embedding_neighbours(table.queries, table.positives, embed)
     return tables
+
+
+_MARGIN_ROWS = 512  # queries whose BM25 scores over every positive are held at once
+
+
+def bm25_margins(table: PairTable, negatives: np.ndarray) -> np.ndarray:
+    """Per row, BM25's margin of the row's positive over the positive ``negatives[row]``
+    (its hard negative), in standard deviations of the query's BM25 scores over all the
+    table's positives: the fusion's z-score, its list the whole table (0 where BM25 scores
+    every positive alike).
+
+    Example:
+        >>> table = PairTable("beer", "title_body", ["stout", "lager"],
+        ...                   ["a dark stout", "a pale lager"])
+        >>> bm25_margins(table, np.array([1, 0])) > 0
+        array([ True,  True])
+    """
+    index = BM25Neighbours(table.positives)
+    out = np.zeros(len(table), dtype=np.float32)
+    for start in range(0, len(table), _MARGIN_ROWS):
+        rows = range(start, min(start + _MARGIN_ROWS, len(table)))
+        for row, scores in zip(rows, index.scores([table.queries[r] for r in rows])):
+            spread = scores.std()
+            if spread > 0:
+                out[row] = (scores[row] - scores[negatives[row]]) / spread
+    return out
 
 
 def sample_negatives(table: PairTable, k: int, rng: np.random.Generator) -> np.ndarray:

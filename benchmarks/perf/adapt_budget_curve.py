@@ -60,6 +60,8 @@ VARIANTS = {
     "gist": {"mode": "adapter", "loss": "GISTEmbedLoss"},
     # the hard negatives the base's embeddings rank nearest, not BM25's (near-copies left out)
     "mined": {"mode": "adapter", "negative_miner": "base"},
+    # distilled from the base fused with BM25 (margin-MSE beside the in-batch ranking loss)
+    "distill": {"mode": "adapter", "loss": "FusedMarginMSELoss"},
 }
 # what a point keeps of its own run's record (the card's adapt.training.runs.own)
 OWN_RUN_FIELDS = ("steps", "steps_run", "best_step", "pairs_seen", "selection_map", "seconds")

@@ -8,6 +8,8 @@ test split only (``build-benchmark --candidates 50``, the split ``adapt`` never 
 
 * ``base``: the zero-shot all-MiniLM-L6-v2 at its dev-chosen length (256 or 512 tokens,
   chosen on F's dev split of the same set);
+* ``fused``: the zero-shot base fused with BM25 (z-scores, 0.9 and 0.1), what a user has
+  without training;
 * ``centroid``: today's centroid rule (``adapt --strategy centroid``: fusion of the top 3 of
   the seven adapters when the nearest has similarity >= 0.3, else the base);
 * ``own``: F's own adapter trained the way ``train`` does today (a labelled-forum user's
@@ -46,6 +48,10 @@ RESULTS = Path(__file__).resolve().parent / "results"
 DATA = Path(os.environ.get("ADAPTER_ZOO_SHARED_DATA", ROOT.parent / "shared" / "data"))
 SHARED = DATA / "stackexchange"
 ZERO_SHOT = ZERO_SHOT_MODEL
+# the no-training baseline of this study and outside_study.py's
+FUSED = f"fusion:{ZERO_SHOT}*0.9+bm25*0.1"
+# each study's rows, the zero-shot base first
+MODELS = ("base", "fused", "centroid", "own", "adapt")
 OWN_OPTIONS = {"max_steps": 40, "max_length": 128, "eval_steps": 10}
 CANDIDATES = 50
 
@@ -81,7 +87,8 @@ def split_aps(work: Path, host: str, model: str, split: str, max_length=None) ->
     from benchmarks import get
 
     tag = f"{model}@{max_length}" if max_length else model
-    cache = work / "study-scores" / f"{tag.replace(':', '_')}__{short(host)}__{split}.npy"
+    tag = "".join(c if c.isalnum() or c in "-.@" else "_" for c in tag)
+    cache = work / "study-scores" / f"{tag}__{short(host)}__{split}.npy"
     if cache.is_file():
         return np.load(cache, allow_pickle=False)
     import adapter_zoo
@@ -118,7 +125,7 @@ def forum_row(work: Path, host: str, hosts) -> dict:
     centroid = adapted(work, host, zoo, "centroid")
     dev = {n: split_aps(work, host, ZERO_SHOT, "dev", n).mean() for n in (256, 512)}
     length = 512 if dev[512] > dev[256] else 256
-    models = {"base": (ZERO_SHOT, length), "centroid": (centroid, None),
+    models = {"base": (ZERO_SHOT, length), "fused": (FUSED, None), "centroid": (centroid, None),
               "own": (f"own-{short(host)}", None), "adapt": (name, None)}  # fmt: skip
     aps = {k: split_aps(work, host, m, "test", n) for k, (m, n) in models.items()}
     card = read_card(local_entry(name))["adapt"]
@@ -148,9 +155,9 @@ def summary(rows: dict) -> dict:
     from adapter_zoo.adapt.decide import paired_bootstrap
 
     pooled = {k: np.concatenate([np.asarray(r["aps"][k]) for r in rows.values()])
-              for k in ("base", "centroid", "own", "adapt")}  # fmt: skip
+              for k in MODELS}  # fmt: skip
     out = {"questions": len(pooled["base"]), "forums": len(rows)}
-    for k in ("centroid", "own", "adapt"):
+    for k in MODELS[1:]:
         deltas = [r["map"][k] - r["map"]["base"] for r in rows.values()]
         out[k] = {
             "pooled_map": float(pooled[k].mean()),
@@ -159,6 +166,8 @@ def summary(rows: dict) -> dict:
             "forums_at_least_base": int(sum(d >= 0 for d in deltas)),
         }
     out["base_pooled_map"] = float(pooled["base"].mean())
+    # what adapt adds to what a user has without training
+    out["adapt"]["pooled_vs_fused"] = paired_bootstrap(pooled["adapt"], pooled["fused"])
     return out
 
 

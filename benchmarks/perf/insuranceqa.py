@@ -43,12 +43,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 from benchmarks.datasets.insuranceqa import InsuranceQA  # noqa: E402
+from benchmarks.perf.adapt_study import FUSED, ZERO_SHOT  # noqa: E402
 from benchmarks.perf.machine import machine_info  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 DATA = ROOT.parent / "shared" / "data" / "benchmarks"
-ZERO_SHOT = "sbert:minilm-l6"
-FUSED = f"fusion:{ZERO_SHOT}*0.9+bm25*0.1"
 MODELS = ("bm25", ZERO_SHOT, FUSED)
 # issue 51's target: scoring the test split with one bi-encoder on 2 cores
 TARGET_MINUTES = 15

@@ -46,15 +46,19 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
-from benchmarks.perf.adapt_study import DATA, prepare, qatarliving_questions  # noqa: E402
+from benchmarks.perf.adapt_study import (  # noqa: E402
+    DATA,
+    FUSED,
+    ZERO_SHOT,
+    prepare,
+    qatarliving_questions,
+)
 from benchmarks.perf.machine import machine_info  # noqa: E402
 from benchmarks.perf.transfer import FORUMS, short  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 BENCHMARKS = DATA / "benchmarks"
 OUTSIDE = BENCHMARKS / "outside"
-ZERO_SHOT = "sbert:minilm-l6"
-FUSED = f"fusion:{ZERO_SHOT}*0.9+bm25*0.1"
 # set -> (its data dir, its target)
 SETS = {
     "semeval2016": (BENCHMARKS, "qatarliving"),

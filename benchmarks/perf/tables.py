@@ -330,13 +330,15 @@ def transfer_strategies_table() -> str:
 
 def adapt_study_table() -> str:
     """``adapt`` on a forum the zoo never saw, against the base, on its test split."""
+    from benchmarks.perf.adapt_study import MODELS as STUDY_MODELS
+
     data = load("adapt_study")
     rows = []
     for forum, entry in data["forums"].items():
         scores, vs = entry["map"], entry["vs_base"]["adapt"]
         low, high = vs["interval"]
         rows.append(
-            [_forum(forum), entry["questions"], *(f"{scores[k]:.3f}" for k in ("base", "centroid", "own", "adapt")),
+            [_forum(forum), entry["questions"], *(f"{scores[k]:.3f}" for k in STUDY_MODELS),
              f"{_delta(vs['delta'])} [{_delta(low)}, {_delta(high)}]", f"`{entry['adapt']['chosen']}`"]
         )  # fmt: skip
     summary = data["summary"]
@@ -344,11 +346,11 @@ def adapt_study_table() -> str:
     low, high = pooled["interval"]
     rows.append(
         [f"**pooled ({summary['questions']} questions)**", "", f"{summary['base_pooled_map']:.3f}",
-         *(f"{summary[k]['pooled_map']:.3f}" for k in ("centroid", "own", "adapt")),
+         *(f"{summary[k]['pooled_map']:.3f}" for k in STUDY_MODELS[1:]),
          f"**{_delta(pooled['delta'])} [{_delta(low)}, {_delta(high)}]**", ""]
     )  # fmt: skip
     return _table(
-        ["left-out forum", "test questions", "base", "centroid", "own adapter", "adapt",
+        ["left-out forum", "test questions", "base", "base + BM25", "centroid", "own adapter", "adapt",
          "adapt − base [95%]", "adapt chose"],
         rows,
     )  # fmt: skip
@@ -359,7 +361,8 @@ def readme_adapt_table() -> str:
     data = load("adapt_study")
     summary = data["summary"]
     rows = [["zero-shot base", f"{summary['base_pooled_map']:.3f}", "—", "—"]]
-    labels = {"centroid": "similarity rule (`--strategy centroid`)",
+    labels = {"fused": "zero-shot base fused with BM25 (no training)",
+              "centroid": "similarity rule (`--strategy centroid`)",
               "own": "the forum's own adapter (40 steps)",
               "adapt": "`adapt` (default `auto`: learns from the target's posts)"}  # fmt: skip
     for key, label in labels.items():

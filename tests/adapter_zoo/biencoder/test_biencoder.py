@@ -342,7 +342,7 @@ def test_bi_encoder_refuses_cross_encoder_losses(parsed_shipped, tiny_sentence_b
     assert str(error.value) == (
         "unknown bi-encoder loss 'listwise' (a cross-encoder loss); choose one of "
         "CachedGISTEmbedLoss, CachedMultipleNegativesRankingLoss, "
-        "CachedMultipleNegativesSymmetricRankingLoss, GISTEmbedLoss, "
+        "CachedMultipleNegativesSymmetricRankingLoss, FusedMarginMSELoss, GISTEmbedLoss, "
         "MegaBatchMarginLoss, MultipleNegativesRankingLoss, "
         "MultipleNegativesSymmetricRankingLoss"
     )

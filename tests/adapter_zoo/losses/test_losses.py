@@ -198,13 +198,17 @@ def test_a_chunked_step_returns_its_loss_on_the_loss_device():
     assert total.device.type == "meta" and total.shape == ()
 
 
-def test_a_guided_loss_trains_with_the_base_as_its_guide(parsed_shipped, tiny_sentence_bert_path):
+# FusedMarginMSELoss also reads each triplet's BM25 margin (its label column) in training
+@pytest.mark.parametrize("loss", ["GISTEmbedLoss", "FusedMarginMSELoss"])
+def test_a_guided_loss_trains_with_the_base_as_its_guide(
+    parsed_shipped, tiny_sentence_bert_path, loss
+):
     config = TrainingConfig(mode="adapter", data=str(parsed_shipped), forums=("beer",),
-                            name="beer-gist", base_model=str(tiny_sentence_bert_path),
-                            loss="GISTEmbedLoss", hard_negatives=True, max_steps=2,
+                            name="beer-guided", base_model=str(tiny_sentence_bert_path),
+                            loss=loss, hard_negatives=True, max_steps=2,
                             eval_steps=2, **FAST)  # fmt: skip
     card = json.loads((train(config) / "card.json").read_text())
-    assert card["training"]["loss"] == "GISTEmbedLoss"
+    assert card["training"]["loss"] == loss
     assert card["training"]["steps"] == 2
 
 
