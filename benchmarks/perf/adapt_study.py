@@ -50,7 +50,7 @@ SHARED = DATA / "stackexchange"
 ZERO_SHOT = ZERO_SHOT_MODEL
 # the no-training baseline of this study and outside_study.py's
 FUSED = f"fusion:{ZERO_SHOT}*0.9+bm25*0.1"
-# each study's rows, the zero-shot base first
+# the models each forum's row scores, the zero-shot base first (the others are compared with it)
 MODELS = ("base", "fused", "centroid", "own", "adapt")
 OWN_OPTIONS = {"max_steps": 40, "max_length": 128, "eval_steps": 10}
 CANDIDATES = 50
