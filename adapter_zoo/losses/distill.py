@@ -67,7 +67,7 @@ class FusedMarginMSELoss(nn.Module):
             teacher = [self.guide(dict(f))["sentence_embedding"] for f in features]
         ranking = self.ranking.compute_loss_from_embeddings(embeddings, labels)
         return ranking + self.distill_weight * functional.mse_loss(
-            self.scale * _margins(embeddings),
+            self.scale * _margins(_unit(embeddings)),
             self.scale * self.teacher_margins(teacher, labels.to(embeddings[0].dtype)),
         )
 
@@ -75,9 +75,9 @@ class FusedMarginMSELoss(nn.Module):
     def teacher_margins(teacher: list[Tensor], bm25_margins: Tensor) -> Tensor:
         """The fusion's margin of each positive over its negative, in the base's cosine
         units (``teacher``: the guide's anchor, positive and negative embeddings)."""
-        anchor, positive, negative = (functional.normalize(e, dim=-1) for e in teacher)
+        anchor, positive, negative = units = _unit(teacher)
         spread = (anchor @ torch.cat([positive, negative]).T).std(dim=1)
-        return _margins(teacher) + BM25_SHARE / (1 - BM25_SHARE) * spread * bm25_margins
+        return _margins(units) + BM25_SHARE / (1 - BM25_SHARE) * spread * bm25_margins
 
     def get_config_dict(self) -> dict:
         return {
@@ -87,7 +87,12 @@ class FusedMarginMSELoss(nn.Module):
         }
 
 
-def _margins(embeddings: list[Tensor]) -> Tensor:
-    """Cosine(anchor, positive) - cosine(anchor, negative), per row."""
-    anchor, positive, negative = (functional.normalize(e, dim=-1) for e in embeddings)
+def _unit(embeddings: list[Tensor]) -> list[Tensor]:
+    """Each row at unit length: dot products are cosines."""
+    return [functional.normalize(e, dim=-1) for e in embeddings]
+
+
+def _margins(units: list[Tensor]) -> Tensor:
+    """Cosine(anchor, positive) - cosine(anchor, negative), per row, of unit rows."""
+    anchor, positive, negative = units
     return (anchor * positive).sum(-1) - (anchor * negative).sum(-1)
