@@ -24,12 +24,13 @@ def register(subparsers) -> None:
         "self-supervised pairs (title -> body, question -> accepted answer, duplicates; a new "
         "adapter, and the zoo's multi-task and nearest adapters continued), score them, the "
         "zero-shot base (alone and fused with BM25) and the zoo's strategies on held-out "
-        "lists of the target's own "
-        "threads, and keep the base unless a candidate beats it by more than the lists' noise "
-        "(paired bootstrap). A parsed forum's test questions are never read. The other "
-        "strategies choose from the zoo by domain similarity alone (all-MiniLM-L6-v2 "
-        f"centroids); centroid: {AUTO_STRATEGY} when the best similarity is >= "
-        f"{AUTO_MIN_SIMILARITY}, else zero-shot.",
+        "lists of the target's own threads, and keep the base fused with BM25 unless a "
+        "candidate beats the base by more than the lists' noise (paired bootstrap; a single "
+        "model that wins answers through its fusion with the base and BM25). A parsed "
+        "forum's test questions are never read. The other strategies choose from the zoo "
+        "by domain similarity alone (all-MiniLM-L6-v2 centroids); centroid: "
+        f"{AUTO_STRATEGY} when the best similarity is >= {AUTO_MIN_SIMILARITY}, else "
+        "zero-shot.",
     )
     p.add_argument(
         "--target",

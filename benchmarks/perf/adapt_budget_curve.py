@@ -49,9 +49,11 @@ RESULTS = Path(__file__).resolve().parent / "results"
 PLOT = ROOT / "docs" / "images" / "adapt_budget_curve.png"  # shown in docs/results.md
 CURVE_SETS = ("arguana-02", "mediqa2019")
 BUDGETS = (2.5, 5.0, 10.0, 20.0, 40.0)
-# the learner the points of this code are recorded under: issue 50's, with the base fused
-# with BM25 among the decision's candidates ("issue 50": before it, cb7568a)
-CURRENT = "issue 50 + fused base"
+# the learner the points of this code are recorded under: issue 50's, the base fused with
+# BM25 the decision's floor and a single winner answering through its fusion with the base
+# and BM25 ("issue 50 + fused base": the fused base one candidate among others, 8bd2830;
+# "issue 50": before it, cb7568a)
+CURRENT = "issue 50 + fused floor"
 # what the own run trains instead of a bottleneck adapter (adapter_zoo.adapt.learn's
 # OWN_TRAINING), each tried as issue 50 asked; its points are recorded as "<learner>, <variant>"
 VARIANTS = {
@@ -62,6 +64,9 @@ VARIANTS = {
     "mined": {"mode": "adapter", "negative_miner": "base"},
     # distilled from the base fused with BM25 (margin-MSE beside the in-batch ranking loss)
     "distill": {"mode": "adapter", "loss": "FusedMarginMSELoss"},
+    # 4x the in-batch negatives at a pair's memory: 128 triplets a step through GradCache
+    # (the batch's embeddings first without gradients, then 8 texts at a time with them)
+    "cached": {"mode": "adapter", "loss": "CachedMultipleNegativesRankingLoss", "batch_size": 128},
 }
 # what a point keeps of its own run's record (the card's adapt.training.runs.own)
 OWN_RUN_FIELDS = ("steps", "steps_run", "best_step", "pairs_seen", "selection_map", "seconds")
@@ -151,7 +156,9 @@ def main(argv=None) -> int:
     if args.variant:
         from adapter_zoo.adapt import learn
 
-        learn.OWN_TRAINING = VARIANTS[args.variant]
+        how = dict(VARIANTS[args.variant])
+        learn.BATCH = how.pop("batch_size", learn.BATCH)
+        learn.OWN_TRAINING = how
         args.learner = f"{args.learner}, {args.variant}"
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")  # adapt's progress
     os.environ.setdefault("ADAPTER_ZOO_HOME", str(args.work / "zoo"))

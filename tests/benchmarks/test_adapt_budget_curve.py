@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from benchmarks.perf.adapt_budget_curve import plot
 from benchmarks.perf.tables import adapt_curve_table, readme_curve_table
 
@@ -16,6 +18,7 @@ def test_each_recorded_point_is_against_the_fused_base_of_its_own_test_queries()
     record = json.loads(RECORDED.read_text(encoding="utf-8"))
     assert record["machine"]["cpu"]  # the chip is named
     for runs in record["learners"].values():
+        batch = runs.get("variant", {}).get("batch_size", 32)
         for points in runs["sets"].values():
             for p in points.values():
                 gain = p["map"]["adapt"] - p["map"]["fused"]
@@ -23,7 +26,7 @@ def test_each_recorded_point_is_against_the_fused_base_of_its_own_test_queries()
                 # adapt's entry is its chosen candidate: the same test scores
                 assert p["map"]["adapt"] == p["map"][p["chosen"]]
                 run = p["own_run"]
-                assert run is None or run["pairs_seen"] == 32 * run["steps_run"]
+                assert run is None or run["pairs_seen"] == batch * run["steps_run"]
 
 
 def test_the_tables_and_the_figure_are_made_from_the_record(tmp_path):
@@ -36,8 +39,15 @@ def test_the_tables_and_the_figure_are_made_from_the_record(tmp_path):
     assert (tmp_path / "curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+@pytest.mark.parametrize(
+    ("variant", "training", "batch"),
+    [
+        ("full", {"mode": "full"}, 32),
+        ("cached", {"mode": "adapter", "loss": "CachedMultipleNegativesRankingLoss"}, 128),
+    ],
+)
 def test_a_variant_trains_the_own_run_its_way_and_is_recorded_under_its_own_label(
-    tmp_path, monkeypatch
+    tmp_path, monkeypatch, variant, training, batch
 ):
     from adapter_zoo.adapt import learn
     from benchmarks.perf import adapt_budget_curve
@@ -45,16 +55,19 @@ def test_a_variant_trains_the_own_run_its_way_and_is_recorded_under_its_own_labe
     seen = []
 
     def fake_point(work, benchmark, minutes, learner):
-        seen.append((learner, dict(learn.OWN_TRAINING)))
+        seen.append((learner, dict(learn.OWN_TRAINING), learn.BATCH))
         return {"minutes": minutes, "map": {"adapt": 0.5, "fused": 0.5}, "chosen": "base"}
 
     monkeypatch.setattr(adapt_budget_curve, "point", fake_point)
     monkeypatch.setattr(adapt_budget_curve, "plot", lambda record, path: None)
-    monkeypatch.setattr(learn, "OWN_TRAINING", learn.OWN_TRAINING)  # restored afterwards
+    # restored afterwards
+    monkeypatch.setattr(learn, "OWN_TRAINING", learn.OWN_TRAINING)
+    monkeypatch.setattr(learn, "BATCH", learn.BATCH)
     out = tmp_path / "curve.json"
     adapt_budget_curve.main(["--work", str(tmp_path), "--sets", "arguana-02", "--budgets", "5",
-                             "--variant", "full", "--out", str(out)])  # fmt: skip
-    label = f"{adapt_budget_curve.CURRENT}, full"
-    assert seen == [(label, {"mode": "full"})]
+                             "--variant", variant, "--out", str(out)])  # fmt: skip
+    label = f"{adapt_budget_curve.CURRENT}, {variant}"
+    assert seen == [(label, training, batch)]
     learners = json.loads(out.read_text())["learners"]
-    assert list(learners) == [label] and learners[label]["variant"] == {"mode": "full"}
+    assert list(learners) == [label]
+    assert learners[label]["variant"] == adapt_budget_curve.VARIANTS[variant]
