@@ -541,8 +541,6 @@ def _command_time_row(label: str, data: dict, measured: str) -> str:
     )
 
 
-# the quickstart's no-training baseline (recipes.quickstart.fused of its default base)
-FUSED_BASE = FUSED
 # issue 51: int8 scoring where it keeps InsuranceQA's test MAP within this of fp32's
 INT8_MAP_TOLERANCE = 0.005
 
@@ -559,12 +557,13 @@ def _quickstart_rows(data: dict) -> list[str]:
     for host, row in (data.get("verdict") or {}).items():
         gains = []
         for model, against in row["gains"].items():
-            delta = against[FUSED_BASE]
+            # the quickstart's no-training baseline (recipes.quickstart.fused of its base)
+            delta = against[FUSED]
             low, high = delta["interval"]
             gains.append(f"{model} {delta['delta']:+.3f} [{low:+.3f}, {high:+.3f}]")
         measured += (
             f"; on {host.split('.stackexchange')[0]} ({row['questions']} test questions) vs "
-            f"the base fused with BM25 {row['map'][FUSED_BASE]:.3f}: " + ", ".join(gains)
+            f"the base fused with BM25 {row['map'][FUSED]:.3f}: " + ", ".join(gains)
         )
     if "target_gb" not in data:
         return [_command_time_row("`quickstart_time` quickstart", data, measured)]
