@@ -183,6 +183,7 @@ def atomic_directory(final: str | os.PathLike, *, overwrite: bool = False) -> It
             if named is error:
                 raise
             raise named from error
+        share_as_umask_allows(tmp)
         if os.path.lexists(final):
             # The old folder is kept aside until the new one is in place; a crash between
             # the two renames leaves it under its .old- name, and the next clean-up
@@ -270,6 +271,50 @@ def _restore_interrupted(final: Path) -> None:
             os.replace(entry, final)
             _unrecord(entry)
             return
+
+
+def current_umask() -> int:
+    """This process's umask, read without changing it where the system allows
+    (``/proc/self/status``), else set and put back at once."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o077)  # the most private value for the instant another thread may see
+    os.umask(mask)
+    return mask
+
+
+def share_as_umask_allows(folder: str | os.PathLike) -> None:
+    """Give every file under ``folder`` the permissions a plain ``open`` would (``0o666``
+    less the umask; folders and executable files ``0o777`` less it).
+
+    Libraries that write through a temporary file of their own (safetensors' ``save_file``,
+    ``tempfile.mkstemp``) leave it ``0o600`` after their rename, so without this the weights
+    of an output folder a team shares would be unreadable to the others while its card is
+    not. Symbolic links are left alone (a chmod would follow them out of the folder).
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> root = pathlib.Path(tempfile.mkdtemp())
+        >>> (root / "w.bin").touch(mode=0o600)
+        >>> share_as_umask_allows(root)
+        >>> oct((root / "w.bin").stat().st_mode & 0o777) == oct(0o666 & ~current_umask())
+        True
+    """
+    mask = current_umask()
+    folder = Path(folder)
+    for path in [folder, *folder.rglob("*")]:
+        if path.is_symlink():
+            continue
+        mode = os.stat(path).st_mode
+        executable = path.is_dir() or mode & 0o111
+        wanted = (0o777 if executable else 0o666) & ~mask
+        if mode & 0o777 != wanted:
+            os.chmod(path, wanted)
 
 
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:

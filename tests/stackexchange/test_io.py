@@ -144,3 +144,27 @@ def test_a_second_run_into_a_locked_output_is_refused_until_the_first_ends(tmp_p
         holder.wait()
     with output_lock(tmp_path):  # free again once the holder is gone
         pass
+
+
+@pytest.mark.parametrize("mask", [0o022, 0o077])
+def test_a_folder_written_through_temporaries_of_its_own_is_as_readable_as_the_umask_allows(
+    tmp_path, mask
+):
+    import tempfile
+
+    old = os.umask(mask)
+    try:
+        with atomic_directory(tmp_path / "out") as tmp:
+            handle, name = tempfile.mkstemp(dir=tmp)  # mode 0600, as a library's temporary
+            os.close(handle)
+            os.replace(name, tmp / "weights.bin")
+            inner = Path(tempfile.mkdtemp(dir=tmp))  # mode 0700
+            (inner / "run.sh").write_text("#!/bin/sh\n")
+            os.chmod(inner / "run.sh", 0o700)
+    finally:
+        os.umask(old)
+    out = tmp_path / "out"
+    inner = out / inner.name
+    assert (out / "weights.bin").stat().st_mode & 0o777 == 0o666 & ~mask
+    assert out.stat().st_mode & 0o777 == inner.stat().st_mode & 0o777 == 0o777 & ~mask
+    assert (inner / "run.sh").stat().st_mode & 0o777 == 0o777 & ~mask  # execute bit kept

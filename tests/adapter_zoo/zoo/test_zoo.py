@@ -16,6 +16,7 @@ from adapter_zoo.loading import list_entries, load
 from adapter_zoo.training import TrainingConfig
 from adapter_zoo.training.models import setup_model, write_entry_weights
 from adapter_zoo.zoo import CARD_FILE, save_entry, verify_entry, zoo_home
+from adapter_zoo.zoo.domain import write_centroid
 
 PAIRS = [
     ("why is my stout flat", "dead yeast"),
@@ -24,8 +25,9 @@ PAIRS = [
 ]
 
 
-def make_entry(parsed, base, mode, name, **extra):
-    """Build a mode's model, randomise its trainable weights, store it; return the model."""
+def make_entry(parsed, base, mode, name, *, also=None, **extra):
+    """Build a mode's model, randomise its trainable weights, store it (``also(folder)``
+    writes more files into the entry); return the model."""
     config = TrainingConfig(
         mode=mode, data=str(parsed), forums=("beer",), name=name, base_model=str(base), **extra
     )
@@ -44,9 +46,13 @@ def make_entry(parsed, base, mode, name, **extra):
         "max_length": 64,
         **{k: v for k, v in setup.items() if k == "adapters"},
     }
-    save_entry(
-        lambda folder: write_entry_weights(model, tokenizer, config, setup, folder), name, card
-    )
+
+    def writer(folder):
+        write_entry_weights(model, tokenizer, config, setup, folder)
+        if also is not None:
+            also(folder)
+
+    save_entry(writer, name, card)
     return model, tokenizer
 
 
@@ -286,6 +292,31 @@ def test_save_entry_is_atomic_and_verify_catches_extra_files(tmp_path):
     with pytest.raises(ZooError, match="already exists"):
         save_entry(lambda folder: None, "ok", {"mode": "adapter", "base_model": "minilm-l6"})
     assert [c["name"] for c in list_entries()] == ["ok"]
+
+
+@pytest.fixture
+def umask():
+    """Set the process umask for one test, and put the old one back."""
+    old = os.umask(0o022)
+    yield os.umask
+    os.umask(old)
+
+
+@pytest.mark.parametrize(("mask", "file_mode", "folder_mode"), [(0o022, 0o644, 0o755),
+                                                                (0o077, 0o600, 0o700)])  # fmt: skip
+def test_every_file_of_an_entry_is_as_readable_as_the_umask_allows(
+    parsed_fixture, tiny_bert_path, umask, mask, file_mode, folder_mode
+):
+    # safetensors writes through a temporary of its own (mode 0600): the adapter and the
+    # domain centroid must still come out like the card, as the user's umask says
+    umask(mask)
+    make_entry(parsed_fixture, tiny_bert_path, "adapter", "beer",
+               also=lambda folder: write_centroid(folder, np.ones(4)))  # fmt: skip
+    entry = zoo_home() / "beer"
+    modes = {p.relative_to(entry).as_posix(): p.stat().st_mode & 0o777 for p in entry.rglob("*")}
+    assert {"adapter.safetensors", "domain.safetensors", CARD_FILE, "README.md"} <= set(modes)
+    assert modes == dict.fromkeys(modes, file_mode)
+    assert entry.stat().st_mode & 0o777 == folder_mode
 
 
 def _entry_with_card(entry: str, **fields):
