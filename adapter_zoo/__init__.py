@@ -28,7 +28,7 @@ from adapter_zoo.adapt import adapt
 from adapter_zoo.biencoder import BiEncoder
 from adapter_zoo.build import build_entry
 from adapter_zoo.compose import BM25Scorer, Rerank, ScoreFusion, compose_entry
-from adapter_zoo.errors import ZooError
+from adapter_zoo.errors import ZooError, ZooWarning
 from adapter_zoo.export import export_cross_encoder, export_merged_lora
 from adapter_zoo.hub import pull, push
 from adapter_zoo.loading import list_entries, load
@@ -51,6 +51,7 @@ __all__ = [
     "ScoreFusion",
     "TrainingConfig",
     "ZooError",
+    "ZooWarning",
     "adapt",
     "build_entry",
     "compose_entry",

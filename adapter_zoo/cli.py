@@ -11,11 +11,14 @@ without torch.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import sys
+import warnings
 from importlib.metadata import PackageNotFoundError, entry_points, version
 
-from stackexchange.errors import run_reported
+from adapter_zoo.errors import ZooWarning
+from stackexchange.errors import one_line, run_reported
 from stackexchange.paths import output_folder_option
 
 COMMAND_GROUP = "adapter_zoo.commands"
@@ -55,6 +58,26 @@ def show_progress(command: str) -> None:
     _progress = handler
 
 
+@contextlib.contextmanager
+def one_line_warnings(prog: str):
+    """While a command runs, show the project's warnings (:class:`ZooWarning`) on stderr as
+    ``PROG: warning: message``, one line; other libraries' warnings keep Python's format
+    (their source line helps whoever reports them), and a Python caller's are untouched."""
+    shown = warnings.showwarning
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        if issubclass(category, ZooWarning):
+            print(f"{prog}: warning: {one_line(str(message))}", file=file or sys.stderr)
+        else:
+            shown(message, category, filename, lineno, file, line)
+
+    warnings.showwarning = show
+    try:
+        yield
+    finally:
+        warnings.showwarning = shown
+
+
 def package_version() -> str:
     """The installed distribution's version (its metadata), as ``pip show`` reports it."""
     try:
@@ -92,7 +115,9 @@ def main(argv: list[str] | None = None) -> int:
     if extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     show_progress(args.command)
-    return run_reported(f"adapter-zoo {args.command}", lambda: args.func(args))
+    prog = f"adapter-zoo {args.command}"
+    with one_line_warnings(prog):
+        return run_reported(prog, lambda: args.func(args))
 
 
 if __name__ == "__main__":

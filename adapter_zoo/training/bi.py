@@ -40,7 +40,7 @@ from transformers import set_seed
 
 from adapter_zoo.biencoder.encoder import BiEncoder, build_sentence_model, transformer_of
 from adapter_zoo.biencoder.layouts import write_bi_adapter, write_bi_full, write_bi_fusion
-from adapter_zoo.errors import ZooError
+from adapter_zoo.errors import ZooError, ZooWarning
 from adapter_zoo.losses.registry import BM25_MARGIN_LOSSES, GRADCACHE_TWINS, GUIDED_LOSSES
 from adapter_zoo.precision import cast_frozen_for_training
 from adapter_zoo.ranker.model import adapters_off
@@ -367,9 +367,10 @@ def train_bi_encoder(config, hosts: list[str]) -> Path:
     # at the base's own length: a longer limit alone (chosen above) is no gain of training
     if base is not None and trained.best["dev_map"] <= base["dev_map"]:
         warnings.warn(
-            f"adapter-zoo train: {config.name!r} does not beat its base on dev "
+            f"{config.name!r} does not beat its base on dev "
             f"(MAP {trained.best['dev_map']:.4f} vs base {base['dev_map']:.4f}); "
             "the entry keeps the best state seen",
+            ZooWarning,
             stacklevel=2,
         )
 
