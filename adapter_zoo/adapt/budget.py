@@ -3,17 +3,22 @@
 Every stage of ``adapt``'s default strategy reads texts through the base model: scoring the
 decision lists (once per candidate), a training step (a batch of anchors, positives and hard
 negatives, forward and backward), scoring the selection lists (at every evaluation of a
-training run). So one rate measures them all: the seconds per token the base reads, taken
-from the scoring of the decision lists by the zero-shot base, which every run does first.
-From it :func:`plan` estimates each remaining stage and fits them into what is left of the
+training run). Scoring is priced by the seconds per token the base reads, taken from the
+scoring of the decision lists by the zero-shot base, which every run does first; a training
+step by a step of the run's own training timed on this machine
+(:func:`adapter_zoo.training.probe.step_seconds`), since a step's backward pass, optimizer
+and padding cost the scoring rate a factor that differs from machine to machine. From them
+:func:`plan` estimates each remaining stage and fits them into what is left of the
 budget, keeping what the leave-one-forum-out study found worth most
 (``benchmarks/perf/results/adapt_study.json``: the target's own adapter and the fusion of
 the best candidate with the base won 7 of 8 forums; the continued zoo adapters won none):
 it drops the least valuable stages first (:data:`DROP_ORDER`), then shortens the target's
 own run (fewer selection lists, fewer evaluations, fewer steps), and when not even
-:data:`MIN_STEPS` steps fit it trains nothing and says so. Each training run also stops at
-the end of its share (a deadline, :func:`adapter_zoo.training.stop_training_at`), so a wrong
-estimate costs a step or two, never the budget. The plan and what ran go into the card.
+:data:`MIN_STEPS` steps fit it trains nothing and says so; a budget with room left over
+gives the target's own run more steps, to its deadline (``Stages.step_cap``). Each training
+run also stops at the end of its share (a deadline,
+:func:`adapter_zoo.training.stop_training_at`), so a wrong estimate costs a step or two,
+never the budget. The plan and what ran go into the card.
 
 Example:
     >>> rate = Rate(seconds_per_token=2e-5)  # about 2 CPU cores reading all-MiniLM-L6-v2
@@ -25,6 +30,9 @@ Example:
     (True, True)
     >>> plan(stages, rate, seconds_left=None).steps["own"]
     120
+    >>> timed = Rate(seconds_per_token=2e-5, seconds_per_step=1.5)  # a step taken here
+    >>> short.fitted["own"], plan(stages, timed, seconds_left=120).fitted["own"]
+    (89, 46)
 """
 
 from __future__ import annotations
@@ -46,8 +54,10 @@ MIN_STEPS = 10
 # step 38, 0.5915 at 76; each scoring of its 50 selection lists took 19 s, 5 steps' worth).
 MIN_EVALUATIONS = 1
 MIN_SELECTION_LISTS = 50
-# A training step reads its texts forward and backward, plus the optimizer and the batch's
-# tokenizing, in forward passes' worth per token of the scoring that measures the rate.
+# Without a timed step (Rate.seconds_per_step), a training step is priced from the scoring
+# rate: it reads its texts forward and backward, plus the optimizer and the batch's
+# tokenizing, in forward passes' worth per token of the scoring that measures the rate; with
+# one, this only weighs a run whose lower layers run forward only against the timed run.
 # Measured against adapt's own runs on 2 CPU cores (all-MiniLM-L6-v2, batch 32 of anchor,
 # positive and hard negative at 128 tokens): 3.4 on ArguAna, 3.6 with mined negatives, 4.0 on
 # bicycles.meta's short posts (3.9 s a step against 4.9 priced at 5, 2026-11-29). Priced at 5,
@@ -69,9 +79,29 @@ DROP_ORDER = ("from-multitask", "zoo:extra", "from-nearest", "base@512")
 
 @dataclass(frozen=True)
 class Rate:
-    """This machine's speed: seconds per token the base reads (forward)."""
+    """This machine's speed: seconds per token the base reads (forward), and the seconds of
+    one step of the target's own training run as timed here (None: priced from the tokens'
+    rate at :data:`TRAIN_COST`), whose lower layers that run forward only are
+    ``step_frozen_share`` of the base's."""
 
     seconds_per_token: float
+    seconds_per_step: float | None = None
+    step_frozen_share: float = 0.0
+
+    def step_seconds(self, stages: Stages, run: str) -> float:
+        """One training step of ``run``: the timed step, scaled by ``run``'s share of
+        frozen layers against the timed run's (:func:`step_cost`), else the step's tokens at
+        the scoring rate.
+
+        Example:
+            >>> stages = Stages(1, 1, 1.0, 1, step_tokens=1000, runs={"own": 40})
+            >>> Rate(1e-4).step_seconds(stages, "own"), Rate(1e-4, 1.5).step_seconds(stages, "own")
+            (0.4, 1.5)
+        """
+        cost = step_cost(stages.frozen_share.get(run, 0.0))
+        if self.seconds_per_step is None:
+            return stages.step_tokens * cost * self.seconds_per_token
+        return self.seconds_per_step * cost / step_cost(self.step_frozen_share)
 
     @classmethod
     def measure(cls, seconds: float, tokens: int) -> Rate:
@@ -109,6 +139,9 @@ class Stages:
             ``drop_lower`` over the layers; 0 when not given): their forward pass is all a
             step does there, and a text read again takes it from the cache
             (:mod:`adapter_zoo.training.prefix_cache`).
+        step_cap: the own run's steps when the budget has room for more than it asked
+            (None: the steps asked, as when the user gave them): it then trains to its
+            deadline instead of leaving the budget's rest unspent.
     """
 
     decision_tokens: int
@@ -120,6 +153,7 @@ class Stages:
     zoo_core: int = 0
     zoo_extra: int = 0
     frozen_share: dict[str, float] = field(default_factory=dict)
+    step_cap: int | None = None
 
 
 @dataclass
@@ -227,7 +261,7 @@ def _run_seconds(stages: Stages, rate: Rate, run: str, steps: int, evaluations: 
     frozen = stages.frozen_share.get(run, 0.0)
     scorings = _selection_scorings(evaluations, frozen)
     selection = scorings * lists * stages.selection_tokens_per_list * per_token
-    training = steps * stages.step_tokens * step_cost(frozen) * per_token
+    training = steps * rate.step_seconds(stages, run)
     return RUN_OVERHEAD_S + training + selection + stages.decision_tokens * per_token
 
 
@@ -300,6 +334,13 @@ def plan(
                     f"no training: fewer than {MIN_STEPS} steps fit in the budget "
                     f"({seconds_left:.0f} s left)"
                 )
+        elif "own" in p.steps and stages.step_cap and stages.step_cap > p.steps["own"]:
+            # room to spare: the own run takes it, stopped by its deadline, annealed by then
+            fit = min(_fit_steps(stages, rate, p, room), stages.step_cap)
+            if fit > p.steps["own"]:
+                p.cuts.append(f"own run {fit} steps, not {p.steps['own']}: to its deadline")
+                p.steps["own"] = stages.step_cap
+                p.fitted["own"] = fit
     # a run the budget cut is estimated at the steps that fit: its deadline ends it
     p.estimate_s = _estimate(stages, rate, _with(p, fitted=p.fitted))
     p.tail_s = {run: _tail_seconds(stages, rate, run, p.selection_lists) for run in p.steps}
@@ -321,8 +362,7 @@ def _fit_lists(stages: Stages, rate: Rate, p: Plan, room: float) -> int:
 def _fit_steps(stages: Stages, rate: Rate, p: Plan, room: float) -> int:
     """The own run's steps that fit, the rest of the plan as it is."""
     without = sum(_estimate(stages, rate, _with(p, own_steps=0)).values())
-    cost = step_cost(stages.frozen_share.get("own", 0.0))
-    per_step = stages.step_tokens * cost * rate.seconds_per_token
+    per_step = rate.step_seconds(stages, "own")
     return max(0, math.floor((room - without) / per_step))
 
 

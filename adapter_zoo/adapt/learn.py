@@ -198,6 +198,9 @@ def learn_and_decide(
         sizes = _Sizes(count_tokens, decision, selection, target_data)
         stages = _stages(sizes, training, cards, zoo_plans, max_steps, base_model)
         rate = budget.Rate.measure(scorer.seconds[BASE], sizes.decision_tokens)
+        if budget_minutes is not None and "own" in stages.runs:
+            rate = _timed_step(rate, forum, training, target_data.name, name, base_model, seed,
+                               stages)  # fmt: skip
         plan = budget.plan(stages, rate, clock.left(), default_evaluations=EVALUATIONS)
         if decision_cut:
             plan.cuts.insert(0, decision_cut)
@@ -234,6 +237,7 @@ def learn_and_decide(
         "budget": {
             "minutes": budget_minutes,
             "seconds_per_token": rate.seconds_per_token,
+            "seconds_per_step": rate.seconds_per_step,
             "plan": plan.to_card(),
             "spent_s": round(clock.spent(), 1),
         },
@@ -503,6 +507,7 @@ def _stages(sizes, training, cards, zoo_plans, max_steps, base_model) -> budget.
         selection_lists=min(sizes.selection_lists, SELECTION_LISTS),
         step_tokens=sizes.step_tokens, runs=runs, zoo_core=int("nearest" in plans),
         zoo_extra=extra, frozen_share=_frozen_share(runs, base_model),
+        step_cap=None if max_steps else MAX_STEPS,
     )  # fmt: skip
 
 
@@ -547,16 +552,9 @@ def _train_candidates(forum, record, target_name, name, zoo_plans, base_model, s
     for candidate, run_steps in plan.steps.items():
         start = starts[candidate]
         entry = f"{name}{CANDIDATE_MARK}{candidate}"
-        how = OWN_TRAINING if start is None else {"mode": "adapter"}
-        config = TrainingConfig(
-            **how, encoder="bi", data=str(forum.parent), forums=(target_name,),
-            name=entry, base_model=base_model, pair_kinds=tuple(record["pair_kinds"]),
-            hard_negatives=True, max_length=TRAIN_LENGTH, max_steps=run_steps,
-            batch_size=BATCH, eval_steps=_eval_steps(plan, candidate), seed=seed,
-            init_from=start, keep_start=False, precision=current_precision(), overwrite=True,
-            dev_queries=max(1, plan.selection_lists),
-            drop_lower=OWN_DROP_LOWER if start is None else 0,
-        )  # fmt: skip
+        config = _run_config(forum, record, target_name, entry, base_model, seed, start,
+                             max_steps=run_steps, eval_steps=_eval_steps(plan, candidate),
+                             dev_queries=max(1, plan.selection_lists))  # fmt: skip
         began = time.perf_counter()
         logger.info("adapt: training %s (%d steps%s)%s", entry, run_steps,
                     f", from {start}" if start else "", clock.says())  # fmt: skip
@@ -580,6 +578,33 @@ def _train_candidates(forum, record, target_name, name, zoo_plans, base_model, s
         trained[candidate] = entry
     record["runs"] = runs
     return trained
+
+
+def _run_config(forum, record, target_name, entry, base_model, seed, start,
+                **steps) -> TrainingConfig:  # fmt: skip
+    """A candidate's training run (``start``: the entry it continues, None: a new adapter)."""
+    how = OWN_TRAINING if start is None else {"mode": "adapter"}
+    return TrainingConfig(
+        **how, encoder="bi", data=str(forum.parent), forums=(target_name,),
+        name=entry, base_model=base_model, pair_kinds=tuple(record["pair_kinds"]),
+        hard_negatives=True, max_length=TRAIN_LENGTH, batch_size=BATCH, seed=seed,
+        init_from=start, keep_start=False, precision=current_precision(), overwrite=True,
+        drop_lower=OWN_DROP_LOWER if start is None else 0, **steps,
+    )  # fmt: skip
+
+
+def _timed_step(rate, forum, record, target_name, name, base_model, seed, stages):
+    """``rate`` with the seconds of one step of the own run, timed here
+    (:func:`adapter_zoo.training.probe.step_seconds`): the plan prices every run's steps by
+    it, not by the scoring rate."""
+    # heavy: training.probe loads torch and sentence-transformers when imported
+    from adapter_zoo.training.probe import step_seconds
+
+    config = _run_config(forum, record, target_name, f"{name}{CANDIDATE_MARK}own", base_model,
+                         seed, None)  # fmt: skip
+    seconds = step_seconds(config)
+    logger.info("adapt %s: a training step takes %.2f s here", name, seconds)
+    return budget.Rate(rate.seconds_per_token, seconds, stages.frozen_share.get("own", 0.0))
 
 
 def _eval_steps(plan, run: str) -> int:

@@ -55,6 +55,56 @@ def test_a_short_budget_drops_the_least_valuable_first_then_shortens_the_own_run
     assert not five.fitted
 
 
+def test_a_timed_step_prices_the_steps_not_the_scoring_rate():
+    """A step timed at a third of what the scoring rate prices it at: three times the steps
+    fit, and a budget that the scoring rate said leaves no room trains."""
+    priced = RATE.step_seconds(STAGES, "own")
+    timed = Rate(RATE.seconds_per_token, seconds_per_step=priced / 3)
+    assert timed.step_seconds(STAGES, "own") == pytest.approx(priced / 3)
+    by_rate, by_step = plan(STAGES, RATE, 120), plan(STAGES, timed, 120)
+    assert by_rate.fitted == {"own": 79} and by_rate.selection_lists == 50  # priced at 0.84 s
+    assert by_rate.cuts[-3:] == ["50 of 200 selection lists", "1 evaluation a run",
+                                 "own run 79 of 120 steps, then to its deadline"]  # fmt: skip
+    # at 0.28 s a step all 120 fit, with 130 selection lists and the evaluations asked
+    assert by_step.steps == {"own": 120} and not by_step.fitted
+    assert (by_step.selection_lists, by_step.evaluations) == (130, 4)
+    assert by_step.cuts[-1] == "130 of 200 selection lists"
+    assert sum(by_step.estimate_s.values()) <= 120 - budget.RESERVE_S
+    # a short budget the scoring rate prices out of training
+    assert plan(STAGES, RATE, 60).cuts[-1] == (
+        "no training: fewer than 10 steps fit in the budget (60 s left)"
+    )
+    fits = plan(STAGES, timed, 60)
+    assert fits.steps == {"own": 120} and fits.fitted == {"own": 24}
+    # a run whose lower layers run forward only costs less than the timed one, by step_cost
+    frozen = Stages(**{**STAGES.__dict__, "frozen_share": {"own": 4 / 6}})
+    assert timed.step_seconds(frozen, "own") == pytest.approx(priced / 3 / 2)
+
+
+def test_a_budget_with_room_left_gives_the_own_run_the_rest_to_its_deadline():
+    """A fast machine: the steps asked end long before the budget does, so the own run is
+    planned to its deadline (at most step_cap steps); without a cap (steps the user gave)
+    it stops at them."""
+    fast = Rate(RATE.seconds_per_token, seconds_per_step=2.0)
+    capped = Stages(**{**STAGES.__dict__, "runs": {"own": 40}, "step_cap": 400})
+    asked = plan(Stages(**{**capped.__dict__, "step_cap": None}), fast, 600)
+    assert asked.steps == {"own": 40} and not asked.fitted and not asked.cuts
+    p = plan(capped, fast, 600)
+    fit = p.fitted["own"]
+    assert 40 < fit < 400 and p.steps == {"own": 400}
+    assert p.cuts == [f"own run {fit} steps, not 40: to its deadline"]
+    assert sum(p.estimate_s.values()) <= 600 - budget.RESERVE_S
+    assert sum(p.estimate_s.values()) + fast.seconds_per_step > 600 - budget.RESERVE_S
+    clock = budget.Clock(10)
+    assert p.deadline("own", clock) == pytest.approx(
+        clock.started + 600 - budget.RESERVE_S - p.tail_s["own"]
+    )
+    # the cap holds on a machine faster still
+    assert plan(capped, Rate(RATE.seconds_per_token, seconds_per_step=1e-3), 600).fitted == {
+        "own": 400
+    }
+
+
 def test_a_budget_too_small_to_train_trains_nothing_and_says_why():
     p = plan(STAGES, RATE, 30)
     assert p.steps == {}
@@ -139,6 +189,17 @@ def test_a_small_budget_plans_fewer_steps_and_says_so_in_the_card(
         return slow
 
     monkeypatch.setattr(budget.Rate, "measure", staticmethod(measure))
+    # and a step as slow (timed on the run's own model: probe.step_seconds, run for real)
+    from adapter_zoo.training import probe
+
+    timed = []
+
+    def step_seconds(config):
+        timed.append(probe_step(config))
+        return 1.0
+
+    probe_step = probe.step_seconds
+    monkeypatch.setattr(probe, "step_seconds", step_seconds)
     # the plan sees the whole minute (what this machine spent before it is not the point)
     monkeypatch.setattr(budget.Clock, "left", lambda clock: clock.seconds)
     base = str(tiny_sentence_bert_path)
@@ -148,6 +209,9 @@ def test_a_small_budget_plans_fewer_steps_and_says_so_in_the_card(
     card_plan = record["budget"]["plan"]
     assert record["budget"]["minutes"] == 1.0
     assert measured and measured[0][0] > 0 and measured[0][1] > 1000  # the base's scoring
+    assert len(timed) == 1 and 0 < timed[0] < 1.0  # the tiny model's step, timed here
+    assert record["budget"]["seconds_per_step"] == 1.0
+    slow = Rate(slow.seconds_per_token, seconds_per_step=1.0)
     unlimited = plan(Stages(**{**_stages_of(card_plan), "runs": {"own": 40}}), slow, None)
     fit, own = card_plan["fitted"]["own"], card_plan["steps"]["own"]
     assert budget.MIN_STEPS <= fit < unlimited.steps["own"] == 40  # bicycles.meta: 40 steps
@@ -248,3 +312,23 @@ def test_a_candidate_whose_start_cannot_be_kept_is_not_scored_at_its_start(
     assert [(r["phase"], r["step"]) for r in card["training"]["log"]] == [
         ("train", 4), ("length", 4)]  # fmt: skip
     assert card["base_scores"] is None and card["training"]["best_step"] == 4
+
+
+def test_a_timed_step_trains_the_runs_own_model_and_writes_nothing(
+    parsed_shipped, tiny_sentence_bert_path
+):
+    from adapter_zoo.training import TrainingConfig
+    from adapter_zoo.training.probe import step_seconds
+    from adapter_zoo.zoo import zoo_home
+
+    config = TrainingConfig(
+        mode="adapter", data=str(parsed_shipped), forums=("beer",), name="timed",
+        base_model=str(tiny_sentence_bert_path), batch_size=8, max_length=16,
+        hard_negatives=True, reduction_factor=2,
+    )  # fmt: skip
+    assert 0 < step_seconds(config) < 10  # the tiny model's step
+    assert not zoo_home().exists() or not any(zoo_home().iterdir())
+    cross = TrainingConfig(mode="adapter", encoder="cross", data=str(parsed_shipped),
+                           forums=("beer",), name="timed", base_model=str(tiny_sentence_bert_path))  # fmt: skip
+    with pytest.raises(ZooError, match=r"^a timed step is a bi-encoder's; 'timed' is 'cross'$"):
+        step_seconds(cross)
