@@ -25,6 +25,7 @@ from pathlib import Path
 
 from adapter_zoo.biencoder.encoder import build_sentence_model, transformer_of
 from adapter_zoo.biencoder.layouts import write_bi_adapter
+from adapter_zoo.biencoder.probe import PROBE_FIELD, probe_record
 from adapter_zoo.errors import ZooError
 from adapter_zoo.loading import resolve_entry
 from adapter_zoo.registry import card_max_length, kind_for_card
@@ -146,6 +147,8 @@ def soup_entry(
         "max_length": max_length,
         **(card or {}),
     }
+    transformer.set_active_adapters(SOUP)
+    full[PROBE_FIELD] = probe_record(model)  # what loading checks the soup's adapter by
     if len(lengths) > 1:
         full["max_length_note"] = (
             f"members differ in max_length ({dict(lengths)}); the most common is used"

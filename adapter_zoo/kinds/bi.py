@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from adapter_zoo.biencoder.layouts import read_bi_encoder
+from adapter_zoo.biencoder.probe import check_probe
 from adapter_zoo.kinds.entry import EntryKind
 from adapter_zoo.registry import register_kind
 from adapter_zoo.zoo.snippets import sentence_transformers_lines
@@ -29,9 +30,12 @@ class BiEncoderKind(EntryKind):
     summary = "bi-encoder (sentence embeddings, cosine) ranker"
 
     def load_entry(self, path, card: dict, *, device=None):
-        return read_bi_encoder(
+        encoder = read_bi_encoder(
             path, card, self.layout, max_length=self.max_length(card), device=device
         )
+        if self.layout != "full":  # its adapters act as when saved, or it is refused
+            check_probe(encoder.model, card, path)
+        return encoder
 
     def library_lines(self, card, folder, head_type):
         return sentence_transformers_lines(card, folder, self.layout, self.max_length(card))

@@ -40,6 +40,7 @@ from transformers import set_seed
 
 from adapter_zoo.biencoder.encoder import BiEncoder, build_sentence_model, transformer_of
 from adapter_zoo.biencoder.layouts import write_bi_adapter, write_bi_full, write_bi_fusion
+from adapter_zoo.biencoder.probe import PROBE_FIELD, probe_record
 from adapter_zoo.errors import ZooError, ZooWarning
 from adapter_zoo.losses.registry import BM25_MARGIN_LOSSES, GRADCACHE_TWINS, GUIDED_LOSSES
 from adapter_zoo.precision import cast_frozen_for_training
@@ -358,6 +359,8 @@ def train_bi_encoder(config, hosts: list[str]) -> Path:
                       memory=memory)  # fmt: skip
     card["base_scores"] = base
     card["max_length"] = inference_length
+    if config.layout != "full":  # what loading checks the entry's adapters by
+        card[PROBE_FIELD] = probe_record(model)
     if by_length:
         card["scores"] = by_length[inference_length]
         card["dev_map_by_length"] = {str(n): m["dev_map"] for n, m in by_length.items()}

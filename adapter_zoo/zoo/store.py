@@ -413,9 +413,31 @@ def _check_optional_fields(card: dict, card_file) -> None:
         if card.get(key) is not None and not isinstance(card[key], dict):
             raise field_error(card_file, key, card[key], "an object")
     _check_fusion_weights(card, card_file)
+    _check_probe_field(card, card_file)
 
     # some registered kind opens it (adapter_zoo.kinds), and checks the fields only it reads
     kind_for_card(card, card_file).check_card(card, card_file)
+
+
+MAX_PROBE_CHARS = 1_000
+
+
+def _check_probe_field(card: dict, card_file) -> None:
+    """The probe loading checks a bi-encoder entry's adapters by
+    (:mod:`adapter_zoo.biencoder.probe`): a text and the cosine it had to the base."""
+    probe = card.get("probe")
+    if probe is None:  # cards written before it, and entries of other kinds
+        return
+    fields = probe if isinstance(probe, dict) else {}
+    text, cosine = fields.get("text"), fields.get("cosine_to_base")
+    number = isinstance(cosine, int | float) and not isinstance(cosine, bool)
+    short = isinstance(text, str) and 0 < len(text) <= MAX_PROBE_CHARS  # loading embeds it
+    if not (short and number and -1 <= cosine <= 1):
+        wanted = (
+            f"an object of a 'text' of 1 to {MAX_PROBE_CHARS} characters and a "
+            "'cosine_to_base' in [-1, 1]"
+        )
+        raise field_error(card_file, "probe", probe, wanted)
 
 
 def _check_fusion_weights(card: dict, card_file) -> None:
