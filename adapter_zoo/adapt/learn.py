@@ -18,9 +18,9 @@
    and its card records every candidate's score, the margin and the decision.
 
 All of it fits a time budget (:mod:`~adapter_zoo.adapt.budget`, 10 minutes by default): the
-base's scoring of the decision lists measures the machine, and the other stages are planned
-from it (the least valuable dropped first, the target's own run shortened last); each
-training run stops at its share's end.
+base's scoring of the decision lists and one timed training step measure the machine, and
+the other stages are planned from them (the least valuable dropped first, the target's own
+run shortened last); each training run stops at its share's end.
 
 A target of texts without question-answer structure learns from first-sentence → rest
 pseudo-pairs where its texts are long enough; the card says what was possible.

@@ -3,10 +3,11 @@
 ``adapt``'s time budget fits a number of steps into what is left
 (:mod:`adapter_zoo.adapt.budget`). The base's scoring rate is a poor price for a step: a
 step also runs backward and the optimizer and pads a batch to its longest text, and how much
-that adds differs from machine to machine, by a factor of several. One step of the run's own model, loss and optimizer on a batch of
-its own training examples is the price; it costs the budget a model build and two steps, of
-the run's hundreds. The trainer itself is not started for it: building it (datasets,
-samplers, evaluator) costs more than the steps, and the run builds its own anyway.
+that adds differs from machine to machine, by a factor of several. One step of the run's own
+model, loss and optimizer on a batch of its own training examples is the price; it costs the
+budget a model build and a step or two of the run's tens or hundreds. The trainer itself is
+not started for it: building it (datasets, samplers, evaluator) costs more than the step,
+and the run builds its own anyway.
 """
 
 from __future__ import annotations
@@ -29,15 +30,18 @@ from adapter_zoo.training.train import _resolved
 
 log = logging.getLogger(__name__)
 
-# The first step also pays for allocations (and on a GPU its kernels' set-up); the second is
-# what the run's steps cost.
+# The first step also pays for allocations (and on a GPU its kernels' set-up), which a quick
+# step may be mostly made of: under QUICK_S a second step is taken and the faster kept. A
+# slower first step is mostly its own work, and a second would cost the budget as much again.
 PROBE_STEPS = 2
+QUICK_S = 1.0
 
 
 def step_seconds(config: TrainingConfig, *, steps: int = PROBE_STEPS) -> float:
-    """Seconds one training step of the bi-encoder run ``config`` takes here: ``steps``
+    """Seconds one training step of the bi-encoder run ``config`` takes here: up to ``steps``
     optimizer steps of its model and loss on a seeded batch of its own training examples
-    (``batch_size`` of them, at ``max_length``), the fastest of them; nothing is written.
+    (``batch_size`` of them, at ``max_length``; more than one only while each takes under
+    :data:`QUICK_S`), the fastest of them; nothing is written.
 
     Raises:
         ZooError: ``config`` is not a bi-encoder's, or its data has no training pairs.
@@ -83,6 +87,8 @@ def step_seconds(config: TrainingConfig, *, steps: int = PROBE_STEPS) -> float:
         if device.type == "cuda":
             torch.cuda.synchronize(device)
         seconds.append(time.perf_counter() - began)
+        if seconds[-1] >= QUICK_S:
+            break
     log.debug("a training step of %s: %s s", config.name, [round(s, 3) for s in seconds])
     return min(seconds)
 
