@@ -59,7 +59,8 @@ def probe_record(model: SentenceTransformer) -> dict:
         >>> probe_record(model)  # doctest: +SKIP
         {'text': 'How often should I replace the chain on my bicycle?', 'cosine_to_base': 0.9731}
     """
-    return {"text": PROBE_TEXT, "cosine_to_base": round(probe_cosine(model), 7)}
+    cosine = min(1.0, max(-1.0, probe_cosine(model)))  # float rounding may pass 1
+    return {"text": PROBE_TEXT, "cosine_to_base": round(cosine, 7)}
 
 
 def check_probe(model: SentenceTransformer, card: dict, path) -> None:

@@ -92,3 +92,12 @@ def test_a_card_written_before_the_probe_still_loads_and_a_broken_probe_is_one_l
         f"{path / 'card.json'}: field 'probe' must be an object of a 'text' of 1 to 1000 "
         f"characters and a 'cosine_to_base' in [-1, 1], not {json.dumps(broken)}"
     )
+
+
+def test_a_cosine_rounded_past_1_is_recorded_as_1(monkeypatch):
+    """An adapter still at its identity start: float rounding may put its cosine above 1,
+    which the card's check would refuse."""
+    from adapter_zoo.biencoder import probe
+
+    monkeypatch.setattr(probe, "probe_cosine", lambda model, text=PROBE_TEXT: 1.0000001)
+    assert probe.probe_record(None) == {"text": PROBE_TEXT, "cosine_to_base": 1.0}
