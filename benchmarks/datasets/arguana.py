@@ -42,6 +42,8 @@ Example:
 from __future__ import annotations
 
 import dataclasses
+import json
+import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -50,6 +52,7 @@ from benchmarks.datasets._io import decode, read_tsv, tar_members
 from benchmarks.errors import BenchmarkError
 from benchmarks.registry import METRICS, Benchmark, Reference, SourceFile, register
 from stackexchange.errors import one_line
+from stackexchange.io import atomic_directory
 
 _REPO = "https://github.com/cchang-vassar/Semantic-Relations-in-Vector-Embeddings"
 _COMMIT = "e48ef4ec3b94bd9ae84e588fe35b30a4cfaa291c"
@@ -188,6 +191,71 @@ def training_pairs(root: Path) -> list[dict]:
         pairs.append({"id": path, "question": point, "answer": texts[counter], "split": split,
                       "debate": debate})  # fmt: skip
     return pairs
+
+
+def write_beir_folder(root: Path, out: str | os.PathLike) -> dict[str, int]:
+    """The test debates' best-counterargument task as retrieval over every argument, in
+    BEIR's layout (``corpus.jsonl``, ``queries.jsonl``, ``qrels/test.tsv``), as BEIR's
+    ArguAna poses it: each test point searches all points and counters of the corpus (test,
+    training and validation debates) for its own counter.
+
+    One text is one document: the archives repeat texts (a debate filed under two themes, an
+    argument copied into another debate), so arguments equal up to case and white space are
+    one document, under the first path (test debates first, then in path order), and a point
+    searches for its counter's document; points of the same text are one query. A point is
+    in the corpus too (as in BEIR): ``beir:`` leaves a query's own document out of its run.
+    An id is the argument's path without ``.txt``; a text has no title.
+
+    Args:
+        root: the ``arguana`` folder (``TEST_TEXTS`` and ``TRAINING_TEXTS`` below it).
+        out: the folder to write (a new one; written whole or not at all).
+
+    Returns:
+        ``{"documents", "queries", "judgements"}``.
+
+    Example:
+        >>> write_beir_folder(Path("../shared/data/benchmarks/outside/arguana"), "arguana-beir")
+        ... # doctest: +SKIP
+        {'documents': 8567, 'queries': 1398, 'judgements': 1398}
+    """
+    root = Path(root)
+    test = read_texts(root / TEST_TEXTS)
+    texts = {**test, **read_texts(root / TRAINING_TEXTS)}
+    document_of: dict[str, str] = {}  # normalised text -> the document's id
+    corpus = []
+    for path in [*sorted(test), *sorted(set(texts) - set(test))]:
+        key = _normal(texts[path])
+        if key and key not in document_of:
+            document_of[key] = path.removesuffix(".txt")
+            corpus.append({"_id": document_of[key], "title": "", "text": texts[path]})
+    queries: dict[str, str] = {}
+    qrels: dict[str, set[str]] = {}
+    for path in sorted(test):
+        counter = _POINT.sub(r"/\1\2b-counter.txt", path)
+        if counter == path or not _normal(test[path]) or not _normal(test.get(counter, "")):
+            continue
+        query = document_of[_normal(test[path])]
+        relevant = document_of[_normal(test[counter])]
+        if relevant != query:
+            queries.setdefault(query, test[path])
+            qrels.setdefault(query, set()).add(relevant)
+    judgements = [(q, d) for q in queries for d in sorted(qrels[q])]
+    with atomic_directory(out) as folder:
+        (folder / "corpus.jsonl").write_text(
+            "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in corpus),
+            encoding="utf-8",
+        )
+        (folder / "queries.jsonl").write_text(
+            "".join(json.dumps({"_id": q, "text": t}, ensure_ascii=False) + "\n"
+                    for q, t in queries.items()),
+            encoding="utf-8",
+        )  # fmt: skip
+        (folder / "qrels").mkdir()
+        (folder / "qrels" / "test.tsv").write_text(
+            "query-id\tcorpus-id\tscore\n" + "".join(f"{q}\t{d}\t1\n" for q, d in judgements),
+            encoding="utf-8",
+        )
+    return {"documents": len(corpus), "queries": len(queries), "judgements": len(judgements)}
 
 
 @dataclasses.dataclass(frozen=True)
