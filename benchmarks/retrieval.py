@@ -20,11 +20,16 @@ A run keeps each query's best :data:`RUN_DEPTH` documents (BEIR's and Pyserini's
 leaves out the document whose id is the query's own (BEIR's ``ignore_identical_ids``).
 
 Example:
+    >>> import pathlib, tempfile
     >>> import benchmarks
-    >>> data = benchmarks.get("beir:tests/benchmarks/fixtures/beir").retrieval_data("test")
-    >>> run = lexical_run("bm25", data)
-    >>> max(run["q2"], key=run["q2"].get)
-    'd4'
+    >>> from benchmarks.datasets.beir import write_folder
+    >>> folder = pathlib.Path(tempfile.mkdtemp()) / "my-set"
+    >>> documents = [{"_id": "d1", "text": "A stout is a dark beer."},
+    ...              {"_id": "d2", "text": "Patch the tube of a flat tyre."}]
+    >>> write_folder(folder, documents, {"q1": "fix a flat tyre"}, {"q1": {"d2": 1}})
+    >>> data = benchmarks.get(f"beir:{folder}").retrieval_data("test")
+    >>> lexical_run("bm25", data)["q1"]  # doctest: +ELLIPSIS
+    {'d2': 0.52...}
 """
 
 from __future__ import annotations

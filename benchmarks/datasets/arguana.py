@@ -42,17 +42,16 @@ Example:
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
 
 from benchmarks.datasets._io import decode, read_tsv, tar_members
+from benchmarks.datasets.beir import write_folder
 from benchmarks.errors import BenchmarkError
 from benchmarks.registry import METRICS, Benchmark, Reference, SourceFile, register
 from stackexchange.errors import one_line
-from stackexchange.io import atomic_directory
 
 _REPO = "https://github.com/cchang-vassar/Semantic-Relations-in-Vector-Embeddings"
 _COMMIT = "e48ef4ec3b94bd9ae84e588fe35b30a4cfaa291c"
@@ -239,23 +238,10 @@ def write_beir_folder(root: Path, out: str | os.PathLike) -> dict[str, int]:
         if relevant != query:
             queries.setdefault(query, test[path])
             qrels.setdefault(query, set()).add(relevant)
-    judgements = [(q, d) for q in queries for d in sorted(qrels[q])]
-    with atomic_directory(out) as folder:
-        (folder / "corpus.jsonl").write_text(
-            "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in corpus),
-            encoding="utf-8",
-        )
-        (folder / "queries.jsonl").write_text(
-            "".join(json.dumps({"_id": q, "text": t}, ensure_ascii=False) + "\n"
-                    for q, t in queries.items()),
-            encoding="utf-8",
-        )  # fmt: skip
-        (folder / "qrels").mkdir()
-        (folder / "qrels" / "test.tsv").write_text(
-            "query-id\tcorpus-id\tscore\n" + "".join(f"{q}\t{d}\t1\n" for q, d in judgements),
-            encoding="utf-8",
-        )
-    return {"documents": len(corpus), "queries": len(queries), "judgements": len(judgements)}
+    judgements = {q: dict.fromkeys(sorted(qrels[q]), 1) for q in queries}
+    write_folder(out, corpus, queries, judgements)
+    return {"documents": len(corpus), "queries": len(queries),
+            "judgements": sum(map(len, judgements.values()))}  # fmt: skip
 
 
 @dataclasses.dataclass(frozen=True)
@@ -324,6 +310,23 @@ MEASURED = {
         FUSED: (0.705534, 0.705534, 0.551035, 0.771815),
     },
 }
+# BM25 on BEIR's own ArguAna folder (8,674 documents, 1,406 queries), for the folder
+# write_beir_folder builds: Pyserini's flat index (title and text in one field; Lucene BM25,
+# k1=0.9, b=0.4, Porter stems; the query's own document removed) and the BEIR paper's
+# (Elasticsearch, multi-field)
+BEIR_PUBLISHED = (
+    Reference(
+        "bm25 (Pyserini, flat index)",
+        {"ndcg@10": 0.3970, "recall@100": 0.9324},
+        "Pyserini BEIR regressions, bm25-flat (castorini.github.io/pyserini/2cr/beir.html; "
+        "pyserini/resources/beir.yaml)",
+    ),
+    Reference(
+        "bm25 (BEIR paper, Elasticsearch)",
+        {"ndcg@10": 0.315},
+        "Thakur et al., BEIR, NeurIPS 2021 Datasets and Benchmarks, Table 2",
+    ),
+)
 POOLS = {
     "01": "the point's own counter and the counters to the other points of its side in its "
     "debate (1-7, mean 3.89)",

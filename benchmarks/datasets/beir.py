@@ -21,23 +21,31 @@ A document id of the corpus or a query id may be written as a JSON number; it is
 decimal text, as the qrels file writes it.
 
 Example:
+    >>> import pathlib, tempfile
     >>> import benchmarks
-    >>> bench = benchmarks.get("beir:tests/benchmarks/fixtures/beir")
+    >>> folder = pathlib.Path(tempfile.mkdtemp()) / "my-set"
+    >>> documents = [{"_id": "d1", "title": "Stout", "text": "A dark beer of roasted malt."},
+    ...              {"_id": "d2", "text": "A bicycle with one gear."}]
+    >>> write_folder(folder, documents, {"q1": "which beer is dark"}, {"q1": {"d1": 1}})
+    >>> bench = benchmarks.get(f"beir:{folder}")
     >>> bench.task, bench.main_metric, bench.splits
-    ('retrieval', 'ndcg@10', ('dev', 'test'))
-    >>> data = bench.retrieval_data("test")
-    >>> len(data.corpus_ids), sorted(data.qrels)
-    (8, ['q1', 'q2', 'q3', 'q4'])
+    ('retrieval', 'ndcg@10', ('test',))
+    >>> bench.retrieval_data("test").corpus_texts
+    ('Stout A dark beer of roasted malt.', 'A bicycle with one gear.')
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
+import os
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from benchmarks.datasets._io import lines, parse_int, read_tsv
 from benchmarks.errors import BenchmarkError
 from benchmarks.registry import Benchmark
+from stackexchange.io import atomic_directory
 from stackexchange.jsontext import JSONTextError, loads_text
 
 CORPUS_FILE = "corpus.jsonl"
@@ -186,6 +194,42 @@ def read_qrels(path: Path, queries, documents) -> dict[str, dict[str, int]]:
     if not qrels:
         raise BenchmarkError(f"{path}: no judgements")
     return qrels
+
+
+def write_folder(
+    out: str | os.PathLike,
+    corpus: Iterable[Mapping],
+    queries: Mapping[str, str],
+    qrels: Mapping[str, Mapping[str, int]],
+    *,
+    split: str = "test",
+) -> None:
+    """Write a BEIR folder: ``corpus.jsonl``, ``queries.jsonl`` and ``qrels/<split>.tsv``,
+    as :class:`BeirBenchmark` reads them; the whole folder or nothing (a new folder).
+
+    Args:
+        out: the folder to write; it must not exist.
+        corpus: documents, ``{"_id", "text"}`` and optionally ``"title"``.
+        queries: ``{query id: text}``.
+        qrels: ``{query id: {document id: relevance}}``.
+        split: the qrels file's name.
+    """
+    with atomic_directory(out) as folder:
+        (folder / CORPUS_FILE).write_text(
+            "".join(json.dumps(dict(d), ensure_ascii=False) + "\n" for d in corpus),
+            encoding="utf-8",
+        )
+        (folder / QUERIES_FILE).write_text(
+            "".join(json.dumps({"_id": q, "text": t}, ensure_ascii=False) + "\n"
+                    for q, t in queries.items()),
+            encoding="utf-8",
+        )  # fmt: skip
+        (folder / QRELS_FOLDER).mkdir()
+        rows = "".join(f"{q}\t{d}\t{score}\n" for q, judged in qrels.items()
+                       for d, score in judged.items())  # fmt: skip
+        (folder / QRELS_FOLDER / f"{split}.tsv").write_text(
+            "\t".join(QRELS_HEADER) + "\n" + rows, encoding="utf-8"
+        )
 
 
 @dataclasses.dataclass(frozen=True)
