@@ -1,4 +1,5 @@
-"""Ranking metrics MAP, MRR, P@1 and nDCG@10 with explicit conventions.
+"""Ranking metrics MAP, MRR, P@1 and nDCG@10 with explicit conventions, and over a retrieved
+run (:func:`evaluate_run`: nDCG@10, MAP, MRR@10, Recall@100).
 
 Conventions (why: peers differ here, so their numbers don't compare):
 

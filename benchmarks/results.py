@@ -92,8 +92,8 @@ def make_record(
 
     Returns:
         ``benchmark`` (see :func:`benchmark_key`), ``benchmark_name``, ``split``, ``model``,
-        ``adapters``, ``mode``, ``metrics`` (those of ``METRICS`` and ``RETRIEVAL_METRICS`` the summary has,
-        rounded to 6 places),
+        ``adapters``, ``mode``, ``metrics`` (the summary's ``METRICS`` or ``RETRIEVAL_METRICS``, in its
+        order, rounded to 6 places),
         ``main_metric``, ``queries``, ``queries_without_positive``, ``no_positive``, ``seed``,
         ``versions``, ``wall_time_s``, ``created`` and ``extra``.
     """
@@ -105,9 +105,9 @@ def make_record(
         "adapters": [str(a) for a in adapters],
         "mode": mode,
         "metrics": {
-            name: round(summary[name], 6)
-            for name in dict.fromkeys((*METRICS, *RETRIEVAL_METRICS))
-            if name in summary
+            name: round(value, 6)
+            for name, value in summary.items()
+            if name in METRICS or name in RETRIEVAL_METRICS
         },
         "main_metric": bench.main_metric,
         "queries": summary["queries"],
