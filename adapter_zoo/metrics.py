@@ -221,20 +221,39 @@ def evaluate_run(run, qrels, *, no_positive: str = "zero") -> dict:
         raise ZooError(f"no_positive must be 'drop' or 'zero', not {no_positive!r}")
     sums = dict.fromkeys(RETRIEVAL_METRICS, 0.0)
     used = skipped = 0
+    for values in query_metrics(run, qrels).values():
+        if values is None:
+            skipped += 1
+            used += no_positive == "zero"
+            continue
+        for name, value in values.items():
+            sums[name] += value
+        used += 1
+    means = {name: (value / used if used else 0.0) for name, value in sums.items()}
+    return {**means, "queries": used, "queries_without_positive": skipped}
+
+
+def query_metrics(run, qrels) -> dict[str, dict[str, float] | None]:
+    """Each judged query's retrieval metrics (:func:`evaluate_run`'s, before the mean);
+    None for a query without a relevant document.
+
+    Example:
+        >>> query_metrics({"q1": {"d1": 2.0, "d2": 1.0}}, {"q1": {"d2": 1}, "q2": {"d3": 0}})
+        {'q1': {'ndcg@10': 0.6309297535714575, 'map': 0.5, 'mrr@10': 0.5, 'recall@100': 1.0}, 'q2': None}
+    """
+    values: dict[str, dict[str, float] | None] = {}
     for query, judged in qrels.items():
         gains = [g for g in judged.values() if g > 0]
         if not gains:
-            skipped += 1
-            if no_positive == "zero":
-                used += 1
+            values[query] = None
             continue
         hits = run.get(query) or {}
         scores = list(hits.values())
         labels = [judged.get(document, 0) for document in hits]
-        sums["ndcg@10"] += ndcg_at_k(scores, labels, 10, ideal=gains)
-        sums["map"] += average_precision(scores, labels, relevant=len(gains))
-        sums["mrr@10"] += reciprocal_rank(scores, labels, k=10)
-        sums["recall@100"] += recall_at_k(scores, labels, 100, relevant=len(gains))
-        used += 1
-    means = {name: (value / used if used else 0.0) for name, value in sums.items()}
-    return {**means, "queries": used, "queries_without_positive": skipped}
+        values[query] = {
+            "ndcg@10": ndcg_at_k(scores, labels, 10, ideal=gains),
+            "map": average_precision(scores, labels, relevant=len(gains)),
+            "mrr@10": reciprocal_rank(scores, labels, k=10),
+            "recall@100": recall_at_k(scores, labels, 100, relevant=len(gains)),
+        }
+    return values

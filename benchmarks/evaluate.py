@@ -137,6 +137,18 @@ class ScoredModels:
 
     def __init__(self):
         self._by_name: dict[str, tuple] = {}
+        self._runs: dict[str, tuple] = {}
+
+    def remember_run(self, name: str, run: dict, setting) -> None:
+        """Record model ``name``'s retrieval run of a ``beir:`` split, and the setting it ran
+        at (``None`` for a lexical model, else ``(max_length, precision)`` as asked)."""
+        self._runs[name] = (setting, run)
+
+    def run_of(self, name: str, setting) -> dict | None:
+        """Model ``name``'s recorded run at ``setting``, else None (a re-ranking's pool is
+        made of BM25's and the base's runs: one scored before is not retrieved again)."""
+        recorded = self._runs.get(name)
+        return recorded[1] if recorded is not None and recorded[0] == setting else None
 
     def remember(self, name: str, model, dataset, per_query: list) -> None:
         """Record ``model``'s scores of ``dataset``'s pairs (one array per query)."""
@@ -364,7 +376,14 @@ def evaluate(
         def load_base(name):
             return _load_ranker(name, [], build, None, precision)
 
-        run, about = retrieval_run(scorer_model, data, load_base=load_base)
+        def recorded(name):
+            setting = None if is_lexical(name) else (None, precision)
+            return scored.run_of(name, setting) if scored is not None else None
+
+        run, about = retrieval_run(scorer_model, data, load_base=load_base, recorded=recorded)
+        if scored is not None:
+            setting = None if is_lexical(model) else (max_length, precision)
+            scored.remember_run(_model_name(model), run, setting)
         summary = evaluate_run(run, data.qrels, no_positive=bench.no_positive)
     else:
         if scored is not None:

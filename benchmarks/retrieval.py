@@ -139,7 +139,14 @@ def pool_run(model, data, pools: list[dict], *, batch_size: int = 64) -> dict:
     return {q: {d: next(scores) for d in documents} for q, documents in candidates.items()}
 
 
-def retrieval_run(model, data, *, load_base, depth: int = RUN_DEPTH) -> tuple[dict, dict]:
+def _head(run: dict, depth: int) -> dict:
+    """Each query's best ``depth`` documents of ``run``."""
+    return {q: dict(sorted(hits.items(), key=lambda h: -h[1])[:depth]) for q, hits in run.items()}
+
+
+def retrieval_run(
+    model, data, *, load_base, depth: int = RUN_DEPTH, recorded=None
+) -> tuple[dict, dict]:
     """``model``'s run on ``data`` (see the module docstring) and what the record says of it.
 
     Args:
@@ -147,6 +154,8 @@ def retrieval_run(model, data, *, load_base, depth: int = RUN_DEPTH) -> tuple[di
         data: a :class:`~benchmarks.datasets.beir.RetrievalData`.
         load_base: loads a model name (``evaluate``'s loader): the pool's zero-shot base.
         depth: documents kept per query.
+        recorded: a model name's run on ``data`` retrieved before, or None (``evaluate``'s
+            ``ScoredModels.run_of``): the pool takes BM25's and the base's from there.
 
     Returns:
         The run ``{query: {document: score}}``, and the record's keys: ``retrieval``
@@ -159,6 +168,8 @@ def retrieval_run(model, data, *, load_base, depth: int = RUN_DEPTH) -> tuple[di
         return dense_run(model, data, depth), {"retrieval": "corpus", **about}
     if not callable(getattr(model, "score", None)):
         raise BenchmarkError(f"{model!r} neither retrieves nor scores pairs")
-    pools = [lexical_run(BM25, data, POOL_DEPTH), dense_run(load_base(POOL_BASE), data, POOL_DEPTH)]
+    lexical = (recorded and recorded(BM25)) or lexical_run(BM25, data, POOL_DEPTH)
+    dense = (recorded and recorded(POOL_BASE)) or dense_run(load_base(POOL_BASE), data, POOL_DEPTH)
+    pools = [_head(lexical, POOL_DEPTH), _head(dense, POOL_DEPTH)]
     pool = f"the union of {BM25}'s and {POOL_BASE}'s top {POOL_DEPTH} per query"
     return pool_run(model, data, pools), {"retrieval": "rerank", "pool": pool, **about}

@@ -107,10 +107,18 @@ def test_a_fusion_reranks_the_union_of_bm25s_and_the_bases_top(
         assert list(hits) == list(dict.fromkeys([*lexical[query], *dense[query]]))
         pairs = [(data.queries[query], text_of[d]) for d in hits]
         assert list(hits.values()) == pytest.approx(fusion.score(pairs).tolist(), abs=1e-6)
-    # through evaluate, beside the models it fuses, recorded with its pool
+    # through evaluate, beside the models it fuses, recorded with its pool; the pool takes
+    # BM25's and the base's runs of the rows before it, retrieving neither again
+    calls = []
+    for name in ("lexical_run", "dense_run"):
+        original = getattr(retrieval, name)
+        monkeypatch.setattr(retrieval, name, lambda *a, _f=original, _n=name, **k:
+                            calls.append(_n) or _f(*a, **k))  # fmt: skip
     records = benchmarks.evaluate_models(["bm25", base, f"fusion:{base}+bm25*0.5"], beir)
     assert [r["retrieval"] for r in records] == ["corpus", "corpus", "rerank"]
-    assert records[2]["pool"] == about["pool"]
+    assert records[2]["pool"] == about["pool"] and calls == ["lexical_run", "dense_run"]
+    alone = benchmarks.evaluate(f"fusion:{base}+bm25*0.5", beir)
+    assert alone["metrics"] == records[2]["metrics"]
 
 
 def test_a_cross_encoder_reranks_the_pool(beir, tiny_bert_path, tiny_sentence_bert_path,
