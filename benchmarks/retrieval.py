@@ -49,8 +49,8 @@ logger = logging.getLogger(__name__)
 RUN_DEPTH = 1000
 POOL_DEPTH = 100
 POOL_BASE = ZERO_SHOT_MODEL
-# queries scored at once: a full score row per query and document stays this many rows
-_QUERY_CHUNK = 256
+# queries scored at once: this many full rows (one score per document) are held at a time
+_QUERY_CHUNK = 32
 
 
 def _top(scores: np.ndarray, depth: int, own: int | None, *, matched: bool = False):
