@@ -39,7 +39,12 @@ def register(subparsers) -> None:
         metavar="NAME",
         help="zoo adapters on top of --model; several = one run each (sweep)",
     )
-    evaluate.add_argument("--benchmark", required=True, help="registry name or local:PATH")
+    evaluate.add_argument(
+        "--benchmark",
+        required=True,
+        help="registry name, local:PATH (a built set) or beir:PATH (a folder in BEIR's layout: "
+        "retrieval over its corpus)",
+    )
     evaluate.add_argument("--split", default="test")
     evaluate.add_argument(
         "--data-dir", type=path_option, default=None, help="folder holding the benchmark files"

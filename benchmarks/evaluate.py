@@ -21,7 +21,7 @@ import numpy as np
 
 from adapter_zoo.compose.scoring import score_with
 from adapter_zoo.kinds import is_baseline, kind_for_name
-from adapter_zoo.metrics import evaluate_rankings
+from adapter_zoo.metrics import evaluate_rankings, evaluate_run
 from adapter_zoo.names import BASE, parse_model_name
 from adapter_zoo.precision import PRECISIONS, resolve_precision
 from benchmarks.baselines import benchmark_pairs, get_scorer, is_lexical
@@ -33,6 +33,7 @@ from benchmarks.results import (
     check_results_folder,
     make_record,
 )
+from benchmarks.retrieval import retrieval_run
 from stackexchange.numbers import MAX_STEPS, MAX_TOKENS, check_number
 
 logger = logging.getLogger(__name__)
@@ -136,6 +137,18 @@ class ScoredModels:
 
     def __init__(self):
         self._by_name: dict[str, tuple] = {}
+        self._runs: dict[str, tuple] = {}
+
+    def remember_run(self, name: str, run: dict, setting) -> None:
+        """Record model ``name``'s retrieval run of a ``beir:`` split, and the setting it ran
+        at (``None`` for a lexical model, else ``(max_length, precision)`` as asked)."""
+        self._runs[name] = (setting, run)
+
+    def run_of(self, name: str, setting) -> dict | None:
+        """Model ``name``'s recorded run at ``setting``, else None (a re-ranking's pool is
+        made of BM25's and the base's runs: one scored before is not retrieved again)."""
+        recorded = self._runs.get(name)
+        return recorded[1] if recorded is not None and recorded[0] == setting else None
 
     def remember(self, name: str, model, dataset, per_query: list) -> None:
         """Record ``model``'s scores of ``dataset``'s pairs (one array per query)."""
@@ -235,7 +248,8 @@ def evaluate(
             ``adapter_zoo.compose``; recorded under the spec as written), a Ranker or anything
             with ``score(pairs)``, or with ``finetune`` a raw base (``minilm-l6``, ``bert-base``, a
             local Hugging Face model folder).
-        benchmark: a registry name, ``local:PATH``, or a Benchmark.
+        benchmark: a registry name, ``local:PATH``, ``beir:PATH`` (a BEIR folder: retrieval
+            over its corpus, :mod:`benchmarks.retrieval`), or a Benchmark.
         split: the split to score.
         data_dir: folder holding the benchmark files (see ``Benchmark.load``).
         results: folder whose ``results.jsonl`` gets the record appended (None: not written).
@@ -271,7 +285,9 @@ def evaluate(
     Returns:
         The record (:func:`benchmarks.results.make_record`): benchmark, benchmark_name,
         split, model, adapters, mode (``finetune-<how>``; ``in-domain`` for a model trained on
-        the forum a built benchmark comes from; else ``zero-shot``), metrics (``map``, ``mrr``, ``p@1``, ``ndcg@10``),
+        the forum a built benchmark comes from; else ``zero-shot``), metrics (``map``, ``mrr``, ``p@1``, ``ndcg@10``;
+        a retrieval benchmark's ``ndcg@10``, ``map``, ``mrr@10``, ``recall@100``, and
+        ``retrieval``, ``documents``, and ``pool`` where a model re-ranked one),
         main_metric, queries, queries_without_positive, no_positive, seed, versions,
         wall_time_s, created; plus precision for a model (``fp32``/``bf16``), max_length
         for a cross-encoder, transfer and entry when
@@ -312,7 +328,15 @@ def evaluate(
         raise BenchmarkError("--overwrite replaces a fine-tuned model; it needs --finetune")
     if encoder is not None and not finetune:
         raise BenchmarkError("--encoder chooses what --finetune trains; it needs --finetune")
-    dataset = bench.load(split, data_dir)
+    retrieval = bench.task == "retrieval"
+    if retrieval and finetune:
+        raise BenchmarkError(
+            f"{bench.key}: --finetune trains on a benchmark's candidate lists; a retrieval "
+            "benchmark has none"
+        )
+    # a retrieval benchmark: its corpus, queries and judgements (benchmarks.retrieval)
+    data = bench.retrieval_data(split) if retrieval else None
+    dataset = None if retrieval else bench.load(split, data_dir)
     mode = "zero-shot"
     if finetune:
         if is_baseline(model) or not isinstance(model, str | os.PathLike) or adapters:
@@ -346,12 +370,28 @@ def evaluate(
         logger.info("%s scores in %s", _model_name(model), ran_at)
     if not finetune:
         mode = _setting(bench, scorer_model)
-    if scored is not None:
-        scored.lend_to(scorer_model)
-    scores = get_scorer(scorer_model)(dataset, bench.bm25_scope)
-    if scored is not None:
-        scored.remember(_model_name(model), scorer_model, dataset, scores)
-    summary = evaluate_rankings(scores, dataset["labels"], no_positive=bench.no_positive)
+    about = {}
+    if retrieval:
+
+        def load_base(name):
+            return _load_ranker(name, [], build, None, precision)
+
+        def recorded(name):
+            setting = None if is_lexical(name) else (None, precision)
+            return scored.run_of(name, setting) if scored is not None else None
+
+        run, about = retrieval_run(scorer_model, data, load_base=load_base, recorded=recorded)
+        if scored is not None:
+            setting = None if is_lexical(model) else (max_length, precision)
+            scored.remember_run(_model_name(model), run, setting)
+        summary = evaluate_run(run, data.qrels, no_positive=bench.no_positive)
+    else:
+        if scored is not None:
+            scored.lend_to(scorer_model)
+        scores = get_scorer(scorer_model)(dataset, bench.bm25_scope)
+        if scored is not None:
+            scored.remember(_model_name(model), scorer_model, dataset, scores)
+        summary = evaluate_rankings(scores, dataset["labels"], no_positive=bench.no_positive)
     record = make_record(
         bench,
         split=split,
@@ -361,6 +401,7 @@ def evaluate(
         summary=summary,
         seed=seed,
         seconds=time.perf_counter() - started,
+        **about,
     )
     if ran_at is not None:
         record["precision"] = ran_at

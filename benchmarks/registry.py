@@ -24,7 +24,7 @@ from benchmarks.errors import BenchmarkError
 from benchmarks.fetch import benchmark_root, ensure_files
 
 COLUMNS = ("query_id", "query", "candidate_ids", "candidates", "labels")
-TASKS = ("answer_selection", "question_similarity")
+TASKS = ("answer_selection", "question_similarity", "retrieval")
 METRICS = ("map", "mrr", "p@1", "ndcg@10")
 NO_POSITIVE = ("drop", "zero")
 BM25_SCOPES = ("query", "corpus")
@@ -62,7 +62,9 @@ class Benchmark:
         name: registry name, e.g. ``"wikiqa"``.
         title: the name tables show when it must say more than ``name`` (e.g. that a set
             is a derived variant of the official one); empty: ``name``.
-        task: ``"answer_selection"`` or ``"question_similarity"``.
+        task: ``"answer_selection"``, ``"question_similarity"`` (candidate lists) or
+            ``"retrieval"`` (queries against a whole corpus: ``beir:PATH``, scored by
+            :mod:`benchmarks.retrieval`).
         folder: folder name under the data dir.
         homepage: where the data is described.
         citation: the paper that defines the benchmark.
@@ -112,6 +114,12 @@ class Benchmark:
     def label(self) -> str:
         """What tables call this benchmark: ``title``, else ``name``."""
         return self.title or self.name
+
+    @property
+    def key(self) -> str:
+        """How records name this benchmark: its registry name (a folder's benchmark:
+        ``local:`` or ``beir:`` and its absolute path)."""
+        return self.name
 
     @property
     def splits(self) -> tuple[str, ...]:
@@ -243,7 +251,8 @@ def names() -> list[str]:
 
 
 def get(name: str) -> Benchmark:
-    """The benchmark registered as ``name``, or a built one: ``"local:PATH"``.
+    """The benchmark registered as ``name``, a built one (``"local:PATH"``) or a folder in
+    BEIR's layout (``"beir:PATH"``, :mod:`benchmarks.datasets.beir`).
 
     Raises:
         BenchmarkError: unknown name (the message lists the known ones).
@@ -254,6 +263,10 @@ def get(name: str) -> Benchmark:
         from benchmarks.datasets.local import LocalBenchmark
 
         return LocalBenchmark.from_path(name[len("local:") :])
+    if name.startswith("beir:"):
+        from benchmarks.datasets.beir import BeirBenchmark
+
+        return BeirBenchmark.from_path(name[len("beir:") :])
     _load_families()
     if name not in _REGISTRY:
         raise BenchmarkError(f"unknown benchmark {name!r}; known: {', '.join(sorted(_REGISTRY))}")

@@ -22,11 +22,13 @@ import os
 import platform
 from pathlib import Path
 
-from adapter_zoo.metrics import METRICS
+from adapter_zoo.metrics import METRICS, RETRIEVAL_METRICS
 from benchmarks.errors import BenchmarkError
 from stackexchange.io import atomic_write_text
 
 RESULTS_FILE = "results.jsonl"
+# the benchmarks a folder's path names: built sets and BEIR folders
+PATH_SCHEMES = ("local:", "beir:")
 
 _PACKAGES = (
     "adapter-zoo",
@@ -51,15 +53,15 @@ def package_versions() -> dict[str, str]:
 
 def benchmark_key(benchmark) -> str:
     """How a record names a benchmark (a ``Benchmark``, or the name a run was given): its
-    registry name, or ``local:`` and the absolute folder of a built benchmark, whatever
-    spelling of the path the run was given, so that every run on one set lands in one
-    leaderboard column."""
+    registry name, or ``local:``/``beir:`` and the absolute folder of a built benchmark or a
+    BEIR folder, whatever spelling of the path the run was given, so that every run on one
+    set lands in one leaderboard column."""
     if isinstance(benchmark, str):
-        if benchmark.startswith("local:"):
-            return "local:" + str(Path(benchmark[len("local:") :]).expanduser().resolve())
+        for scheme in PATH_SCHEMES:
+            if benchmark.startswith(scheme):
+                return scheme + str(Path(benchmark[len(scheme) :]).expanduser().resolve())
         return benchmark
-    path = getattr(benchmark, "path", "")
-    return f"local:{path}" if path else benchmark.name
+    return benchmark.key
 
 
 def make_record(
@@ -82,14 +84,16 @@ def make_record(
         model: the model's name as the leaderboard shows it.
         adapters: zoo adapters on top of ``model`` (names).
         mode: ``zero-shot``, ``finetune-<how>``, ``sweep`` or ``cascade``.
-        summary: ``adapter_zoo.metrics.evaluate_rankings``' output.
+        summary: ``adapter_zoo.metrics.evaluate_rankings``' output (a retrieval benchmark's:
+            ``evaluate_run``'s).
         seed: the run's seed (None when the model does not say).
         seconds: the run's wall time.
         **extra: keys of this kind of run (``alpha``, ``max_length``, ...).
 
     Returns:
         ``benchmark`` (see :func:`benchmark_key`), ``benchmark_name``, ``split``, ``model``,
-        ``adapters``, ``mode``, ``metrics`` (``METRICS``, rounded to 6 places),
+        ``adapters``, ``mode``, ``metrics`` (the summary's ``METRICS`` or ``RETRIEVAL_METRICS``, in its
+        order, rounded to 6 places),
         ``main_metric``, ``queries``, ``queries_without_positive``, ``no_positive``, ``seed``,
         ``versions``, ``wall_time_s``, ``created`` and ``extra``.
     """
@@ -100,7 +104,11 @@ def make_record(
         "model": str(model),
         "adapters": [str(a) for a in adapters],
         "mode": mode,
-        "metrics": {name: round(summary[name], 6) for name in METRICS},
+        "metrics": {
+            name: round(value, 6)
+            for name, value in summary.items()
+            if name in METRICS or name in RETRIEVAL_METRICS
+        },
         "main_metric": bench.main_metric,
         "queries": summary["queries"],
         "queries_without_positive": summary["queries_without_positive"],
@@ -266,7 +274,7 @@ def check_record(record, where: str) -> dict:
     for name, value in record["metrics"].items():
         _number(value, f"metrics.{name}", where)
     if "main_metric" not in record:  # older records: the registry's benchmark says
-        if record["benchmark"].startswith("local:"):
+        if record["benchmark"].startswith(PATH_SCHEMES):
             raise BenchmarkError(f"{where}: main_metric: missing (a built set's record names it)")
         from benchmarks.registry import get
 

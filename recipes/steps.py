@@ -32,6 +32,7 @@ from pathlib import Path
 from adapter_zoo.kinds import is_baseline
 from adapter_zoo.names import BASE, parse_model_name
 from benchmarks.baselines import is_lexical
+from benchmarks.results import PATH_SCHEMES
 
 # Commands that train or score a neural model: they ask for a GPU by default.
 GPU_COMMANDS = {"train", "evaluate", "cascade-train", "cascade-eval", "sweep", "recommend"}
@@ -120,8 +121,9 @@ def _model_inputs(model: str) -> list[Path]:
 
 def _benchmark_inputs(benchmark: str | None, data_dir: str | None) -> list[Path]:
     paths = [_path(data_dir)] if data_dir else []
-    if benchmark and benchmark.startswith("local:"):
-        paths.append(_path(benchmark[len("local:") :]))
+    for scheme in PATH_SCHEMES:  # a built set's or a BEIR folder's files are the step's input
+        if benchmark and benchmark.startswith(scheme):
+            paths.append(_path(benchmark[len(scheme) :]))
     return paths
 
 

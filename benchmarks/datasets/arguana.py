@@ -42,11 +42,13 @@ Example:
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
 
 from benchmarks.datasets._io import decode, read_tsv, tar_members
+from benchmarks.datasets.beir import write_folder
 from benchmarks.errors import BenchmarkError
 from benchmarks.registry import METRICS, Benchmark, Reference, SourceFile, register
 from stackexchange.errors import one_line
@@ -190,6 +192,58 @@ def training_pairs(root: Path) -> list[dict]:
     return pairs
 
 
+def write_beir_folder(root: Path, out: str | os.PathLike) -> dict[str, int]:
+    """The test debates' best-counterargument task as retrieval over every argument, in
+    BEIR's layout (``corpus.jsonl``, ``queries.jsonl``, ``qrels/test.tsv``), as BEIR's
+    ArguAna poses it: each test point searches all points and counters of the corpus (test,
+    training and validation debates) for its own counter.
+
+    One text is one document: the archives repeat texts (a debate filed under two themes, an
+    argument copied into another debate), so arguments equal up to case and white space are
+    one document, under the first path (test debates first, then in path order), and a point
+    searches for its counter's document; points of the same text are one query. A point is
+    in the corpus too (as in BEIR): ``beir:`` leaves a query's own document out of its run.
+    An id is the argument's path without ``.txt``; a text has no title.
+
+    Args:
+        root: the ``arguana`` folder (``TEST_TEXTS`` and ``TRAINING_TEXTS`` below it).
+        out: the folder to write (a new one; written whole or not at all).
+
+    Returns:
+        ``{"documents", "queries", "judgements"}``.
+
+    Example:
+        >>> write_beir_folder(Path("../shared/data/benchmarks/outside/arguana"), "arguana-beir")
+        ... # doctest: +SKIP
+        {'documents': 8567, 'queries': 1398, 'judgements': 1398}
+    """
+    root = Path(root)
+    test = read_texts(root / TEST_TEXTS)
+    texts = {**test, **read_texts(root / TRAINING_TEXTS)}
+    document_of: dict[str, str] = {}  # normalised text -> the document's id
+    corpus = []
+    for path in [*sorted(test), *sorted(set(texts) - set(test))]:
+        key = _normal(texts[path])
+        if key and key not in document_of:
+            document_of[key] = path.removesuffix(".txt")
+            corpus.append({"_id": document_of[key], "title": "", "text": texts[path]})
+    queries: dict[str, str] = {}
+    qrels: dict[str, set[str]] = {}
+    for path in sorted(test):
+        counter = _POINT.sub(r"/\1\2b-counter.txt", path)
+        if counter == path or not _normal(test[path]) or not _normal(test.get(counter, "")):
+            continue
+        query = document_of[_normal(test[path])]
+        relevant = document_of[_normal(test[counter])]
+        if relevant != query:
+            queries.setdefault(query, test[path])
+            qrels.setdefault(query, set()).add(relevant)
+    judgements = {q: dict.fromkeys(sorted(qrels[q]), 1) for q in queries}
+    write_folder(out, corpus, queries, judgements)
+    return {"documents": len(corpus), "queries": len(queries),
+            "judgements": sum(map(len, judgements.values()))}  # fmt: skip
+
+
 @dataclasses.dataclass(frozen=True)
 class ArguAna(Benchmark):
     """One candidate file of the best-counterargument task (``candidates``: its number)."""
@@ -256,6 +310,23 @@ MEASURED = {
         FUSED: (0.705534, 0.705534, 0.551035, 0.771815),
     },
 }
+# BM25 on BEIR's own ArguAna folder (8,674 documents, 1,406 queries), for the folder
+# write_beir_folder builds: Pyserini's flat index (title and text in one field; Lucene BM25,
+# k1=0.9, b=0.4, Porter stems; the query's own document removed) and the BEIR paper's
+# (Elasticsearch, multi-field)
+BEIR_PUBLISHED = (
+    Reference(
+        "bm25 (Pyserini, flat index)",
+        {"ndcg@10": 0.3970, "recall@100": 0.9324},
+        "Pyserini BEIR regressions, bm25-flat (castorini.github.io/pyserini/2cr/beir.html; "
+        "pyserini/resources/beir.yaml)",
+    ),
+    Reference(
+        "bm25 (BEIR paper, Elasticsearch)",
+        {"ndcg@10": 0.315},
+        "Thakur et al., BEIR, NeurIPS 2021 Datasets and Benchmarks, Table 2",
+    ),
+)
 POOLS = {
     "01": "the point's own counter and the counters to the other points of its side in its "
     "debate (1-7, mean 3.89)",

@@ -58,6 +58,10 @@ class LocalBenchmark(Benchmark):
         except (KeyError, TypeError, ValueError) as error:
             raise BenchmarkError(f"{descriptor}: bad descriptor ({error!r})") from None
 
+    @property
+    def key(self) -> str:
+        return f"local:{self.path}"
+
     def load(self, split: str = "test", data_dir=None):
         from stackexchange.store import read_dataset
 

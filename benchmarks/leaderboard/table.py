@@ -16,6 +16,7 @@ from pathlib import Path
 from adapter_zoo.metrics import METRICS
 from adapter_zoo.names import BM25, parse_model_name
 from benchmarks.registry import get
+from benchmarks.results import PATH_SCHEMES
 
 IR_BASELINE = BM25
 # settings that belong to a cell (the same model, scored on its own forum or another)
@@ -48,9 +49,10 @@ def row_label(record: dict) -> str:
 def benchmark_label(record: dict) -> str:
     """Column title: the registry's label (its ``title`` where the name alone would hide
     what the set is, e.g. ``semeval2017 bodies only (derived test text)``, else its name),
-    or a built benchmark's own name for ``local:PATH``."""
-    if str(record["benchmark"]).startswith("local:"):
-        return record.get("benchmark_name") or Path(record["benchmark"][6:]).name
+    or a built benchmark's or BEIR folder's own name for ``local:PATH``/``beir:PATH``."""
+    if str(record["benchmark"]).startswith(PATH_SCHEMES):
+        path = str(record["benchmark"]).split(":", 1)[1]
+        return record.get("benchmark_name") or Path(path).name
     try:
         return get(record["benchmark"]).label
     except ValueError:  # a record of a benchmark this version no longer registers

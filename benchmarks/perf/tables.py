@@ -711,6 +711,62 @@ def insuranceqa_table() -> str:
     )
 
 
+BEIR_LABELS = {
+    "bm25": "`bm25` (bm25s: k1=1.5, b=0.75, no stemming)",
+    "sbert:minilm-l6": "zero-shot all-MiniLM-L6-v2 bi-encoder (`sbert:minilm-l6`)",
+    "fusion:sbert:minilm-l6*0.9+bm25*0.1": "zero-shot base fused with BM25 "
+    "(`fusion:sbert:minilm-l6*0.9+bm25*0.1`), re-ranking the union of their top 100",
+}
+
+
+def beir_arguana_table() -> str:
+    """ArguAna's test debates as a BEIR folder, scored through ``beir:``
+    (``beir_arguana.json``, ``benchmarks/perf/beir_arguana.py``): our rows with the 95%
+    bootstrap interval of nDCG@10 and its paired difference from the fused base, bm25s at
+    Pyserini's settings on the same folder, and the published BM25 numbers on BEIR's."""
+    data = load("beir_arguana")
+
+    def cells(metrics: dict) -> list[str]:
+        return [
+            f"{metrics[m]:.3f}" if m in metrics else "–" for m in ("map", "mrr@10", "recall@100")
+        ]
+
+    rows = []
+    for model, row in data["rows"].items():
+        low, high = row["ndcg@10_interval"]
+        paired = row.get("ndcg@10_vs_fused")
+        versus = "–"
+        if paired:
+            a, b = paired["interval"]
+            versus = f"{_delta(paired['delta'])} [{_delta(a)}, {_delta(b)}]"
+        rows.append([BEIR_LABELS.get(model, f"`{model}`"), "ours",
+                     f"{row['metrics']['ndcg@10']:.3f} [{low:.3f}, {high:.3f}]", versus,
+                     *cells(row["metrics"]), f"{row['seconds']:.0f}"])  # fmt: skip
+    for model, label in BEIR_LABELS.items():
+        if model not in data["rows"]:
+            rows.append([label, "not in this record", "–", "–", "–", "–", "–", ""])
+    for name, metrics in data["bm25s_at_pyserini_settings"].items():
+        rows.append([name, "ours, same folder", f"{metrics['ndcg@10']:.3f}", "–",
+                     *cells(metrics), ""])  # fmt: skip
+    for ref in data["published"]:
+        rows.append([ref["model"], "published, BEIR's folder", f"{ref['metrics']['ndcg@10']:.3f}",
+                     "–", *cells(ref["metrics"]), ""])  # fmt: skip
+    folder, machine = data["folder"], data["machine"]
+    smoke = (
+        f", a smoke run: the first {data['arguments']['limit']}"
+        if data["arguments"]["limit"]
+        else ""
+    )
+    return _table(
+        ["model", "source",
+         f"nDCG@10 [95%] ({data['queries']:,} queries, {folder['documents']:,} documents{smoke})",
+         "− fused base, paired [95%]", "MAP", "MRR@10", "Recall@100",
+         f"seconds ({machine['cpu_count']} cores)"],
+        rows,
+        "|---|---|---:|---:|---:|---:|---:|---:|",
+    )  # fmt: skip
+
+
 def readme_insuranceqa_table() -> str:
     """The README's InsuranceQA v2: our P@1 (``insuranceqa.json``) by kind of model beside
     MultiCQA's published accuracies of the same kind (the registry's ``published``; ``–``
@@ -998,6 +1054,7 @@ TABLES: dict[str, Callable[[], str]] = {
     "semeval": semeval_table,
     "outside": outside_table,
     "insuranceqa": insuranceqa_table,
+    "beir-arguana": beir_arguana_table,
     "adapt-curve": adapt_curve_table,
     "readme-curve": readme_curve_table,
     "readme-insuranceqa": readme_insuranceqa_table,

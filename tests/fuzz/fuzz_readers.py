@@ -20,6 +20,7 @@ import json
 import os
 import re
 import resource
+import shutil
 import signal
 import sys
 import tarfile
@@ -193,6 +194,42 @@ def _arguana_seeds() -> list[bytes]:
             if member.isfile() and member.name.split("02-extracted-arguments/", 1)[-1] in wanted:
                 tar.addfile(member, real.extractfile(member))
     return [out.getvalue()]
+
+
+BEIR = "beir"  # the hand-made BEIR folder of tests/benchmarks/fixtures
+
+
+@functools.cache
+def _beir_corpus_seeds() -> list[bytes]:
+    """A ``corpus.jsonl`` of real ArguAna texts (the first point's candidates) under the
+    fixture's document ids, so that the fixture's queries and judgements read with it."""
+    with tarfile.open(fileobj=io.BytesIO(_arguana_seeds()[0])) as tar:
+        texts = [tar.extractfile(m).read().decode("utf-8").strip() for m in tar if m.isfile()]
+    ids = [json.loads(line)["_id"] for line in (FIXTURES / BEIR / "corpus.jsonl").open()]
+    records = [{"_id": i, "title": text.split("\n", 1)[0], "text": text}
+               for i, text in zip(ids, (texts * len(ids))[: len(ids)])]  # fmt: skip
+    return ["".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records).encode()]
+
+
+def _beir_seeds() -> list[bytes]:
+    return [(FIXTURES / BEIR / "qrels" / "test.tsv").read_bytes()]
+
+
+def _write_beir(relative: str) -> Callable[[Path, bytes], Path]:
+    """Put the input at ``relative`` in a copy of the fixture folder."""
+
+    def write(folder: Path, data: bytes) -> Path:
+        target = folder / BEIR
+        shutil.copytree(FIXTURES / BEIR, target)
+        (target / relative).write_bytes(data)
+        return target / relative
+
+    return write
+
+
+def _beir(path: Path, out: Path) -> object:
+    folder = path.parent.parent if path.parent.name == "qrels" else path.parent
+    return benchmarks.get(f"beir:{folder}").retrieval_data("test")
 
 
 INSURANCE_POOL = "insuranceqa-v2/V2/InsuranceQA.question.anslabel.raw.500.pool.solr.test.encoded.gz"
@@ -419,6 +456,12 @@ READERS: tuple[Reader, ...] = (
     Reader("wikiqa-tsv", "WikiQA `.tsv.gz` (`evaluate`)", _wikiqa_seeds,
            _file("wikiqa/WikiQA-test.tsv.gz", _gz), _benchmark("wikiqa-raw", "test", "wikiqa"),
            (BenchmarkError,), ("benchmarks/wikiqa/WikiQA-test.tsv.gz",), _TSV_TOKENS),
+    Reader("beir-corpus", "a BEIR folder's `corpus.jsonl` (`evaluate`)", _beir_corpus_seeds,
+           _write_beir("corpus.jsonl"), _beir, (BenchmarkError,), ("benchmarks/" + ARGUANA,),
+           _JSON_TOKENS + (b'"_id":', b'"text":', b'"title":')),
+    Reader("beir-qrels", "a BEIR folder's `qrels/test.tsv` (`evaluate`)", _beir_seeds,
+           _write_beir("qrels/test.tsv"), _beir, (BenchmarkError,), (),
+           _TSV_TOKENS + (b"query-id\tcorpus-id\tscore\n", b"-1", b"1.5", b"q9", b"d99")),
     Reader("zoo-card", "a zoo entry's `card.json` (`load`, `list`)", _card_seeds,
            _entry_file(CARD_FILE), _verify, (ZooError,), (), _JSON_TOKENS),
     Reader("adapter-config", "an adapter's `adapter_config.json`", _adapter_config_seeds,

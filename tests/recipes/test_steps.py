@@ -153,3 +153,10 @@ def test_an_export_waits_for_the_entry_it_reads(tmp_path):
     (tmp_path / "ce").mkdir()
     (tmp_path / "ce" / "adapter_zoo_export.json").write_text("{}")
     assert jobs[1].outputs_complete()
+
+
+def test_an_evaluation_reads_its_built_set_or_beir_folder():
+    for scheme in ("local", "beir"):
+        argv = ["evaluate", "--model", "bm25", "--benchmark", f"{scheme}:/w/set"]
+        (job,) = build_jobs([("evaluate", argv, {})], smoke=False)
+        assert job.inputs == [Path("/w/set")], scheme
