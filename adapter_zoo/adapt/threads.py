@@ -28,14 +28,17 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from adapter_zoo.cascade.data import forum_dirs
+from adapter_zoo.documents.forums import (
+    EVALUATION_SPLIT,  # noqa: F401  (callers name it here)
+    forum_dirs,
+    forum_questions,
+)
 from adapter_zoo.errors import ZooError
 from adapter_zoo.training.data import read_split
 from stackexchange import parse_forum
 from stackexchange.jsontext import JSONTextError, loads_text
 from stackexchange.lists import BENCHMARK_FILE
 
-EVALUATION_SPLIT = "test"  # never read: the forum's held-out test questions
 # A pseudo-pair's parts must carry meaning (stackexchange.assemble's floors for pairs).
 MIN_TITLE_CHARS = 10
 MIN_BODY_CHARS = 20
@@ -144,19 +147,11 @@ def _from_texts(texts: list[str], about: dict, where) -> Target:
 
 def _forums(forums: list[Path]) -> Target:
     """Threads of parsed forums, their test split dropped at the Arrow level."""
-    # pyarrow on first use: importing this module stays light
-    import pyarrow.compute as pc
-
-    # stackexchange.store loads pyarrow: importing this module stays light
-    from stackexchange.store import read_dataset
-
     threads, duplicates = [], []
     for forum in forums:
-        table = read_dataset(forum / "questions", ZooError).data.table
-        table = table.filter(pc.not_equal(table["split"], EVALUATION_SPLIT))
-        columns = table.select(["id", "title", "body", "accepted_answer"]).to_pydict()
-        for i, title, body, answer in zip(*columns.values()):
-            threads.append(Thread(int(i), title or "", body or "", answer or None))
+        for columns in forum_questions(forum, ["id", "title", "body", "accepted_answer"]):
+            for i, title, body, answer in zip(*columns.values()):
+                threads.append(Thread(int(i), title or "", body or "", answer or None))
         duplicates += _duplicate_links(forum)
     known = {t.id for t in threads}
     duplicates = [(a, b) for a, b in duplicates if a in known and b in known]
