@@ -1,9 +1,9 @@
-"""Sentences of a text, by BlingFire's sentence breaker.
+"""Sentences of a text, by sentencex (Wikimedia's rule-based segmenter, in Rust).
 
-BlingFire (a finite-state machine in C++, the segmenter Di Liello et al. used to cut
-documents into sentences) against pySBD and sentencex on the project's real texts:
-``benchmarks/perf/sentence_splitters.py`` measures speed and agreement with hand-checked
-sentences, ``benchmarks/perf/results/sentence_splitters.json`` holds the numbers.
+Chosen over BlingFire (the segmenter Di Liello et al. used) and pySBD on the project's real
+texts: ``benchmarks/perf/sentence_splitters.py`` measures speed and agreement with
+hand-checked sentences of forum posts, MedQuAD, ArguAna and InsuranceQA;
+``benchmarks/perf/results/sentence_splitters.json`` holds the numbers.
 
 Example:
     >>> split_sentences("Dr. Smith paid $3.50 on Jan. 5. Was it good?  Yes.")
@@ -14,7 +14,9 @@ Example:
 
 from __future__ import annotations
 
-import blingfire
+import sentencex
+
+LANGUAGE = "en"  # the base models are English
 
 
 def split_sentences(text: str) -> list[str]:
@@ -26,4 +28,4 @@ def split_sentences(text: str) -> list[str]:
     flat = " ".join(text.split())
     if not flat:
         return []
-    return [s for s in blingfire.text_to_sentences(flat).split("\n") if s.strip()]
+    return [s.strip() for s in sentencex.segment(LANGUAGE, flat) if s.strip()]
