@@ -54,8 +54,7 @@ def read_documents(source) -> Corpus:
             record (one line naming the file and the line).
     """
     if isinstance(source, list | tuple):
-        documents = [Document(str(n), None, paragraphs_of(_blocks(str(t))))
-                     for n, t in enumerate(source, start=1)]  # fmt: skip
+        documents = [text_document(str(n), str(t)) for n, t in enumerate(source, start=1)]
         return _checked(make_corpus(documents, {"source": "texts"}), "the given list")
     path = Path(str(source)).expanduser()
     if not path.exists():
@@ -71,6 +70,29 @@ def read_documents(source) -> Corpus:
     if (path / STATS_FILE).is_file() or any(path.glob(f"*/{STATS_FILE}")):
         return _checked(_forums(forum_dirs(path)), path)
     return _checked(_folder(path), path)
+
+
+def text_document(identifier: str, text: str) -> Document:
+    """A text as a document: paragraphs at its blank lines, no title.
+
+    Example:
+        >>> text_document("7", "Dark. Roasted.\\n\\nHoppy.").paragraphs
+        (('Dark.', 'Roasted.'), ('Hoppy.',))
+    """
+    return Document(identifier, None, paragraphs_of(_blocks(text)))
+
+
+def thread_document(identifier: str, title: str | None, body: str | None,
+                    answer: str | None) -> Document:  # fmt: skip
+    """A forum thread as a document: its question title the title, the paragraphs of its
+    question body and accepted answer (their lines: one block element of the post each).
+
+    Example:
+        >>> thread_document("3", "Stout?", "Is it dark?\\nHow dark?", "Very. Black.").paragraphs
+        (('Is it dark?',), ('How dark?',), ('Very.', 'Black.'))
+    """
+    blocks = [*(body or "").splitlines(), *(answer or "").splitlines()]
+    return Document(identifier, " ".join((title or "").split()) or None, paragraphs_of(blocks))
 
 
 def _checked(corpus: Corpus, where) -> Corpus:
@@ -156,9 +178,7 @@ def _forums(forums: list[Path], source: str = "parsed forums") -> Corpus:
         prefix = f"{forum.name}/" if len(forums) > 1 else ""
         for rows in forum_questions(forum, ["id", "title", "body", "accepted_answer"]):
             for i, title, body, answer in zip(*rows.values()):
-                blocks = [*(body or "").splitlines(), *(answer or "").splitlines()]
-                title = " ".join((title or "").split()) or None
-                documents.append(Document(f"{prefix}{i}", title, paragraphs_of(blocks)))
+                documents.append(thread_document(f"{prefix}{i}", title, body, answer))
     return make_corpus(documents, {"source": source, "forums": [f.name for f in forums]})
 
 
