@@ -74,8 +74,7 @@ def test_a_texts_only_target_decides_and_selects_on_its_pseudo_queries(parsed_sh
     assert decision.counts() == {"ict": share, "keywords": share, "sp": share, "ssp": share}
     decided = part_corpus(target, parts, DECISION).documents
     own = {s for d in decided for p in d.paragraphs for s in p}
-    for query, labels in zip(decision.queries, decision.labels):
-        assert sum(labels) == 1
+    assert all(sum(labels) == 1 for labels in decision.labels)
     # an SSP query is a span of a decision document's paragraph
     ssp = [q for k, q in zip(decision.kinds, decision.queries) if k == "ssp"]
     assert all(any(q.startswith(s) for s in own) for q in ssp)
