@@ -22,8 +22,10 @@ base's scoring of the decision lists measures the machine, and the other stages 
 from it (the least valuable dropped first, the target's own run shortened last); each
 training run stops at its share's end.
 
-A target of texts without question-answer structure learns from first-sentence → rest
-pseudo-pairs where its texts are long enough; the card says what was possible.
+The objectives' pairs of the training documents add to the threads' pairs
+(:mod:`~adapter_zoo.adapt.objective_pairs`). A target of texts without question-answer
+structure learns from them alone and decides on their pseudo-queries (first-sentence → rest
+pairs where its texts give no objective example); the card says what was possible.
 """
 
 from __future__ import annotations
