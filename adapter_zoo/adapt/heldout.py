@@ -220,14 +220,18 @@ def _objective_rows(target: Target, parts: list[str], question_pairs: int, seed:
         return {}
     limit = OBJECTIVE_PAIRS if target.texts_only else max(1, question_pairs // len(names))
     found = objective_examples(target, parts, TRAIN, seed=seed, limit=limit)
-    rows = [(name, e.anchor, e.positive, e.negatives[0] if e.negatives else "")
+    # an example's hard negative (its own document's) where it has one; else none, and the
+    # trainer mines one as for every pair (a BM25 neighbour's B: closer than a random
+    # document's easy one)
+    rows = [(name, e.anchor, e.positive, e.negatives[0] if e.hard else "")
             for name, examples in found.items() for e in examples]  # fmt: skip
     return {TRAIN: rows}
 
 
 def _write_objectives(forum: Path, name: str, rows: dict) -> dict[str, int]:
-    """The objectives' pair folder: the pair columns, the objective in ``tags``, and its
-    hard negative (``""``: none) in ``negative``; split -> rows written."""
+    """The objectives' pair folder: the pair columns, the objective in ``tags``, and the
+    example's hard negative (``""``: none, the trainer mines one) in ``negative``; split ->
+    rows written."""
     # pyarrow on first use: importing this module stays light
     import pyarrow as pa
 

@@ -52,7 +52,8 @@ def test_a_texts_only_target_trains_on_objective_pairs_and_never_on_a_decision_d
                                   "titles": 0, "objectives": ["ict", "keywords", "sp", "ssp"]}  # fmt: skip
     (table,) = load_pairs(tmp_path, target.name, ("objectives",), "train")
     assert len(table) == sum(stats["objectives"].values())
-    assert sum(bool(n) for n in table.negatives) == len(table)  # each with its own negative
+    # one document of one paragraph: no hard negative of its own, the trainer mines them all
+    assert table.negatives == [""] * len(table)
     # no sentence of a decision document (that no other document has) is written anywhere
     trained = part_corpus(target, parts, TRAIN).documents
     decided = part_corpus(target, parts, DECISION).documents
@@ -99,6 +100,9 @@ def test_a_forum_target_keeps_its_lists_and_adds_objective_pairs(parsed_shipped,
         "ict", "keywords", "psd", "sp", "ssp", "title"}  # fmt: skip
     decided = {str(t.id) for t, p in zip(target.threads, parts) if p == DECISION}
     assert not decided & {d.id for d in part_corpus(target, parts, TRAIN).documents}
+    # a thread's question and answer paragraphs give hard negatives of its own
+    (table,) = load_pairs(tmp_path, target.name, ("objectives",), "train")
+    assert sum(bool(n) for n in table.negatives) > len(table) / 4
 
 
 def test_a_documents_folder_and_a_beir_corpus_are_targets(tmp_path):
