@@ -21,8 +21,8 @@ Every held-out thread gives a ranking list, each built as the forum's LAS-style 
   part's other documents.
 
 The training folder holds, beside the threads' pairs, the objectives' pairs of the training
-and selection documents (``objectives/``: A → B with the objective's hard negative in a
-``negative`` column); for a target of texts only they are its whole training signal.
+documents (``objectives/``: A → B with the objective's hard negative in a ``negative``
+column); for a target of texts only they are its whole training signal.
 
 Example:
     >>> from adapter_zoo.adapt.threads import Thread
