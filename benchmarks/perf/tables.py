@@ -598,6 +598,28 @@ def sentence_splitters_table() -> str:
             f"{machine['cpu']}, {machine['cpu_count']} cores.")  # fmt: skip
 
 
+def objective_examples_table() -> str:
+    """CPU seconds of reading documents and building each objective's examples on two real
+    corpora (``objective_examples.json``)."""
+    data = load("objective_examples")
+    rows = []
+    for corpus, row in data["corpora"].items():
+        found = row["structure"]
+        rows.append([f"{corpus} ({found['documents']:,} documents, {found['paragraphs']:,} "
+                     f"paragraphs, {found['sentences']:,} sentences)", "read_documents", "—",
+                     f"{row['read_s']:.2f}", "—", "—"])  # fmt: skip
+        for objective, cell in row["objectives"].items():
+            every, capped = cell["all"], cell["adapt_cap"]
+            rows.append(["", objective, f"{every['examples']:,}", f"{every['seconds']:.2f}",
+                         f"{every['with_hard_negative']:,}", f"{capped['seconds']:.2f}"])  # fmt: skip
+    cap = data["arguments"]["adapt_cap"]
+    return _table(
+        ["corpus", "step", "examples", "CPU s", "with a hard negative",
+         f"CPU s at adapt's cap ({cap:,})"],
+        rows,
+    )  # fmt: skip
+
+
 def int8_table() -> str:
     """Scoring through ONNX Runtime (fp32 and int8) against torch fp32 and the peer,
     sentence-transformers' own int8 export of the same base (``int8.json``)."""
@@ -1021,6 +1043,7 @@ TABLES: dict[str, Callable[[], str]] = {
     "train-memory": train_memory_table,
     "html-to-text": html_to_text_table,
     "sentence-splitters": sentence_splitters_table,
+    "objective-examples": objective_examples_table,
     "int8": int8_table,
     "semeval": semeval_table,
     "outside": outside_table,
