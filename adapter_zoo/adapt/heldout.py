@@ -41,7 +41,12 @@ from pathlib import Path
 
 import numpy as np
 
-from adapter_zoo.adapt.objective_pairs import OBJECTIVE_PAIRS, objective_examples, structure
+from adapter_zoo.adapt.objective_pairs import (
+    OBJECTIVE_PAIRS,
+    PER_QUESTION_PAIR,
+    objective_examples,
+    structure,
+)
 from adapter_zoo.adapt.threads import MIN_BODY_CHARS, MIN_TITLE_CHARS, Target, Thread
 from adapter_zoo.errors import ZooError
 from adapter_zoo.objectives import objective_names
@@ -214,11 +219,13 @@ def objective_lists(target: Target, parts: list[str], part: str, *, seed: int = 
 def _objective_rows(target: Target, parts: list[str], question_pairs: int, seed: int):
     """split -> the objectives' (objective, A, B, negative) rows of its documents (the
     training documents': runs select on the selection lists); a target with questions gets
-    up to ``question_pairs`` of them in all, shared by the objectives."""
+    up to :data:`PER_QUESTION_PAIR` of them per one of its ``question_pairs``, shared by the
+    objectives."""
     names = structure(target)["objectives"]
     if not names:
         return {}
-    limit = OBJECTIVE_PAIRS if target.texts_only else max(1, question_pairs // len(names))
+    shared = int(question_pairs * PER_QUESTION_PAIR) // len(names)
+    limit = OBJECTIVE_PAIRS if target.texts_only else max(1, shared)
     found = objective_examples(target, parts, TRAIN, seed=seed, limit=limit)
     # an example's hard negative (its own document's) where it has one; else none, and the
     # trainer mines one as for every pair (a BM25 neighbour's B: closer than a random

@@ -4,7 +4,8 @@ structure allows, and their examples from the documents of one held-out part onl
 A document's part is its thread's (:func:`adapter_zoo.adapt.heldout.assign`), so a decision
 document never trains, and negatives are drawn from the same part's documents: no decision
 text is ever a training negative either. Where a target has questions, they stay the
-anchors and each objective adds up to an equal share of as many pairs as the questions give;
+anchors and the objectives add up to :data:`PER_QUESTION_PAIR` pairs per question pair, in
+equal shares;
 where it has only texts, the objectives are the whole signal, up to
 :data:`OBJECTIVE_PAIRS` examples each.
 
@@ -25,6 +26,9 @@ from adapter_zoo.objectives import OBJECTIVES, ObjectiveExample, build_examples,
 # (learn.MAX_STEPS steps of learn.BATCH) reads 12,800 pairs, so four objectives at this cap
 # are more than it can see, and building them takes seconds.
 OBJECTIVE_PAIRS = 4000
+# A target with questions: the objectives' pairs in all, at most this many per training pair
+# of its threads (unmeasured: an equal share, so the questions stay half the signal).
+PER_QUESTION_PAIR = 1.0
 
 
 def usable_objectives(corpus: Corpus) -> list[str]:
