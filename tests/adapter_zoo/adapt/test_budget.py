@@ -11,6 +11,7 @@ import pytest
 
 from adapter_zoo.adapt import budget
 from adapter_zoo.adapt.budget import Rate, Stages, plan
+from adapter_zoo.adapt.learn import BATCH, own_steps
 from adapter_zoo.errors import ZooError
 from adapter_zoo.zoo.store import read_card
 
@@ -212,11 +213,13 @@ def test_a_small_budget_plans_fewer_steps_and_says_so_in_the_card(
     assert len(timed) == 1 and 0 < timed[0] < 1.0  # the tiny model's step, timed here
     assert record["budget"]["seconds_per_step"] == 1.0
     slow = Rate(slow.seconds_per_token, seconds_per_step=1.0)
-    unlimited = plan(Stages(**{**_stages_of(card_plan), "runs": {"own": 40}}), slow, None)
+    # bicycles.meta's question pairs and the objectives' pairs beside them
+    asked = own_steps(sum(record["training"]["pairs"].values()), BATCH)
+    unlimited = plan(Stages(**{**_stages_of(card_plan), "runs": {"own": asked}}), slow, None)
     fit, own = card_plan["fitted"]["own"], card_plan["steps"]["own"]
-    assert budget.MIN_STEPS <= fit < unlimited.steps["own"] == 40  # bicycles.meta: 40 steps
-    assert own == 40
-    assert f"own run {fit} of 40 steps, then to its deadline" in card_plan["cuts"]
+    assert budget.MIN_STEPS <= fit < unlimited.steps["own"] == asked
+    assert own == asked
+    assert f"own run {fit} of {asked} steps, then to its deadline" in card_plan["cuts"]
     assert "base@512 not scored" in card_plan["cuts"] and "base@512" not in record["candidates"]
     run = record["training"]["runs"]["own"]
     assert run["steps"] == own and run["selection_lists"] == card_plan["selection_lists"]
