@@ -45,6 +45,7 @@ from adapter_zoo.adapt.heldout import CANDIDATES, write_training_folder
 from adapter_zoo.compose.entry import compose_entry
 from adapter_zoo.compose.fusion import fuse
 from adapter_zoo.errors import ZooError
+from adapter_zoo.fusion_defaults import BASE_FUSED, BASE_FUSION_WEIGHTS, FUSED, FUSION_WEIGHTS
 from adapter_zoo.lengths import BI_MAX_LENGTH
 from adapter_zoo.loading import load
 from adapter_zoo.names import DEFAULT_BASE
@@ -98,16 +99,11 @@ BATCH = 32
 # Texts a training example reads: the anchor, its positive and one hard negative.
 EXAMPLE_TEXTS = 3
 SIZE_SAMPLE = 2000  # texts whose tokens are counted for the budget's sizes
-# The score fusion candidate: the best candidate and the base with equal weight, BM25 a
-# tenth (the quality probes' best BM25 weight on beer; never tuned on the decision lists).
-FUSION_WEIGHTS = (0.45, 0.45, 0.1)
-FUSED = "fusion:best+base+bm25"
-# The zero-shot base fused with BM25 (BM25 a tenth, as above): what a user has without
-# training, the baseline adapt's studies measure against, and the answer when no candidate
-# beats the base on the held-out lists (InsuranceQA, 10 minutes: the base kept by the earlier
-# rule, 3.7 P@1 below this fusion). It costs no model scoring.
-BASE_FUSED = "fusion:base+bm25"
-BASE_FUSION_WEIGHTS = (0.9, 0.1)
+# The score fusion candidate (FUSED: the best candidate, the base and BM25) and the zero-shot
+# base fused with BM25 (BASE_FUSED): what a user has without training, the baseline adapt's
+# studies measure against, and the answer when no candidate beats the base on the held-out
+# lists. Their default weights are adapter_zoo.fusion_defaults'; the latter costs no model
+# scoring.
 # The card's training record when the plan fits no run (read by recipes.quickstart)
 NO_ROOM_TO_TRAIN = "the time budget leaves no room for training (the card's budget)"
 

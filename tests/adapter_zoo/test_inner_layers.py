@@ -42,7 +42,7 @@ LAYERS = (
     ("devices",),
     ("registry",),
     ("losses", "metrics", "lengths", "modes", "names"),
-    ("errors",),
+    ("errors", "fusion_defaults"),
 )
 
 # (importer, imported): the imports allowed to run up a floor, each for the reason CONTRIBUTING
