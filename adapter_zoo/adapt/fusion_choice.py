@@ -36,7 +36,12 @@ import numpy as np
 from adapter_zoo.adapt.decide import BOOTSTRAP_SAMPLES, CONFIDENCE, list_average_precisions
 from adapter_zoo.compose.fusion import NORMALISATIONS
 from adapter_zoo.compose.prf import feedback_scores
-from adapter_zoo.fusion_defaults import BASE_FUSION_WEIGHTS, FUSION_WEIGHTS, NORMALISATION
+from adapter_zoo.fusion_defaults import (
+    BASE_FUSED,
+    BASE_FUSION_WEIGHTS,
+    FUSION_WEIGHTS,
+    NORMALISATION,
+)
 
 # BM25's share of the fused weights tried (0: the members alone)
 BM25_SHARES = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5)
@@ -191,8 +196,7 @@ def choose_feedback(
     """Dense pseudo-relevance feedback's ``(k, w)`` on the lists, from each pair's query and
     candidate embeddings (the base's, computed once), against no feedback
     (:data:`FEEDBACK_OFF`), chosen by :func:`choose`."""
-    bounds = np.concatenate([[0], np.cumsum(lists)])
-    groups = [np.arange(a, b) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
+    groups = _groups(lists)
     aps = {}
     for k, w in grid:
         if (k, w) == FEEDBACK_OFF:
@@ -201,3 +205,69 @@ def choose_feedback(
             scores = feedback_scores(query_vectors, candidate_vectors, groups, k=k, weight=w)
         aps[(k, w)] = list_average_precisions(scores, labels)
     return choose(aps, FEEDBACK_OFF, seed=seed)
+
+
+# adapt's candidate names for what this module adds: the base fused with BM25 at its tuned
+# weight (when the lists replace the default), and the base with query feedback (likewise)
+BASE_FUSED_TUNED = f"{BASE_FUSED}@tuned"
+FEEDBACK = "prf:base"
+BASE_FUSION_NAMES = ("base", "bm25", "normalisation")
+FUSION_NAMES = ("best", "base", "bm25", "normalisation")
+
+
+@dataclass(frozen=True)
+class AnswerStage:
+    """What the decision lists chose for the answer stage of ``adapt``.
+
+    Attributes:
+        floor: the candidate that answers when nothing beats the base: the base fused with
+            BM25 at the default weights or, where the lists show it, at its tuned ones.
+        card: the card's record of each grid's choice (``base_fusion``, ``feedback``).
+    """
+
+    floor: str
+    card: dict
+
+
+def tune_base(scorer, zero_shot: str, *, base: str, seed: int = 0) -> AnswerStage:
+    """Choose the base's fusion with BM25 and its query feedback on ``scorer``'s decision
+    lists (``adapt.learn``'s decision scorer: the base scored, its BM25 scores and, when
+    the base is a bi-encoder, its embeddings of the lists' pairs, ``vectors``), adding
+    :data:`BASE_FUSED_TUNED` and :data:`FEEDBACK` as candidates where they replace the
+    defaults. ``base`` names the base's candidate."""
+    labels = scorer.lists.labels
+    lists = [len(c) for c in scorer.lists.candidates]
+    fusion = choose_fusion([scorer.scores[base]], scorer.bm25, labels, lists=lists, seed=seed)
+    card = {"base_fusion": fusion.to_card(BASE_FUSION_NAMES)}
+    floor = BASE_FUSED
+    if fusion.replaced:
+        *weights, how = fusion.point
+        scorer.fuse(BASE_FUSED_TUNED, (base,), tuple(weights), normalisation=how)
+        floor = BASE_FUSED_TUNED
+    if getattr(scorer, "vectors", None) is not None:
+        queries, candidates = scorer.vectors
+        feedback = choose_feedback(queries, candidates, labels, lists=lists, seed=seed)
+        card["feedback"] = feedback.to_card(("k", "w"))
+        if feedback.replaced:
+            k, w = feedback.point
+            scores = feedback_scores(queries, candidates, _groups(lists), k=k, weight=w)
+            scorer.record(FEEDBACK, scores, f"prf:{zero_shot}@k={k},w={w:g}")
+    else:
+        card["feedback"] = {"skipped": "the base gives no embeddings to feed back"}
+    return AnswerStage(floor, card)
+
+
+def tune_fusion(scorer, best: str, *, base: str, seed: int = 0) -> tuple[tuple, str, dict]:
+    """The best candidate's fusion with the base and BM25 on the decision lists: its
+    weights, normalisation and the card's record (:func:`choose_fusion` of two members)."""
+    labels = scorer.lists.labels
+    lists = [len(c) for c in scorer.lists.candidates]
+    parts = [scorer.scores[best], scorer.scores[base]]
+    choice = choose_fusion(parts, scorer.bm25, labels, lists=lists, seed=seed)
+    *weights, how = choice.point
+    return tuple(weights), how, choice.to_card(FUSION_NAMES)
+
+
+def _groups(lists: Sequence[int]) -> list[np.ndarray]:
+    bounds = np.concatenate([[0], np.cumsum(lists)]).astype(np.int64)
+    return [np.arange(a, b) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]

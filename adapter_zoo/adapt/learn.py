@@ -37,7 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
-from adapter_zoo.adapt import budget
+from adapter_zoo.adapt import budget, fusion_choice
 from adapter_zoo.adapt import plan as planning
 from adapter_zoo.adapt.adapt import CANDIDATE_MARK, MULTITASK_KINDS, alias_entry
 from adapter_zoo.adapt.decide import list_average_precisions
@@ -45,7 +45,7 @@ from adapter_zoo.adapt.heldout import CANDIDATES, write_training_folder
 from adapter_zoo.compose.entry import compose_entry
 from adapter_zoo.compose.fusion import fuse
 from adapter_zoo.errors import ZooError
-from adapter_zoo.fusion_defaults import BASE_FUSED, BASE_FUSION_WEIGHTS, FUSED, FUSION_WEIGHTS
+from adapter_zoo.fusion_defaults import BASE_FUSED, BASE_FUSION_WEIGHTS, FUSED, NORMALISATION
 from adapter_zoo.lengths import BI_MAX_LENGTH
 from adapter_zoo.loading import load
 from adapter_zoo.names import DEFAULT_BASE
@@ -111,7 +111,7 @@ NO_ROOM_TO_TRAIN = "the time budget leaves no room for training (the card's budg
 def _single_models(scorer) -> list[str]:
     """Candidates that are one model by name (a fusion can name them as members)."""
     return [c for c, model in scorer.models.items() if ":" not in model or
-            model.startswith("sbert:")]  # fmt: skip
+            model.startswith(("sbert:", "prf:"))]  # fmt: skip
 
 
 def learn_and_decide(
@@ -186,7 +186,7 @@ def learn_and_decide(
     ran = INT8 if asked == INT8 else precision_name(resolve_precision(asked))
     logger.info("adapt %s: the decision lists are scored in %s%s", name, ran, clock.says())
     scorer = _DecisionScorer(decision)
-    scorer.add(BASE, zero_shot)
+    scorer.add(BASE, zero_shot, keep_vectors=True)
     zoo_plans = _zoo_plans(target_data, centroids, cards, top_k, zero_shot)
     with tempfile.TemporaryDirectory(prefix="adapter-zoo-adapt-") as tmp:
         selection = held_out_lists(target_data, parts, SELECTION).positive_first()
@@ -211,13 +211,16 @@ def learn_and_decide(
     # looked up per call: tests monkeypatch adapt.decide.decide
     from adapter_zoo.adapt.decide import decide
 
+    scorer.fuse(BASE_FUSED, (BASE,), BASE_FUSION_WEIGHTS)
+    answer = fusion_choice.tune_base(scorer, zero_shot, base=BASE, seed=seed)
     single = [c for c in _single_models(scorer)
               if c not in (BASE, BASE_LONG) and scorer.models[c] != zero_shot]  # fmt: skip
-    scorer.fuse(BASE_FUSED, (BASE,), BASE_FUSION_WEIGHTS)
     if single:
         best = max(single, key=lambda c: scorer.aps[c].mean())
-        scorer.fuse(FUSED, (best, BASE), FUSION_WEIGHTS)
-    decision_record = decide(scorer.aps, base=BASE, seed=seed, floor=BASE_FUSED, hedge=FUSED,
+        weights, how, answer.card["fusion"] = fusion_choice.tune_fusion(scorer, best, base=BASE,
+                                                                        seed=seed)  # fmt: skip
+        scorer.fuse(FUSED, (best, BASE), weights, normalisation=how)
+    decision_record = decide(scorer.aps, base=BASE, seed=seed, floor=answer.floor, hedge=FUSED,
                              hedged=frozenset(single))  # fmt: skip
     record = {
         "strategy": "learned",
@@ -243,6 +246,7 @@ def learn_and_decide(
             for c in scorer.aps
         },  # fmt: skip
         "decision": {k: decision_record[k] for k in ("chosen", "best", "base", "rule", "lists")},
+        "answer_stage": answer.card,
         "reason": decision_record["reason"],
         "seconds": round(clock.spent(), 1),
         "never_read": "the target's evaluation split (parsed forums' test questions)",
@@ -274,6 +278,8 @@ class _DecisionScorer:
         self.seconds: dict[str, float] = {}  # each scoring's wall time (the budget's rate)
         self.fused_members: dict[str, tuple] = {}  # fusion with BM25 -> (members, weights)
         self.bm25: np.ndarray | None = None  # BM25's scores of the lists' pairs, once
+        self.vectors: tuple | None = None  # the base's (query, candidate) rows of each pair
+        self.normalisations: dict[str, str] = {}  # fusion -> its normalisation
 
     def _record(self, candidate: str, scores, model: str) -> None:
         self.scores[candidate] = np.asarray(scores, dtype=np.float64)
@@ -282,17 +288,39 @@ class _DecisionScorer:
         logger.info("adapt: %s MAP %.4f on the decision lists", candidate,
                     self.aps[candidate].mean())  # fmt: skip
 
-    def add(self, candidate: str, model: str, *, max_length: int | None = None) -> None:
+    def record(self, candidate: str, scores, model: str) -> None:
+        """Record ``candidate``'s flat scores over the lists' pairs, computed elsewhere."""
+        self._record(candidate, scores, model)
+
+    def add(self, candidate: str, model: str, *, max_length: int | None = None,
+            keep_vectors: bool = False) -> None:  # fmt: skip
+        """Score ``candidate`` (the model ``model``) on the lists; with ``keep_vectors``, a
+        bi-encoder's embeddings of each pair's texts are kept (``vectors``: the query
+        feedback's grid reuses them) and its cosines computed from them, as its ``score``
+        computes them."""
         if model in self.models.values() and max_length is None:
             known = next(c for c, m in self.models.items() if m == model)
             self._record(candidate, self.scores[known], model)
             return
         began = time.monotonic()
         ranker = load(model, max_length=max_length, precision=current_precision())
-        scores = ranker.score(self.pairs, progress=True)
+        if keep_vectors and callable(getattr(ranker, "encode", None)):
+            scores = self._embedded(ranker)
+        else:
+            scores = ranker.score(self.pairs, progress=True)
         self.seconds[candidate] = time.monotonic() - began
         label = model if max_length is None else f"{model}@{max_length}"
         self._record(candidate, scores, label)
+
+    def _embedded(self, encoder) -> np.ndarray:
+        texts: dict[str, int] = {}
+        for query, candidate in self.pairs:
+            texts.setdefault(query, len(texts))
+            texts.setdefault(candidate, len(texts))
+        rows = np.asarray(encoder.encode(list(texts), progress=True), dtype=np.float32)
+        self.vectors = (rows[[texts[q] for q, _ in self.pairs]],
+                        rows[[texts[c] for _, c in self.pairs]])  # fmt: skip
+        return np.einsum("ij,ij->i", *self.vectors)
 
     def member_scores(self, model: str) -> np.ndarray:
         known = next((c for c, m in self.models.items() if m == model), None)
@@ -301,9 +329,9 @@ class _DecisionScorer:
             known = model
         return self.scores[known]
 
-    def fuse(self, candidate: str, members, weights) -> None:
-        """A z-score fusion of candidates and ``bm25``; ``members`` name candidates, BM25 is
-        added last."""
+    def fuse(self, candidate: str, members, weights, *, normalisation=NORMALISATION) -> None:
+        """A fusion of candidates and ``bm25`` (z-scores unless ``normalisation`` says
+        otherwise); ``members`` name candidates, BM25 is added last."""
         if self.bm25 is None:
             bm25 = bm25_candidate_scores(self.lists.queries, self.lists.candidates)
             self.bm25 = np.concatenate(bm25)
@@ -311,17 +339,21 @@ class _DecisionScorer:
         spec = "fusion:" + "+".join(
             f"{self.models[m]}*{w:g}" for m, w in zip(members, weights)
         ) + f"+bm25*{weights[-1]:g}"  # fmt: skip
-        self.fuse_scores(candidate, parts, weights, spec)
+        if normalisation != NORMALISATION:
+            spec += f"@{normalisation}"
+        self.fuse_scores(candidate, parts, weights, spec, normalisation=normalisation)
         self.fused_members[candidate] = (tuple(members), tuple(weights))
+        self.normalisations[candidate] = normalisation
 
-    def fuse_scores(self, candidate: str, parts, weights, spec: str) -> None:
-        """Record ``candidate``: the per-list z-score fusion
-        (:func:`adapter_zoo.compose.fusion.fuse`) of ``parts``, flat score arrays over the
-        decision lists' pairs."""
+    def fuse_scores(self, candidate: str, parts, weights, spec: str, *,
+                    normalisation=NORMALISATION) -> None:  # fmt: skip
+        """Record ``candidate``: the per-list fusion (:func:`adapter_zoo.compose.fusion.fuse`)
+        of ``parts``, flat score arrays over the decision lists' pairs."""
         fused, start = [], 0
         for candidates in self.lists.candidates:
             stop = start + len(candidates)
-            fused.append(fuse([p[start:stop] for p in parts], weights))
+            fused.append(fuse([p[start:stop] for p in parts], weights,
+                              normalisation=normalisation))  # fmt: skip
             start = stop
         self._record(candidate, np.concatenate(fused), spec)
 
@@ -602,8 +634,8 @@ def _save(name, chosen, scorer, trained, card, overwrite, zero_shot) -> Path:
         return alias_entry(name, zero_shot, card=card, overwrite=overwrite, max_length=length)
     if chosen in trained:
         return _copy_entry(trained[chosen], name, card, overwrite)
-    if chosen == BASE_FUSED:
-        return compose_entry(name, scorer.models[BASE_FUSED], card=card, overwrite=overwrite)
+    if chosen in (BASE_FUSED, fusion_choice.BASE_FUSED_TUNED, fusion_choice.FEEDBACK):
+        return compose_entry(name, scorer.models[chosen], card=card, overwrite=overwrite)
     if chosen == FUSED:
         members, weights = scorer.fused_members[FUSED]
         best = members[0]
@@ -618,6 +650,8 @@ def _save(name, chosen, scorer, trained, card, overwrite, zero_shot) -> Path:
         else:
             best_model = scorer.models[best]
         spec = f"fusion:{best_model}*{weights[0]:g}+{zero_shot}*{weights[1]:g}+bm25*{weights[2]:g}"
+        if scorer.normalisations[FUSED] != NORMALISATION:
+            spec += f"@{scorer.normalisations[FUSED]}"
         return compose_entry(name, spec, card=card, overwrite=overwrite)
     if chosen.startswith("zoo:"):
         spec = scorer.models[chosen]

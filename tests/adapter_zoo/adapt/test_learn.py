@@ -347,3 +347,41 @@ def test_cli_adapt_prints_the_decision_and_every_candidate(
     assert out[3] == f"budget: 10 min, {spent:.0f} s spent (nothing cut)"  # the default budget
     listed = [line.split()[0] for line in out[4:]]
     assert sorted(listed) == sorted(record["candidates"]) and len(out) == 4 + len(listed)
+
+
+def test_the_answer_stage_is_chosen_on_the_lists_and_its_choice_is_the_entry(
+    tiny_adapt, parsed_shipped, tiny_sentence_bert_path, monkeypatch
+):
+    from adapter_zoo.adapt import decide as deciding
+    from adapter_zoo.adapt import fusion_choice
+
+    # every grid's first other point beats its default on the lists (forced): the tuned base
+    # fusion and the base with feedback become candidates, the decision takes the feedback
+    choose = fusion_choice.choose
+
+    def forced(aps, default, *, seed=0):
+        point = next(p for p in aps if p != default)
+        return choose({default: aps[default], point: aps[point] + 1.0}, default, seed=seed)
+
+    monkeypatch.setattr(fusion_choice, "choose", forced)
+    original = deciding.decide
+    monkeypatch.setattr(deciding, "decide", lambda aps, **kw: {**original(aps, **kw),
+                                                                "chosen": "prf:base"})  # fmt: skip
+    path = tiny_adapt(parsed_shipped / BICYCLES, "bikes-prf", zoo=[])
+    card = read_card(path)
+    record = card["adapt"]
+    stage = record["answer_stage"]
+    assert stage["base_fusion"]["replaced"] and stage["feedback"]["replaced"]
+    assert stage["base_fusion"]["chosen"] == {"base": 1.0, "bm25": 0.0, "normalisation": "zscore"}
+    assert stage["feedback"]["chosen"] == {"k": 1, "w": 0.1}
+    base = f"sbert:{tiny_sentence_bert_path}"
+    assert record["candidates"]["fusion:base+bm25@tuned"]["model"] == f"fusion:{base}*1+bm25*0"
+    assert record["candidates"]["prf:base"]["model"] == f"prf:{base}@k=1,w=0.1"
+    assert "fusion" in stage and stage["fusion"]["replaced"]
+    assert card["composition"] == "prf" and card["spec"] == f"prf:{base}@k=1,w=0.1"
+    # the saved spec ranks the decision lists as the feedback candidate did
+    target = read_threads(parsed_shipped / BICYCLES)
+    lists = held_out_lists(target, assign(target.threads), DECISION)
+    scores = adapter_zoo.load(card["spec"]).score(lists.pairs())
+    expected = record["candidates"]["prf:base"]["map"]
+    assert list_average_precisions(scores, lists.labels).mean() == pytest.approx(expected)
