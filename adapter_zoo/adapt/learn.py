@@ -2,7 +2,9 @@
 
 1. The target's threads are read without its evaluation split
    (:mod:`~adapter_zoo.adapt.threads`) and split into training, selection and decision
-   threads (:mod:`~adapter_zoo.adapt.heldout`).
+   threads (:mod:`~adapter_zoo.adapt.heldout`); the decision lists' negatives come half from
+   BM25's nearest texts, half from the base's nearest embeddings
+   (:mod:`~adapter_zoo.adapt.negatives`).
 2. Candidates are trained on the training threads' self-supervised pairs (title → body,
    question → accepted answer, duplicate → canonical question; in-batch negatives plus one
    BM25 hard negative each), each run selecting its best step on the selection lists:
@@ -12,6 +14,9 @@
    512 tokens, the zoo's centroid strategies (nearest, fusion of the top k, multi-task, and
    the centroid rule that ``auto`` used before), the trained adapters, a score fusion of
    the best of them with the base and BM25, and the base fused with BM25 alone.
+   The answer stage is chosen on the same lists (:mod:`~adapter_zoo.adapt.fusion_choice`):
+   BM25's share, the normalisation and the members' weights of both fusions, and the base's
+   query feedback, each replacing its default only beyond the lists' noise.
 4. :func:`~adapter_zoo.adapt.decide.decide` keeps the base fused with BM25 unless a
    candidate beats the base by more than the decision lists' noise, and a single model that
    wins answers through its fusion with the base and BM25; the entry is the chosen model,
@@ -42,6 +47,7 @@ from adapter_zoo.adapt import plan as planning
 from adapter_zoo.adapt.adapt import CANDIDATE_MARK, MULTITASK_KINDS, alias_entry
 from adapter_zoo.adapt.decide import list_average_precisions
 from adapter_zoo.adapt.heldout import CANDIDATES, write_training_folder
+from adapter_zoo.adapt.negatives import CachedEmbedder
 from adapter_zoo.compose.entry import compose_entry
 from adapter_zoo.compose.fusion import fuse
 from adapter_zoo.errors import ZooError
@@ -168,7 +174,11 @@ def learn_and_decide(
     check_zoo_writable(checkpoint_dir(name).parent)  # before any model loads or trains
     target_data = read_threads(target)
     parts = assign(target_data.threads)
-    decision = held_out_lists(target_data, parts, DECISION, seed=seed)
+    zero_shot = f"sbert:{base_model}"
+    # the base embeds the decision lists' texts once: half their negatives are its nearest
+    # texts, and the decision's scoring of the base reads the same rows
+    embedder = CachedEmbedder(lambda: load(zero_shot, precision=current_precision()))
+    decision = held_out_lists(target_data, parts, DECISION, seed=seed, embed=embedder)
     if not len(decision):
         raise ZooError(
             f"adapt: the target's {len(target_data.threads)} texts give no held-out list to "
@@ -179,21 +189,21 @@ def learn_and_decide(
     decision, decision_cut = _fit_decision(decision, count_tokens, clock.left(), seed)
     centroids, cards = zoo_centroids(zoo)
     centroids.pop(final.name, None)
-    zero_shot = f"sbert:{base_model}"
 
     # said once the target has proved readable, as the scoring starts
     asked = current_precision()
     ran = INT8 if asked == INT8 else precision_name(resolve_precision(asked))
     logger.info("adapt %s: the decision lists are scored in %s%s", name, ran, clock.says())
     scorer = _DecisionScorer(decision)
-    scorer.add(BASE, zero_shot, keep_vectors=True)
+    scorer.add(BASE, zero_shot, embedder=embedder)
     zoo_plans = _zoo_plans(target_data, centroids, cards, top_k, zero_shot)
     with tempfile.TemporaryDirectory(prefix="adapter-zoo-adapt-") as tmp:
         selection = held_out_lists(target_data, parts, SELECTION).positive_first()
         forum, training = training_folder(target_data, parts, selection, Path(tmp))
         sizes = _Sizes(count_tokens, decision, selection, target_data)
         stages = _stages(sizes, training, cards, zoo_plans, max_steps, base_model)
-        rate = budget.Rate.measure(scorer.seconds[BASE], sizes.decision_tokens)
+        embedded = sum(count_tokens(list(embedder.rows), BI_MAX_LENGTH))
+        rate = budget.Rate.measure(scorer.seconds[BASE], embedded or sizes.decision_tokens)
         plan = budget.plan(stages, rate, clock.left(), default_evaluations=EVALUATIONS)
         if decision_cut:
             plan.cuts.insert(0, decision_cut)
@@ -293,31 +303,34 @@ class _DecisionScorer:
         self._record(candidate, scores, model)
 
     def add(self, candidate: str, model: str, *, max_length: int | None = None,
-            keep_vectors: bool = False) -> None:  # fmt: skip
-        """Score ``candidate`` (the model ``model``) on the lists; with ``keep_vectors``, a
-        bi-encoder's embeddings of each pair's texts are kept (``vectors``: the query
-        feedback's grid reuses them) and its cosines computed from them, as its ``score``
-        computes them."""
+            embedder=None) -> None:  # fmt: skip
+        """Score ``candidate`` (the model ``model``) on the lists; with ``embedder`` (the
+        base's :class:`~adapter_zoo.adapt.negatives.CachedEmbedder`), from its embeddings of
+        each pair's texts, kept (``vectors``: the query feedback's grid reuses them), its
+        cosines computed as a bi-encoder's ``score`` computes them, and its time the
+        embedder's."""
         if model in self.models.values() and max_length is None:
             known = next(c for c, m in self.models.items() if m == model)
             self._record(candidate, self.scores[known], model)
             return
+        if embedder is not None:
+            scores = self._embedded(embedder)
+            self.seconds[candidate] = embedder.seconds
+            self._record(candidate, scores, model)
+            return
         began = time.monotonic()
         ranker = load(model, max_length=max_length, precision=current_precision())
-        if keep_vectors and callable(getattr(ranker, "encode", None)):
-            scores = self._embedded(ranker)
-        else:
-            scores = ranker.score(self.pairs, progress=True)
+        scores = ranker.score(self.pairs, progress=True)
         self.seconds[candidate] = time.monotonic() - began
         label = model if max_length is None else f"{model}@{max_length}"
         self._record(candidate, scores, label)
 
-    def _embedded(self, encoder) -> np.ndarray:
+    def _embedded(self, embed) -> np.ndarray:
         texts: dict[str, int] = {}
         for query, candidate in self.pairs:
             texts.setdefault(query, len(texts))
             texts.setdefault(candidate, len(texts))
-        rows = np.asarray(encoder.encode(list(texts), progress=True), dtype=np.float32)
+        rows = np.asarray(embed(list(texts)), dtype=np.float32)
         self.vectors = (rows[[texts[q] for q, _ in self.pairs]],
                         rows[[texts[c] for _, c in self.pairs]])  # fmt: skip
         return np.einsum("ij,ij->i", *self.vectors)
