@@ -151,7 +151,7 @@ class _InOrder:
 
 
 def held_out_lists(
-    target: Target, parts: list[str], part: str, *, seed: int = 0, embed=None
+    target: Target, parts: list[str], part: str, *, seed: int = 0, embed=None, subset=None
 ) -> RankingLists:
     """The ranking lists of the threads assigned ``part``; candidates from every thread.
 
@@ -160,6 +160,8 @@ def held_out_lists(
             :class:`~adapter_zoo.adapt.negatives.CachedEmbedder`); with it, half of each
             list's negatives are the base's nearest texts (see the module), else all are
             BM25's.
+        subset: with ``embed``, only the lists at these indices of the lists without it
+            (the same lists in the same order; the base embeds only their texts).
     """
     if part != DECISION:
         # the training folder holds these lists: no decision thread's text, not even as a
@@ -172,12 +174,14 @@ def held_out_lists(
         )  # fmt: skip
         parts = [p for _, p in kept]
     if embed is not None:
-        return _mixed_lists(target, parts, part, seed, embed)
+        return _mixed_lists(target, parts, part, seed, embed, subset)
     return _bm25_lists(target, parts, part, np.random.default_rng(seed))
 
 
-def _mixed_lists(target, parts, part, seed, embed) -> RankingLists:
+def _mixed_lists(target, parts, part, seed, embed, subset) -> RankingLists:
     ordered = _bm25_lists(target, parts, part, _InOrder())
+    if subset is not None:
+        ordered = ordered.subset(subset)
     raw = [(q, [c for c, y in zip(cands, labels) if y], [c for c, y in zip(cands, labels) if not y])
            for q, cands, labels in zip(ordered.queries, ordered.candidates, ordered.labels)]  # fmt: skip
     remix(raw, embed, np.random.default_rng(seed))

@@ -175,10 +175,7 @@ def learn_and_decide(
     target_data = read_threads(target)
     parts = assign(target_data.threads)
     zero_shot = f"sbert:{base_model}"
-    # the base embeds the decision lists' texts once: half their negatives are its nearest
-    # texts, and the decision's scoring of the base reads the same rows
-    embedder = CachedEmbedder(lambda: load(zero_shot, precision=current_precision()))
-    decision = held_out_lists(target_data, parts, DECISION, seed=seed, embed=embedder)
+    decision = held_out_lists(target_data, parts, DECISION, seed=seed)
     if not len(decision):
         raise ZooError(
             f"adapt: the target's {len(target_data.threads)} texts give no held-out list to "
@@ -186,7 +183,13 @@ def learn_and_decide(
             "use --strategy zero-shot or a centroid strategy"
         )
     count_tokens = _token_counter(base_model)
-    decision, decision_cut = _fit_decision(decision, count_tokens, clock.left(), seed)
+    fitted, decision_cut = _fit_decision(decision, count_tokens, clock.left(), seed)
+    # the lists the budget keeps, half their negatives the base's nearest texts: the base
+    # embeds their texts once, and the decision's scoring of the base reads the same rows
+    embedder = CachedEmbedder(lambda: load(zero_shot, precision=current_precision()))
+    kept = None if decision_cut is None else _kept_lists(decision, fitted)
+    decision = held_out_lists(target_data, parts, DECISION, seed=seed, embed=embedder,
+                              subset=kept)  # fmt: skip
     centroids, cards = zoo_centroids(zoo)
     centroids.pop(final.name, None)
 
@@ -484,6 +487,16 @@ def _fit_decision(decision, count_tokens, seconds_left, seed):
         kept.append(int(i))
     cut = f"{len(kept)} of {len(decision)} decision lists"
     return decision.subset(sorted(kept)), cut
+
+
+def _kept_lists(lists, kept) -> list[int]:
+    """The indices in ``lists`` of ``kept``, an ordered subset of them."""
+    out, j = [], 0
+    for i, entry in enumerate(zip(lists.kinds, lists.queries, lists.candidates)):
+        if j < len(kept) and entry == (kept.kinds[j], kept.queries[j], kept.candidates[j]):
+            out.append(i)
+            j += 1
+    return out
 
 
 class _Sizes:
