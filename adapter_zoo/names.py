@@ -3,7 +3,7 @@ the leaderboard and the recipes accept.
 
 * ``sbert:<base>``: the base as a zero-shot bi-encoder (cosine of its sentence embeddings).
 * ``base:<base>``: the untrained base with a fresh, seeded cross-encoder head.
-* ``fusion:...`` and ``rerank:...``: a composition spec (:mod:`adapter_zoo.compose.spec`
+* ``fusion:...``, ``rerank:...`` and ``prf:...``: a composition spec (:mod:`adapter_zoo.compose.spec`
   parses its members and weights when it is loaded).
 * ``bm25`` and ``tfidf``: the lexical baselines.
 * anything else: an entry, found by :func:`adapter_zoo.loading.resolve_entry`: a local zoo
@@ -41,7 +41,8 @@ ZERO_SHOT_MODEL = ZERO_SHOT_PREFIX + DEFAULT_BASE
 BASE_PREFIX = BASE + ":"
 FUSION = "fusion"
 RERANK = "rerank"
-SPEC_PREFIXES = (FUSION + ":", RERANK + ":")
+PRF = "prf"
+SPEC_PREFIXES = (FUSION + ":", RERANK + ":", PRF + ":")
 BM25 = "bm25"
 TFIDF = "tfidf"
 LEXICAL_NAMES = (BM25, TFIDF)
@@ -54,7 +55,7 @@ class ModelName:
     Attributes:
         text: the name as given (a path as its string).
         category: ``sbert`` (zero-shot bi-encoder), ``base`` (untrained base), ``composition``
-            (a ``fusion:``/``rerank:`` spec), ``lexical`` (``bm25``, ``tfidf``) or ``entry``
+            (a ``fusion:``/``rerank:``/``prf:`` spec), ``lexical`` (``bm25``, ``tfidf``) or ``entry``
             (a zoo, Hub or catalog name, or a folder or file).
         base: the base model of ``sbert:`` and ``base:`` names, else None.
     """
@@ -70,7 +71,7 @@ class ModelName:
 
 
 def is_spec(name) -> bool:
-    """Whether ``name`` is a ``fusion:`` or ``rerank:`` spec string."""
+    """Whether ``name`` is a ``fusion:``, ``rerank:`` or ``prf:`` spec string."""
     return isinstance(name, str) and name.startswith(SPEC_PREFIXES)
 
 

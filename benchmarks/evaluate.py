@@ -104,7 +104,7 @@ def _load_ranker(
     except (ValueError, OSError) as error:
         raise BenchmarkError(
             f"model {model!r}: not bm25, tfidf, sbert:<base>, base:<base>, a loadable zoo "
-            f"entry or fusion:/rerank: spec ({error})"
+            f"entry or fusion:/rerank:/prf: spec ({error})"
         ) from None
 
 

@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 
 from adapter_zoo.errors import ZooError
+from adapter_zoo.fusion_defaults import base_fused_spec
 from recipes.runner import own_zoo
 from stackexchange.catalog import shipped_data
 
@@ -85,7 +86,7 @@ def zero_shot(base: str) -> str:
 def fused(base: str) -> str:
     """The zero-shot base fused with BM25 (per-query z-scores), as
     ``benchmarks/perf/outside_study.py`` measures targets against: no training either."""
-    return f"fusion:{zero_shot(base)}*0.9+bm25*0.1"
+    return base_fused_spec(zero_shot(base))
 
 
 def _cli(argv: list[str]) -> None:

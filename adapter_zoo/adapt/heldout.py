@@ -24,6 +24,11 @@ The training folder holds, beside the threads' pairs, the objectives' pairs of t
 documents (``objectives/``: A → B with the objective's hard negative in a ``negative``
 column); for a target of texts only they are its whole training signal.
 
+Given the base's embedder (``embed``: the decision lists ``adapt`` decides on), half of each
+list's negatives are the zero-shot base's nearest texts instead
+(:mod:`adapter_zoo.adapt.negatives`), so the lists lean towards neither BM25 nor a model of
+the target's phrasing.
+
 Example:
     >>> from adapter_zoo.adapt.threads import Thread
     >>> parts = assign([Thread(i, "t", "b") for i in range(1000)])
@@ -34,6 +39,7 @@ Example:
 from __future__ import annotations
 
 import collections
+import dataclasses
 import hashlib
 import json
 from dataclasses import dataclass, field
@@ -41,6 +47,7 @@ from pathlib import Path
 
 import numpy as np
 
+from adapter_zoo.adapt.negatives import remix
 from adapter_zoo.adapt.objective_pairs import (
     OBJECTIVE_PAIRS,
     PER_QUESTION_PAIR,
@@ -103,6 +110,8 @@ class RankingLists:
     queries: list[str] = field(default_factory=list)
     candidates: list[list[str]] = field(default_factory=list)
     labels: list[list[int]] = field(default_factory=list)
+    # each candidate's source (positive, bm25, base) in lists with negatives of both sources
+    sources: list[list[str]] = field(default_factory=list)
 
     def __len__(self) -> int:
         return len(self.queries)
@@ -129,6 +138,8 @@ class RankingLists:
         out = RankingLists()
         for i in indices:
             out.add(self.kinds[i], self.queries[i], self.candidates[i], self.labels[i])
+            if self.sources:
+                out.sources.append(self.sources[i])
         return out
 
     def positive_first(self) -> list[tuple[str, list[str]]]:
@@ -150,14 +161,64 @@ def _has_body_pair(thread: Thread) -> bool:
     return len(thread.title) >= MIN_TITLE_CHARS and len(thread.body) >= MIN_BODY_CHARS
 
 
-def held_out_lists(target: Target, parts: list[str], part: str, *, seed: int = 0) -> RankingLists:
-    """The ranking lists of the threads assigned ``part``; candidates from every thread (a
-    target of texts only: :func:`objective_lists`, where its texts give any)."""
+class _InOrder:
+    """A generator whose shuffle keeps the order: a builder's pool comes back positive
+    first, then BM25's nearest, best first."""
+
+    def shuffle(self, items) -> None:
+        return None
+
+
+def held_out_lists(
+    target: Target, parts: list[str], part: str, *, seed: int = 0, embed=None, subset=None
+) -> RankingLists:
+    """The ranking lists of the threads assigned ``part``; candidates from every thread.
+
+    Args:
+        embed: the base's embedder (texts -> unit rows, each text encoded once:
+            :class:`~adapter_zoo.adapt.negatives.CachedEmbedder`); with it, half of each
+            list's negatives are the base's nearest texts (see the module), else all are
+            BM25's.
+        subset: with ``embed``, only the lists at these indices of the lists without it
+            (the same lists in the same order; the base embeds only their texts).
+
+    A target of texts only decides and selects on :func:`objective_lists`, where its texts
+    give any.
+    """
     if target.texts_only:
         found = objective_lists(target, parts, part, seed=seed)
         if len(found):
             return found
-    rng = np.random.default_rng(seed)
+    if part != DECISION:
+        # the training folder holds these lists: no decision thread's text, not even as a
+        # negative
+        kept = [(t, p) for t, p in zip(target.threads, parts) if p != DECISION]
+        ids = {t.id for t, _ in kept}
+        target = dataclasses.replace(
+            target, threads=[t for t, _ in kept],
+            duplicates=[(a, b) for a, b in target.duplicates if a in ids and b in ids],
+        )  # fmt: skip
+        parts = [p for _, p in kept]
+    if embed is not None:
+        return _mixed_lists(target, parts, part, seed, embed, subset)
+    return _bm25_lists(target, parts, part, np.random.default_rng(seed))
+
+
+def _mixed_lists(target, parts, part, seed, embed, subset) -> RankingLists:
+    ordered = _bm25_lists(target, parts, part, _InOrder())
+    if subset is not None:
+        ordered = ordered.subset(subset)
+    raw = [(q, [c for c, y in zip(cands, labels) if y], [c for c, y in zip(cands, labels) if not y])
+           for q, cands, labels in zip(ordered.queries, ordered.candidates, ordered.labels)]  # fmt: skip
+    remix(raw, embed, np.random.default_rng(seed))
+    lists = RankingLists()
+    for kind, (query, candidates, labels, sources) in zip(ordered.kinds, raw):
+        lists.add(kind, query, candidates, labels)
+        lists.sources.append(sources)
+    return lists
+
+
+def _bm25_lists(target, parts, part, rng) -> RankingLists:
     lists = RankingLists()
     threads = target.threads
     rows = [

@@ -2,7 +2,9 @@
 
 1. The target's threads are read without its evaluation split
    (:mod:`~adapter_zoo.adapt.threads`) and split into training, selection and decision
-   threads (:mod:`~adapter_zoo.adapt.heldout`).
+   threads (:mod:`~adapter_zoo.adapt.heldout`); the decision lists' negatives come half from
+   BM25's nearest texts, half from the base's nearest embeddings
+   (:mod:`~adapter_zoo.adapt.negatives`).
 2. Candidates are trained on the training threads' self-supervised pairs (title → body,
    question → accepted answer, duplicate → canonical question; in-batch negatives plus one
    BM25 hard negative each), each run selecting its best step on the selection lists:
@@ -12,6 +14,9 @@
    512 tokens, the zoo's centroid strategies (nearest, fusion of the top k, multi-task, and
    the centroid rule that ``auto`` used before), the trained adapters, a score fusion of
    the best of them with the base and BM25, and the base fused with BM25 alone.
+   The answer stage is chosen on the same lists (:mod:`~adapter_zoo.adapt.fusion_choice`):
+   BM25's share, the normalisation and the members' weights of both fusions, and the base's
+   query feedback, each replacing its default only beyond the lists' noise.
 4. :func:`~adapter_zoo.adapt.decide.decide` keeps the base fused with BM25 unless a
    candidate beats the base by more than the decision lists' noise, and a single model that
    wins answers through its fusion with the base and BM25; the entry is the chosen model,
@@ -39,14 +44,16 @@ from pathlib import Path
 
 import numpy as np
 
-from adapter_zoo.adapt import budget
+from adapter_zoo.adapt import budget, fusion_choice
 from adapter_zoo.adapt import plan as planning
 from adapter_zoo.adapt.adapt import CANDIDATE_MARK, MULTITASK_KINDS, alias_entry
 from adapter_zoo.adapt.decide import list_average_precisions
 from adapter_zoo.adapt.heldout import CANDIDATES, write_training_folder
+from adapter_zoo.adapt.negatives import CachedEmbedder
 from adapter_zoo.compose.entry import compose_entry
 from adapter_zoo.compose.fusion import fuse
 from adapter_zoo.errors import ZooError
+from adapter_zoo.fusion_defaults import BASE_FUSED, BASE_FUSION_WEIGHTS, FUSED, NORMALISATION
 from adapter_zoo.lengths import BI_MAX_LENGTH
 from adapter_zoo.loading import load
 from adapter_zoo.names import DEFAULT_BASE
@@ -100,16 +107,11 @@ BATCH = 32
 # Texts a training example reads: the anchor, its positive and one hard negative.
 EXAMPLE_TEXTS = 3
 SIZE_SAMPLE = 2000  # texts whose tokens are counted for the budget's sizes
-# The score fusion candidate: the best candidate and the base with equal weight, BM25 a
-# tenth (the quality probes' best BM25 weight on beer; never tuned on the decision lists).
-FUSION_WEIGHTS = (0.45, 0.45, 0.1)
-FUSED = "fusion:best+base+bm25"
-# The zero-shot base fused with BM25 (BM25 a tenth, as above): what a user has without
-# training, the baseline adapt's studies measure against, and the answer when no candidate
-# beats the base on the held-out lists (InsuranceQA, 10 minutes: the base kept by the earlier
-# rule, 3.7 P@1 below this fusion). It costs no model scoring.
-BASE_FUSED = "fusion:base+bm25"
-BASE_FUSION_WEIGHTS = (0.9, 0.1)
+# The score fusion candidate (FUSED: the best candidate, the base and BM25) and the zero-shot
+# base fused with BM25 (BASE_FUSED): what a user has without training, the baseline adapt's
+# studies measure against, and the answer when no candidate beats the base on the held-out
+# lists. Their default weights are adapter_zoo.fusion_defaults'; the latter costs no model
+# scoring.
 # The card's training record when the plan fits no run (read by recipes.quickstart)
 NO_ROOM_TO_TRAIN = "the time budget leaves no room for training (the card's budget)"
 
@@ -117,7 +119,7 @@ NO_ROOM_TO_TRAIN = "the time budget leaves no room for training (the card's budg
 def _single_models(scorer) -> list[str]:
     """Candidates that are one model by name (a fusion can name them as members)."""
     return [c for c, model in scorer.models.items() if ":" not in model or
-            model.startswith("sbert:")]  # fmt: skip
+            model.startswith(("sbert:", "prf:"))]  # fmt: skip
 
 
 def learn_and_decide(
@@ -174,6 +176,7 @@ def learn_and_decide(
     check_zoo_writable(checkpoint_dir(name).parent)  # before any model loads or trains
     target_data = read_threads(target)
     parts = assign(target_data.threads)
+    zero_shot = f"sbert:{base_model}"
     decision = held_out_lists(target_data, parts, DECISION, seed=seed)
     if not len(decision):
         raise ZooError(
@@ -182,24 +185,30 @@ def learn_and_decide(
             "use --strategy zero-shot or a centroid strategy"
         )
     count_tokens = _token_counter(base_model)
-    decision, decision_cut = _fit_decision(decision, count_tokens, clock.left(), seed)
+    fitted, decision_cut = _fit_decision(decision, count_tokens, clock.left(), seed)
+    # the lists the budget keeps, half their negatives the base's nearest texts: the base
+    # embeds their texts once, and the decision's scoring of the base reads the same rows
+    embedder = CachedEmbedder(lambda: load(zero_shot, precision=current_precision()))
+    kept = None if decision_cut is None else _kept_lists(decision, fitted)
+    decision = held_out_lists(target_data, parts, DECISION, seed=seed, embed=embedder,
+                              subset=kept)  # fmt: skip
     centroids, cards = zoo_centroids(zoo)
     centroids.pop(final.name, None)
-    zero_shot = f"sbert:{base_model}"
 
     # said once the target has proved readable, as the scoring starts
     asked = current_precision()
     ran = INT8 if asked == INT8 else precision_name(resolve_precision(asked))
     logger.info("adapt %s: the decision lists are scored in %s%s", name, ran, clock.says())
     scorer = _DecisionScorer(decision)
-    scorer.add(BASE, zero_shot)
+    scorer.add(BASE, zero_shot, embedder=embedder)
     zoo_plans = _zoo_plans(target_data, centroids, cards, top_k, zero_shot)
     with tempfile.TemporaryDirectory(prefix="adapter-zoo-adapt-") as tmp:
         selection = held_out_lists(target_data, parts, SELECTION).positive_first()
         forum, training = training_folder(target_data, parts, selection, Path(tmp))
         sizes = _Sizes(count_tokens, decision, selection, target_data)
         stages = _stages(sizes, training, cards, zoo_plans, max_steps, base_model)
-        rate = budget.Rate.measure(scorer.seconds[BASE], sizes.decision_tokens)
+        embedded = sum(count_tokens(list(embedder.rows), BI_MAX_LENGTH))
+        rate = budget.Rate.measure(scorer.seconds[BASE], embedded or sizes.decision_tokens)
         if budget_minutes is not None and "own" in stages.runs:
             rate = _timed_step(rate, forum, training, target_data.name, name, base_model, seed,
                                stages)  # fmt: skip
@@ -220,13 +229,16 @@ def learn_and_decide(
     # looked up per call: tests monkeypatch adapt.decide.decide
     from adapter_zoo.adapt.decide import decide
 
+    scorer.fuse(BASE_FUSED, (BASE,), BASE_FUSION_WEIGHTS)
+    answer = fusion_choice.tune_base(scorer, zero_shot, base=BASE, seed=seed)
     single = [c for c in _single_models(scorer)
               if c not in (BASE, BASE_LONG) and scorer.models[c] != zero_shot]  # fmt: skip
-    scorer.fuse(BASE_FUSED, (BASE,), BASE_FUSION_WEIGHTS)
     if single:
         best = max(single, key=lambda c: scorer.aps[c].mean())
-        scorer.fuse(FUSED, (best, BASE), FUSION_WEIGHTS)
-    decision_record = decide(scorer.aps, base=BASE, seed=seed, floor=BASE_FUSED, hedge=FUSED,
+        weights, how, answer.card["fusion"] = fusion_choice.tune_fusion(scorer, best, base=BASE,
+                                                                        seed=seed)  # fmt: skip
+        scorer.fuse(FUSED, (best, BASE), weights, normalisation=how)
+    decision_record = decide(scorer.aps, base=BASE, seed=seed, floor=answer.floor, hedge=FUSED,
                              hedged=frozenset(single))  # fmt: skip
     record = {
         "strategy": "learned",
@@ -253,6 +265,7 @@ def learn_and_decide(
             for c in scorer.aps
         },  # fmt: skip
         "decision": {k: decision_record[k] for k in ("chosen", "best", "base", "rule", "lists")},
+        "answer_stage": answer.card,
         "reason": decision_record["reason"],
         "seconds": round(clock.spent(), 1),
         "never_read": "the target's evaluation split (parsed forums' test questions)",
@@ -284,6 +297,8 @@ class _DecisionScorer:
         self.seconds: dict[str, float] = {}  # each scoring's wall time (the budget's rate)
         self.fused_members: dict[str, tuple] = {}  # fusion with BM25 -> (members, weights)
         self.bm25: np.ndarray | None = None  # BM25's scores of the lists' pairs, once
+        self.vectors: tuple | None = None  # the base's (query, candidate) rows of each pair
+        self.normalisations: dict[str, str] = {}  # fusion -> its normalisation
 
     def _record(self, candidate: str, scores, model: str) -> None:
         self.scores[candidate] = np.asarray(scores, dtype=np.float64)
@@ -292,10 +307,25 @@ class _DecisionScorer:
         logger.info("adapt: %s MAP %.4f on the decision lists", candidate,
                     self.aps[candidate].mean())  # fmt: skip
 
-    def add(self, candidate: str, model: str, *, max_length: int | None = None) -> None:
+    def record(self, candidate: str, scores, model: str) -> None:
+        """Record ``candidate``'s flat scores over the lists' pairs, computed elsewhere."""
+        self._record(candidate, scores, model)
+
+    def add(self, candidate: str, model: str, *, max_length: int | None = None,
+            embedder=None) -> None:  # fmt: skip
+        """Score ``candidate`` (the model ``model``) on the lists; with ``embedder`` (the
+        base's :class:`~adapter_zoo.adapt.negatives.CachedEmbedder`), from its embeddings of
+        each pair's texts, kept (``vectors``: the query feedback's grid reuses them), its
+        cosines computed as a bi-encoder's ``score`` computes them, and its time the
+        embedder's."""
         if model in self.models.values() and max_length is None:
             known = next(c for c, m in self.models.items() if m == model)
             self._record(candidate, self.scores[known], model)
+            return
+        if embedder is not None:
+            scores = self._embedded(embedder)
+            self.seconds[candidate] = embedder.seconds
+            self._record(candidate, scores, model)
             return
         began = time.monotonic()
         ranker = load(model, max_length=max_length, precision=current_precision())
@@ -304,6 +334,16 @@ class _DecisionScorer:
         label = model if max_length is None else f"{model}@{max_length}"
         self._record(candidate, scores, label)
 
+    def _embedded(self, embed) -> np.ndarray:
+        texts: dict[str, int] = {}
+        for query, candidate in self.pairs:
+            texts.setdefault(query, len(texts))
+            texts.setdefault(candidate, len(texts))
+        rows = np.asarray(embed(list(texts)), dtype=np.float32)
+        self.vectors = (rows[[texts[q] for q, _ in self.pairs]],
+                        rows[[texts[c] for _, c in self.pairs]])  # fmt: skip
+        return np.einsum("ij,ij->i", *self.vectors)
+
     def member_scores(self, model: str) -> np.ndarray:
         known = next((c for c, m in self.models.items() if m == model), None)
         if known is None:
@@ -311,9 +351,9 @@ class _DecisionScorer:
             known = model
         return self.scores[known]
 
-    def fuse(self, candidate: str, members, weights) -> None:
-        """A z-score fusion of candidates and ``bm25``; ``members`` name candidates, BM25 is
-        added last."""
+    def fuse(self, candidate: str, members, weights, *, normalisation=NORMALISATION) -> None:
+        """A fusion of candidates and ``bm25`` (z-scores unless ``normalisation`` says
+        otherwise); ``members`` name candidates, BM25 is added last."""
         if self.bm25 is None:
             bm25 = bm25_candidate_scores(self.lists.queries, self.lists.candidates)
             self.bm25 = np.concatenate(bm25)
@@ -321,17 +361,21 @@ class _DecisionScorer:
         spec = "fusion:" + "+".join(
             f"{self.models[m]}*{w:g}" for m, w in zip(members, weights)
         ) + f"+bm25*{weights[-1]:g}"  # fmt: skip
-        self.fuse_scores(candidate, parts, weights, spec)
+        if normalisation != NORMALISATION:
+            spec += f"@{normalisation}"
+        self.fuse_scores(candidate, parts, weights, spec, normalisation=normalisation)
         self.fused_members[candidate] = (tuple(members), tuple(weights))
+        self.normalisations[candidate] = normalisation
 
-    def fuse_scores(self, candidate: str, parts, weights, spec: str) -> None:
-        """Record ``candidate``: the per-list z-score fusion
-        (:func:`adapter_zoo.compose.fusion.fuse`) of ``parts``, flat score arrays over the
-        decision lists' pairs."""
+    def fuse_scores(self, candidate: str, parts, weights, spec: str, *,
+                    normalisation=NORMALISATION) -> None:  # fmt: skip
+        """Record ``candidate``: the per-list fusion (:func:`adapter_zoo.compose.fusion.fuse`)
+        of ``parts``, flat score arrays over the decision lists' pairs."""
         fused, start = [], 0
         for candidates in self.lists.candidates:
             stop = start + len(candidates)
-            fused.append(fuse([p[start:stop] for p in parts], weights))
+            fused.append(fuse([p[start:stop] for p in parts], weights,
+                              normalisation=normalisation))  # fmt: skip
             start = stop
         self._record(candidate, np.concatenate(fused), spec)
 
@@ -449,6 +493,16 @@ def _fit_decision(decision, count_tokens, seconds_left, seed):
         kept.append(int(i))
     cut = f"{len(kept)} of {len(decision)} decision lists"
     return decision.subset(sorted(kept)), cut
+
+
+def _kept_lists(lists, kept) -> list[int]:
+    """The indices in ``lists`` of ``kept``, an ordered subset of them."""
+    out, j = [], 0
+    for i, entry in enumerate(zip(lists.kinds, lists.queries, lists.candidates)):
+        if j < len(kept) and entry == (kept.kinds[j], kept.queries[j], kept.candidates[j]):
+            out.append(i)
+            j += 1
+    return out
 
 
 class _Sizes:
@@ -640,8 +694,8 @@ def _save(name, chosen, scorer, trained, card, overwrite, zero_shot) -> Path:
         return alias_entry(name, zero_shot, card=card, overwrite=overwrite, max_length=length)
     if chosen in trained:
         return _copy_entry(trained[chosen], name, card, overwrite)
-    if chosen == BASE_FUSED:
-        return compose_entry(name, scorer.models[BASE_FUSED], card=card, overwrite=overwrite)
+    if chosen in (BASE_FUSED, fusion_choice.BASE_FUSED_TUNED, fusion_choice.FEEDBACK):
+        return compose_entry(name, scorer.models[chosen], card=card, overwrite=overwrite)
     if chosen == FUSED:
         members, weights = scorer.fused_members[FUSED]
         best = members[0]
@@ -656,6 +710,8 @@ def _save(name, chosen, scorer, trained, card, overwrite, zero_shot) -> Path:
         else:
             best_model = scorer.models[best]
         spec = f"fusion:{best_model}*{weights[0]:g}+{zero_shot}*{weights[1]:g}+bm25*{weights[2]:g}"
+        if scorer.normalisations[FUSED] != NORMALISATION:
+            spec += f"@{scorer.normalisations[FUSED]}"
         return compose_entry(name, spec, card=card, overwrite=overwrite)
     if chosen.startswith("zoo:"):
         spec = scorer.models[chosen]

@@ -8,8 +8,11 @@ composition has the same ``score(pairs)`` and ``rank(query, candidates, top_k=No
   candidates, then a weighted sum.
 * :class:`Rerank`: per query, the retriever's top k rescored by the reranker and placed above
   the rest (only those k pairs reach the reranker).
+* :class:`DenseFeedback`: a bi-encoder's query embedding moved towards its top candidates'
+  (dense pseudo-relevance feedback, Rocchio), for ranked lists and for ``search``.
 * Spec strings, accepted wherever a model name is (``adapter_zoo.load``, so ``evaluate`` and
-  the rest): ``fusion:A+B*0.2+bm25*0.1`` and ``rerank:RETRIEVER>RERANKER@K``.
+  the rest): ``fusion:A+B*0.2+bm25*0.1`` (``@minmax`` or ``@rrf`` at the end for another
+  normalisation), ``rerank:RETRIEVER>RERANKER@K`` and ``prf:MODEL@k=3,w=0.3``.
 * :func:`compose_entry` (CLI ``adapter-zoo compose``) saves a composition as a zoo entry,
   fusion weights chosen by MAP on a forum's dev split.
 
@@ -23,11 +26,13 @@ Example:
 from adapter_zoo.compose.bm25 import BM25Scorer
 from adapter_zoo.compose.entry import compose_entry, search_weights
 from adapter_zoo.compose.fusion import ScoreFusion
+from adapter_zoo.compose.prf import DenseFeedback
 from adapter_zoo.compose.rerank import Rerank
 from adapter_zoo.compose.spec import Spec, is_spec, load_spec, parse_spec
 
 __all__ = [
     "BM25Scorer",
+    "DenseFeedback",
     "Rerank",
     "ScoreFusion",
     "Spec",

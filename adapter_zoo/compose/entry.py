@@ -21,6 +21,7 @@ from adapter_zoo.compose.rerank import DEFAULT_TOP_K, merge_scores, top_indices
 from adapter_zoo.compose.scoring import score_with
 from adapter_zoo.compose.spec import (
     FUSION,
+    PRF,
     RERANK,
     Spec,
     build,
@@ -29,6 +30,7 @@ from adapter_zoo.compose.spec import (
     parse_spec,
 )
 from adapter_zoo.errors import ZooError
+from adapter_zoo.fusion_defaults import NORMALISATION
 from adapter_zoo.names import BM25, parse_model_name
 from adapter_zoo.registry import kind_for_card
 from adapter_zoo.training.selection import DEV_CANDIDATES, forum_dev_lists, positive_first_metrics
@@ -73,13 +75,17 @@ def _dev_map(score_lists) -> float:
 
 
 def search_weights(
-    member_lists: Sequence[Sequence[np.ndarray]], grid: Sequence[float] = WEIGHT_GRID
+    member_lists: Sequence[Sequence[np.ndarray]],
+    grid: Sequence[float] = WEIGHT_GRID,
+    *,
+    normalisation: str = NORMALISATION,
 ) -> tuple[tuple[float, ...], float]:
     """The fusion weights with the best dev MAP, and that MAP, from cached scores.
 
     Args:
         member_lists: per member, its scores of each dev list (positive first).
         grid: weights tried for every member but the first, whose weight is 1.
+        normalisation: the fusion's per-query normalisation (z-scores by default).
 
     Returns:
         (weights, dev MAP); among equal MAPs the first in ``itertools.product(grid, ...)``
@@ -94,7 +100,8 @@ def search_weights(
     best: tuple[tuple[float, ...], float] | None = None
     for rest in itertools.product([float(w) for w in grid], repeat=len(member_lists) - 1):
         weights = (1.0, *rest)
-        fused = [fuse(scores, weights) for scores in zip(*member_lists)]
+        fused = [fuse(scores, weights, normalisation=normalisation)
+                 for scores in zip(*member_lists)]  # fmt: skip
         value = _dev_map(fused)
         if best is None or value > best[1]:
             best = (weights, value)
@@ -223,6 +230,9 @@ def _compose(name, spec, data, forum, grid, overwrite, device, card) -> Path:
     card["spec"] = str(spec)
     if spec.composition == FUSION:
         card["weights"] = list(spec.weights)
+        card["normalisation"] = spec.normalisation
+    elif spec.composition == PRF:
+        card["feedback"] = {"k": spec.top_k, "w": spec.weights[0]}
     else:
         card["top_k"] = spec.top_k
     return save_entry(lambda folder: None, name, {**card, **extra}, overwrite=overwrite)
@@ -263,6 +273,11 @@ def _choose_on_dev(spec: Spec, lists, grid, device) -> tuple[Spec, dict]:
     """Score each member once on the dev lists; the (re-weighted) spec and the dev MAPs."""
     pairs = [(query, c) for query, candidates in lists for c in candidates]
     bounds = np.cumsum([len(c) for _, c in lists])[:-1]
+    if spec.composition == PRF:  # one member: the feedback model scores, nothing is chosen
+        model = build(spec, device=device)
+        members = {spec.members[0]: _dev_map(np.split(score_with(model.encoder, pairs), bounds))}
+        composite = _dev_map(np.split(score_with(model, pairs), bounds))
+        return spec, {"members": members, "composite": composite}
     member_lists = []
     for member_name in spec.members:
         member = load_member(member_name, device=device)
@@ -270,8 +285,9 @@ def _choose_on_dev(spec: Spec, lists, grid, device) -> tuple[Spec, dict]:
         del member
     members = {n: _dev_map(s) for n, s in zip(spec.members, member_lists)}
     if spec.composition == FUSION:
-        weights, composite = search_weights(member_lists, grid)
-        spec = Spec(FUSION, spec.members, weights)
+        weights, composite = search_weights(member_lists, grid,
+                                            normalisation=spec.normalisation)  # fmt: skip
+        spec = Spec(FUSION, spec.members, weights, normalisation=spec.normalisation)
     else:
         merged = [
             merge_scores(r, top := top_indices(r, spec.top_k), rr[top])

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from adapter_zoo.compose import spec as compose
 from adapter_zoo.errors import ZooError
-from adapter_zoo.names import ZERO_SHOT, parse_model_name
+from adapter_zoo.names import PRF, ZERO_SHOT, parse_model_name
 from adapter_zoo.registry import ModelKind, register_kind
 from adapter_zoo.zoo.store import CARD_FILE, field_error
 from adapter_zoo.zoo.untrusted import UnsafeEntryError, is_local_path
@@ -65,6 +65,9 @@ def _refuse_local_member(member: str, path: Path) -> None:
     """A composite entry names its members by zoo or Hub name: a path of the machine it was
     made on (absolute, in a home, climbing with ``..``) would make it read outside itself."""
 
+    if member.startswith(f"{PRF}:"):  # a feedback member names its encoder inside
+        _refuse_local_member(compose.parse_spec(member).members[0], path)
+        return
     name = parse_model_name(member)
     text = name.base if name.category == ZERO_SHOT else member
     if is_local_path(text) or text.startswith(".") or "\\" in text or ".." in text.split("/"):

@@ -1,7 +1,7 @@
 """Distillation from the zero-shot base fused with BM25: in-batch ranking plus margin-MSE.
 
 What a user has without training is the base fused with BM25 (z-scores per list, the base
-0.9 and BM25 0.1: ``adapter_zoo.adapt.learn.BASE_FUSED``). This loss teaches a bi-encoder
+0.9 and BM25 0.1: :mod:`adapter_zoo.fusion_defaults`). This loss teaches a bi-encoder
 both what the target's pairs say (``MultipleNegativesRankingLoss`` on its triplets) and what
 that fusion knows of each triplet (Hofstätter et al., 2020: the student's margin between the
 positive and the hard negative is pulled to the teacher's by mean squared error).
@@ -26,9 +26,8 @@ from sentence_transformers.sentence_transformer.losses import MultipleNegativesR
 from torch import Tensor, nn
 from torch.nn import functional
 
-# The fusion's weights (adapter_zoo.adapt.learn.BASE_FUSION_WEIGHTS, which this floor cannot
-# import): BM25's z-score counts a ninth of the base's.
-BM25_SHARE = 0.1
+from adapter_zoo.fusion_defaults import BM25_SHARE
+
 # MultipleNegativesRankingLoss's default scale: the margins are compared as the ranking loss
 # sees similarities, so its term and this one weigh alike.
 SCALE = 20.0

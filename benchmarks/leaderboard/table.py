@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from adapter_zoo.metrics import METRICS
-from adapter_zoo.names import BM25, parse_model_name
+from adapter_zoo.names import BM25, COMPOSITION, parse_model_name
 from benchmarks.registry import get
 from benchmarks.results import PATH_SCHEMES
 
@@ -69,15 +69,36 @@ def is_zoo_model(record: dict) -> bool:
 
 
 def model_role(record: dict) -> str:
-    """``baseline`` (bm25, tfidf, an untrained ``base:``), ``peer`` (``sbert:``, a sentence
-    encoder used zero-shot) or ``ours`` (a zoo model, alone or as ``--adapter``): the role
-    of the model's kind (:mod:`adapter_zoo.kinds`)."""
-    from adapter_zoo.kinds import kind_for_name
+    """``baseline`` (bm25, tfidf, an untrained ``base:``, a composition spec of those and
+    zero-shot encoders only, such as the base fused with BM25 at any weight or the base with
+    pseudo-relevance feedback: what a user has without training), ``peer`` (``sbert:``, a
+    sentence encoder used zero-shot) or ``ours`` (a zoo model, alone, as ``--adapter`` or in
+    a spec): the role of the model's kind (:mod:`adapter_zoo.kinds`).
 
+    Example:
+        >>> model_role({"model": "fusion:sbert:minilm-l6*0.8+bm25*0.2@minmax"})
+        'baseline'
+        >>> model_role({"model": "fusion:beer+sbert:minilm-l6*0.45+bm25*0.1"})
+        'ours'
+    """
     if record.get("adapters"):
         return "ours"
-    kind = kind_for_name(parse_model_name(str(record["model"])))
-    return "ours" if kind is None else kind.role
+    return _name_role(str(record["model"]))
+
+
+def _name_role(model: str) -> str:
+    # the kinds register on import, which reaches the models (torch): on first use
+    from adapter_zoo.compose import parse_spec
+    from adapter_zoo.kinds import kind_for_name
+
+    name = parse_model_name(model)
+    kind = kind_for_name(name)
+    if kind is None:
+        return "ours"
+    if name.category != COMPOSITION:
+        return kind.role
+    roles = {_name_role(member) for member in parse_spec(model).members}
+    return "ours" if "ours" in roles else "baseline"
 
 
 def column_metrics(main: str) -> list[str]:

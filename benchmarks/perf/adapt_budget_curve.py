@@ -34,7 +34,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
-from adapter_zoo.adapt.learn import FUSED as FUSED_CANDIDATE  # noqa: E402
+from adapter_zoo.fusion_defaults import FUSED as FUSED_CANDIDATE  # noqa: E402
 from benchmarks.perf.machine import machine_info  # noqa: E402
 from benchmarks.perf.outside_study import (  # noqa: E402
     FUSED,

@@ -37,6 +37,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
+from adapter_zoo.fusion_defaults import base_fused_spec  # noqa: E402
 from adapter_zoo.names import ZERO_SHOT_MODEL  # noqa: E402
 from benchmarks.perf.machine import machine_info  # noqa: E402
 from benchmarks.perf.transfer import FORUMS, short  # noqa: E402
@@ -49,7 +50,7 @@ DATA = Path(os.environ.get("ADAPTER_ZOO_SHARED_DATA", ROOT.parent / "shared" / "
 SHARED = DATA / "stackexchange"
 ZERO_SHOT = ZERO_SHOT_MODEL
 # the no-training baseline of this study and outside_study.py's
-FUSED = f"fusion:{ZERO_SHOT}*0.9+bm25*0.1"
+FUSED = base_fused_spec(ZERO_SHOT)
 # the models each forum's row scores, the zero-shot base first (the others are compared with it)
 MODELS = ("base", "fused", "centroid", "own", "adapt")
 OWN_OPTIONS = {"max_steps": 40, "max_length": 128, "eval_steps": 10}

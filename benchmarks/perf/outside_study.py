@@ -165,9 +165,14 @@ def adapted(
 def candidate_models(card: dict) -> dict:
     """adapt's candidates as models a benchmark scores: ``(model, max_length)`` by candidate
     (the trained ones were kept; ``base@512`` is the base at 512 tokens)."""
+    from adapter_zoo.names import is_spec  # with the script's other adapter_zoo imports, on use
+
     out = {}
     for candidate, row in card["candidates"].items():
-        model, _, length = row["model"].partition("@")
+        model, at, length = row["model"].rpartition("@")
+        # a spec's "@" is its own (prf:X@k=3,w=0.3, fusion:...@minmax, rerank:A>B@20)
+        if not at or is_spec(row["model"]) or not length.isdigit():
+            model, length = row["model"], ""
         out[candidate] = (model, int(length) if length else None)
     return out
 

@@ -462,6 +462,50 @@ def readme_outside_table() -> str:
     )  # fmt: skip
 
 
+def answer_stage_table() -> str:
+    """The answer stage without training on two outside sets: the base, its fusion with BM25
+    at 0.9/0.1 and at the weight tuned on dev, and pseudo-relevance feedback on and off."""
+    data = load("answer_stage")
+    rows = []
+    for name, entry in data["sets"].items():
+        label = (f"{name} ({entry['test_questions']} q, {entry['relevant_per_question']} "
+                 "relevant a q)")  # fmt: skip
+        for row, value in entry["map"].items():
+            rows.append(
+                [label, row, f"{value:.3f}",
+                 "—" if row == "base" else _with_interval(entry["vs_base"][row]),
+                 "—" if row in ("base", "fused 0.9/0.1") else _with_interval(entry["vs_fused"][row])]
+            )  # fmt: skip
+            label = ""
+        chosen = entry["chosen_on_dev"]
+        feedback = chosen["feedback"]["chosen"]
+        rows.append(
+            ["", f"chosen on dev ({chosen['dev_lists']} lists)",
+             f"`{chosen['fused_tuned_spec']}`; feedback "
+             + ("off" if feedback["k"] == 0 else f"k={feedback['k']}, w={feedback['w']:g}"),
+             "", ""]
+        )  # fmt: skip
+    return _table(["set", "row", "test MAP", "− base [95%]", "− fused 0.9/0.1 [95%]"], rows)
+
+
+def answer_stage_timing_table() -> str:
+    """Scoring the test pairs: a fused or fed-back answer against its members' scoring."""
+    data = load("answer_stage")
+    rows = []
+    for name, entry in data["sets"].items():
+        timing = entry["timing"]
+        seconds = timing["seconds"]
+        rows.append(
+            [name, timing["pairs"], f"{seconds['base']:.2f}", f"{seconds['bm25']:.2f}",
+             f"{seconds['fused']:.2f}", f"{timing['fused_over_members']:.2f}×",
+             f"{seconds['prf']:.2f}", f"{timing['prf_over_base']:.2f}×"]
+        )  # fmt: skip
+    return _table(
+        ["set", "pairs", "base s", "BM25 s", "fused s", "fused / members", "prf s", "prf / base"],
+        rows,
+    )
+
+
 # ---------------------------------------------------------------- the other perf scripts
 
 
@@ -1094,6 +1138,8 @@ TABLES: dict[str, Callable[[], str]] = {
     "outside-study": outside_study_table,
     "outside-agreement": outside_agreement_table,
     "readme-outside": readme_outside_table,
+    "answer-stage": answer_stage_table,
+    "answer-stage-timing": answer_stage_timing_table,
     "recommend": recommend_table,
     "cascade": cascade_table,
     "train-memory": train_memory_table,

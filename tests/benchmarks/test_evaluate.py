@@ -79,9 +79,19 @@ def test_composition_specs_and_entries_are_models(fixtures, tmp_path):
         benchmarks.evaluate("fusion:bm25", "wikiqa-raw", data_dir=fixtures)
     assert str(error.value) == (
         "model 'fusion:bm25': not bm25, tfidf, sbert:<base>, base:<base>, a loadable zoo entry "
-        "or fusion:/rerank: spec (model spec 'fusion:bm25': fusion needs at least two members "
+        "or fusion:/rerank:/prf: spec (model spec 'fusion:bm25': fusion needs at least two members "
         "(A+B))"
     )
+
+
+def test_a_feedback_spec_is_a_model(fixtures, tiny_sentence_bert_path):
+    base = f"sbert:{tiny_sentence_bert_path}"
+    records = benchmarks.evaluate_models([base, f"prf:{base}@k=2,w=0.5", f"prf:{base}@w=0"],
+                                         "wikiqa-raw", data_dir=fixtures)  # fmt: skip
+    assert [r["model"] for r in records] == [base, f"prf:{base}@k=2,w=0.5", f"prf:{base}@w=0"]
+    # no feedback: the encoder's own ranking
+    assert records[2]["metrics"] == records[0]["metrics"]
+    assert all(0 < r["metrics"]["map"] <= 1 for r in records)
 
 
 def test_several_models_score_each_once_and_a_fusion_reuses_its_members(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from benchmarks.perf.outside_study import ROWS, SETS, agreement, summary
+from benchmarks.perf.outside_study import ROWS, SETS, agreement, candidate_models, summary
 
 RECORDED = Path(__file__).resolve().parents[2] / "benchmarks/perf/results/outside_study.json"
 
@@ -63,3 +63,18 @@ def test_insuranceqa_is_a_set_whose_target_holds_texts_alone(monkeypatch, tmp_pa
     # texts without their pairing: no record has an answer
     assert records[0] == {"question": "It pays a death benefit."}
     assert all(set(r) == {"question"} for r in records) and len(records) == 7
+
+
+def test_candidate_models_read_a_length_only_from_a_base_label():
+    card = {"candidates": {
+        "base@512": {"model": "sbert:minilm-l6@512"},
+        "prf:base": {"model": "prf:sbert:minilm-l6@k=3,w=0.3"},
+        "fusion:base+bm25@tuned": {"model": "fusion:sbert:minilm-l6*0.8+bm25*0.2@minmax"},
+        "own": {"model": "target--own"},
+    }}  # fmt: skip
+    assert candidate_models(card) == {
+        "base@512": ("sbert:minilm-l6", 512),
+        "prf:base": ("prf:sbert:minilm-l6@k=3,w=0.3", None),
+        "fusion:base+bm25@tuned": ("fusion:sbert:minilm-l6*0.8+bm25*0.2@minmax", None),
+        "own": ("target--own", None),
+    }

@@ -198,7 +198,7 @@ def tiny_adapt(tiny_sentence_bert_path, monkeypatch):
 
 @pytest.mark.slow  # over 10 s: started first (CONTRIBUTING, CI's time budget)
 def test_adapt_trains_on_the_target_and_decides_on_its_held_out_lists(
-    tiny_adapt, parsed_shipped, poisoned
+    tiny_adapt, parsed_shipped, poisoned, tiny_sentence_bert_path
 ):
     path = tiny_adapt(parsed_shipped / BICYCLES, "bikes-adapted", zoo=[])
     record = read_card(path)["adapt"]
@@ -227,7 +227,9 @@ def test_adapt_trains_on_the_target_and_decides_on_its_held_out_lists(
     assert str(parsed_shipped) not in json.dumps(record)
     # what it decided on is what the candidates score: the base's MAP again, from scratch
     target = read_threads(parsed_shipped / BICYCLES)
-    lists = held_out_lists(target, assign(target.threads), DECISION)
+    # the decision lists as adapt builds them: half their negatives the base's nearest
+    lists = held_out_lists(target, assign(target.threads), DECISION,
+                           embed=_base_embedder(tiny_sentence_bert_path))  # fmt: skip
     base = record["candidates"]["base"]
     scores = adapter_zoo.load(base["model"]).score(lists.pairs())
     assert list_average_precisions(scores, lists.labels).mean() == pytest.approx(base["map"])
@@ -324,7 +326,9 @@ def test_the_base_fused_with_bm25_is_a_candidate_and_its_fusion_the_entry_when_c
     assert record["candidates"]["fusion:base+bm25"]["model"] == spec
     # its decision-list MAP is the base's scores fused with BM25's, list by list
     target = read_threads(parsed_shipped / BICYCLES)
-    lists = held_out_lists(target, assign(target.threads), DECISION)
+    # the decision lists as adapt builds them: half their negatives the base's nearest
+    lists = held_out_lists(target, assign(target.threads), DECISION,
+                           embed=_base_embedder(tiny_sentence_bert_path))  # fmt: skip
     scores = adapter_zoo.load(base).score(lists.pairs())
     bm25, start, fused = bm25_candidate_scores(lists.queries, lists.candidates), 0, []
     for row in bm25:
@@ -364,3 +368,131 @@ def test_cli_adapt_prints_the_decision_and_every_candidate(
     assert out[3] == f"budget: 10 min, {spent:.0f} s spent (nothing cut)"  # the default budget
     listed = [line.split()[0] for line in out[4:]]
     assert sorted(listed) == sorted(record["candidates"]) and len(out) == 4 + len(listed)
+
+
+def test_the_answer_stage_is_chosen_on_the_lists_and_its_choice_is_the_entry(
+    tiny_adapt, parsed_shipped, tiny_sentence_bert_path, monkeypatch
+):
+    from adapter_zoo.adapt import decide as deciding
+    from adapter_zoo.adapt import fusion_choice
+
+    # every grid's first other point beats its default on the lists (forced): the tuned base
+    # fusion and the base with feedback become candidates, the decision takes the feedback
+    choose = fusion_choice.choose
+
+    def forced(aps, default, *, seed=0):
+        point = next(p for p in aps if p != default)
+        return choose({default: aps[default], point: aps[point] + 1.0}, default, seed=seed)
+
+    monkeypatch.setattr(fusion_choice, "choose", forced)
+    original = deciding.decide
+    monkeypatch.setattr(deciding, "decide", lambda aps, **kw: {**original(aps, **kw),
+                                                                "chosen": "prf:base"})  # fmt: skip
+    path = tiny_adapt(parsed_shipped / BICYCLES, "bikes-prf", zoo=[])
+    card = read_card(path)
+    record = card["adapt"]
+    stage = record["answer_stage"]
+    assert stage["base_fusion"]["replaced"] and stage["feedback"]["replaced"]
+    assert stage["base_fusion"]["chosen"] == {"base": 1.0, "bm25": 0.0, "normalisation": "zscore"}
+    assert stage["feedback"]["chosen"] == {"k": 1, "w": 0.1}
+    base = f"sbert:{tiny_sentence_bert_path}"
+    assert record["candidates"]["fusion:base+bm25@tuned"]["model"] == f"fusion:{base}*1+bm25*0"
+    assert record["candidates"]["prf:base"]["model"] == f"prf:{base}@k=1,w=0.1"
+    assert "fusion" in stage and stage["fusion"]["replaced"]
+    assert card["composition"] == "prf" and card["spec"] == f"prf:{base}@k=1,w=0.1"
+    # the saved spec ranks the decision lists as the feedback candidate did
+    target = read_threads(parsed_shipped / BICYCLES)
+    # the decision lists as adapt builds them: half their negatives the base's nearest
+    lists = held_out_lists(target, assign(target.threads), DECISION,
+                           embed=_base_embedder(tiny_sentence_bert_path))  # fmt: skip
+    scores = adapter_zoo.load(card["spec"]).score(lists.pairs())
+    expected = record["candidates"]["prf:base"]["map"]
+    assert list_average_precisions(scores, lists.labels).mean() == pytest.approx(expected)
+
+
+def _base_embedder(path):
+    from adapter_zoo.adapt.negatives import CachedEmbedder
+
+    return CachedEmbedder(lambda: adapter_zoo.load(f"sbert:{path}"))
+
+
+def test_the_decision_lists_negatives_come_half_from_bm25_half_from_the_base(
+    parsed_shipped, tiny_sentence_bert_path
+):
+    from adapter_zoo.training.data import FALSE_NEGATIVE_MARGIN
+
+    target = read_threads(parsed_shipped / BEER)
+    parts = assign(target.threads)
+    bm25_only = held_out_lists(target, parts, DECISION)
+    embed = _base_embedder(tiny_sentence_bert_path)
+    lists = held_out_lists(target, parts, DECISION, embed=embed)
+    # the same lists (kinds, queries, positives, sizes); only the negatives differ
+    assert (lists.kinds, lists.queries) == (bm25_only.kinds, bm25_only.queries)
+    assert len(lists) > 200 and len(lists.sources) == len(lists)
+    pool = list(dict.fromkeys(t for cands in bm25_only.candidates for t in cands))
+    rows = embed(pool)
+    changed = 0
+    for i, (query, candidates, labels, sources) in enumerate(
+        zip(lists.queries, lists.candidates, lists.labels, lists.sources)
+    ):
+        old = bm25_only.candidates[i]
+        positives = {c for c, y in zip(candidates, labels) if y}
+        assert positives == {c for c, y in zip(old, bm25_only.labels[i]) if y}
+        assert len(candidates) == len(old) and len(set(candidates)) == len(candidates)
+        assert [s == "positive" for s in sources] == [bool(y) for y in labels]
+        negatives = len(candidates) - len(positives)
+        bm25, base = sources.count("bm25"), sources.count("base")
+        # equal shares, BM25 the odd one, unless the base had no more texts below the
+        # near-copy bar (the tiny random encoder's cosines are all close); each text once
+        assert bm25 + base == negatives and bm25 - base >= 0
+        # BM25's share is its own nearest, in its order
+        old_negatives = [c for c, y in zip(old, bm25_only.labels[i]) if not y]
+        from_bm25 = {c for c, s in zip(candidates, sources) if s == "bm25"}
+        assert from_bm25 <= set(old_negatives)
+        # the base's share: the nearest texts of the pool below the near-copy bar
+        q = embed([query])[0]
+        sims = rows @ q
+        ceiling_sim = max(float(embed([p])[0] @ q) for p in positives)
+        ceiling = ceiling_sim - (1 - FALSE_NEGATIVE_MARGIN) * abs(ceiling_sim)
+        from_base = [c for c, s in zip(candidates, sources) if s == "base"]
+        eligible = {t for t, x in zip(pool, sims) if x < ceiling} - positives
+        assert bm25 - base in (0, 1) or eligible - from_bm25 <= set(from_base)
+        if from_base:
+            lowest = min(float(embed([c])[0] @ q) for c in from_base)
+            assert all(float(embed([c])[0] @ q) < ceiling for c in from_base)
+            passed_over = [s for t, s in zip(pool, sims)
+                           if t not in candidates and s < ceiling]  # fmt: skip
+            assert all(s <= lowest + 1e-6 for s in passed_over)
+        changed += set(candidates) != set(old)
+    assert changed > len(lists) / 2
+    # the lists a budget keeps: the same lists, mixed, and only their texts embedded
+    from adapter_zoo.adapt.learn import _kept_lists
+
+    kept = _kept_lists(bm25_only, bm25_only.subset([3, 40, 41, 200]))
+    few_embed = _base_embedder(tiny_sentence_bert_path)
+    few = held_out_lists(target, parts, DECISION, embed=few_embed, subset=kept)
+    assert kept == [3, 40, 41, 200] and few.queries == [bm25_only.queries[i] for i in kept]
+    assert set(few_embed.rows) == set(few.texts()) | {
+        t for i in kept for t in bm25_only.candidates[i]
+    }
+    # every text of the lists was embedded once: the decision's scoring reads the same rows
+    assert set(lists.texts()) <= set(embed.rows)
+
+
+def test_the_mixed_lists_read_no_evaluation_text_and_training_no_decision_text(
+    poisoned, parsed_shipped, tiny_sentence_bert_path, tmp_path
+):
+    target = read_threads(poisoned)
+    parts = assign(target.threads)
+    lists = held_out_lists(target, parts, DECISION, embed=_base_embedder(tiny_sentence_bert_path))
+    assert not any(POISON in t for t in [*lists.queries, *sum(lists.candidates, [])])
+    clean = read_threads(parsed_shipped / BICYCLES)
+    again = held_out_lists(clean, assign(clean.threads), DECISION,
+                           embed=_base_embedder(tiny_sentence_bert_path))  # fmt: skip
+    assert (again.queries, again.candidates) == (lists.queries, lists.candidates)
+    # a decision list's query and positives are decision threads' texts: none is trained on
+    forum = write_training_folder(target, parts, tmp_path)
+    written = b"".join(f.read_bytes() for f in forum.rglob("*") if f.is_file())
+    trained = {t.body for t, p in zip(target.threads, parts) if p != DECISION}
+    held = [t.body for t, p in zip(target.threads, parts) if p == DECISION]
+    assert not any(b.encode() in written for b in held if len(b) > 40 and b not in trained)
