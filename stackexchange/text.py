@@ -42,6 +42,44 @@ def html_to_text(body: str | None) -> str:
         return ""
     if root is None:  # nothing parseable (e.g. only a comment)
         return ""
+    return _rendered(root)
+
+
+def html_document(html: str) -> tuple[str | None, str]:
+    """A whole HTML page as ``(title, text)``: its ``<title>`` (else its first ``<h1>``) and
+    its body rendered as :func:`html_to_text` renders a post, one block element a line;
+    ``<head>``, ``<script>`` and ``<style>`` carry no text of the page.
+
+    Example:
+        >>> html_document("<title>Stouts</title><h1>Dry</h1><p>Roasted barley.</p><p>Black.</p>")
+        ('Stouts', 'Dry\\nRoasted barley.\\nBlack.')
+    """
+    try:
+        root = etree.fromstring(html, _HTML) if html.strip() else None
+    except etree.XMLSyntaxError:
+        root = None
+    if root is None:
+        return None, ""
+    title = root.findtext(".//title") or root.findtext(".//h1")
+    for element in list(root.iter("head", "script", "style")):
+        _drop(element)
+    return (" ".join(title.split()) or None) if title else None, _rendered(root)
+
+
+def _drop(element) -> None:
+    """Remove ``element`` and its text, keeping the text that follows it (its tail)."""
+    parent, tail = element.getparent(), element.tail or ""
+    if parent is None:
+        return
+    previous = element.getprevious()
+    if previous is not None:
+        previous.tail = (previous.tail or "") + tail
+    else:
+        parent.text = (parent.text or "") + tail
+    parent.remove(element)
+
+
+def _rendered(root) -> str:
     # every element, filtered here: root.iter(*tags) sets up a tag matcher per call, which
     # cost more than the test below over a post's few elements (comments and PIs are gone)
     for element in root.iter():

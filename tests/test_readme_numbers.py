@@ -23,7 +23,8 @@ README = ROOT / "README.md"
 REQUIRED = {
     "README.md": {"readme-quality", "readme-adapt", "readme-outside", "readme-curve",
                   "readme-insuranceqa", "readme-perf"},  # fmt: skip
-    "docs/performance.md": {"perf", "train-memory", "html-to-text", "int8", "ci-time"},
+    "docs/performance.md": {"perf", "train-memory", "html-to-text", "sentence-splitters", "int8",
+                            "ci-time"},
     "docs/results.md": {
         "quality", "quality-choice", "quality-length", "quality-retrained", "quality-lr",
         "quality-drop-lower", "quality-tanda", "quality-lora", "quality-cross-rerun",

@@ -39,7 +39,9 @@ def register(subparsers) -> None:
         metavar="PATH",
         help="a parsed forum or parse output folder, a dump (.7z or folder with Posts.xml), "
         "a JSONL (question/title/body/answer) or TSV (question<TAB>answer) file of pairs, a "
-        "benchmark folder, or a text file with one question or candidate text per line",
+        "benchmark folder, a text file with one question or candidate text per line, or "
+        "documents: a folder of .txt/.md/.html files or a JSONL corpus of {title, text} "
+        "records (BEIR's corpus.jsonl)",
     )
     p.add_argument("--name", required=True, help="name of the zoo entry to write")
     p.add_argument(

@@ -14,7 +14,15 @@ Every held-out thread gives a ranking list, each built as the forum's LAS-style 
   the most BM25-similar other questions;
 * ``body``: the title → its body among the bodies of the most BM25-similar other threads;
 * ``duplicate``: a question closed as a duplicate → its canonical question among the most
-  BM25-similar other questions.
+  BM25-similar other questions;
+* a target of texts only decides and selects on its objectives' pseudo-queries instead
+  (:mod:`~adapter_zoo.adapt.objective_pairs`; a kind per objective: ``ssp``, ``keywords``,
+  ...): each example's A → its B among its own negatives and the most BM25-similar B of the
+  part's other documents.
+
+The training folder holds, beside the threads' pairs, the objectives' pairs of the training
+and selection documents (``objectives/``: A → B with the objective's hard negative in a
+``negative`` column); for a target of texts only they are its whole training signal.
 
 Example:
     >>> from adapter_zoo.adapt.threads import Thread
@@ -25,6 +33,7 @@ Example:
 
 from __future__ import annotations
 
+import collections
 import hashlib
 import json
 from dataclasses import dataclass, field
@@ -32,8 +41,10 @@ from pathlib import Path
 
 import numpy as np
 
+from adapter_zoo.adapt.objective_pairs import OBJECTIVE_PAIRS, objective_examples, structure
 from adapter_zoo.adapt.threads import MIN_BODY_CHARS, MIN_TITLE_CHARS, Target, Thread
 from adapter_zoo.errors import ZooError
+from adapter_zoo.objectives import objective_names
 from adapter_zoo.training.selection import DEV_LISTS
 from stackexchange.lists import (
     BM25Neighbours,
@@ -51,7 +62,10 @@ SELECTION_SHARE = 0.12
 # Hundreds of lists decide; past that, threads are worth more as training data.
 MAX_DECISION_THREADS = 400
 CANDIDATES = 20  # per list, as training's dev lists (adapter_zoo.training.selection)
-LIST_KINDS = ("answer", "body", "duplicate")
+LIST_KINDS = ("answer", "body", "duplicate", *objective_names())
+OBJECTIVES_KIND = "objectives"  # the training folder's pair kind of the objectives' pairs
+# The objectives' pairs' ids, past the threads' and their answers' (ANSWER_ID_OFFSET).
+OBJECTIVE_ID_OFFSET = 1 << 41
 _SALT = b"adapter-zoo adapt held-out"
 # A thread's accepted answer needs an id of its own in the pair tables; offset from the
 # thread's id so that the two never meet.
@@ -132,8 +146,12 @@ def _has_body_pair(thread: Thread) -> bool:
 
 
 def held_out_lists(target: Target, parts: list[str], part: str, *, seed: int = 0) -> RankingLists:
-    """The ranking lists of the threads assigned ``part``; candidates from every thread."""
-
+    """The ranking lists of the threads assigned ``part``; candidates from every thread (a
+    target of texts only: :func:`objective_lists`, where its texts give any)."""
+    if target.texts_only:
+        found = objective_lists(target, parts, part, seed=seed)
+        if len(found):
+            return found
     rng = np.random.default_rng(seed)
     lists = RankingLists()
     threads = target.threads
@@ -165,8 +183,76 @@ def held_out_lists(target: Target, parts: list[str], part: str, *, seed: int = 0
     return lists
 
 
+def objective_lists(target: Target, parts: list[str], part: str, *, seed: int = 0) -> RankingLists:
+    """Ranking lists from the objectives' examples of ``part``'s documents: about one a
+    document, the usable objectives taking turns; each A → its B among its negatives and
+    the B of the part's other documents that BM25 finds nearest A."""
+    lists = RankingLists()
+    documents = sum(p == part for p in parts)
+    names = structure(target)["objectives"]
+    if not names or not documents:
+        return lists
+    share = max(1, -(-documents // len(names)))
+    rng = np.random.default_rng(seed)
+    for name, found in objective_examples(target, parts, part, seed=seed, limit=share).items():
+        if len(found) < 2:
+            continue
+        positives = [e.positive for e in found]
+        near = BM25Neighbours(positives).top([e.anchor for e in found], CANDIDATES)
+        for example, nearest in zip(found, near):
+            others = [positives[j] for j in nearest
+                      if found[j].document_id != example.document_id]  # fmt: skip
+            pool = list(dict.fromkeys([example.positive, *example.negatives, *others]))
+            pool = pool[:CANDIDATES]
+            if len(pool) < 2:
+                continue
+            rng.shuffle(pool)
+            lists.add(name, example.anchor, pool, [int(c == example.positive) for c in pool])
+    return lists
+
+
+def _objective_rows(target: Target, parts: list[str], question_pairs: int, seed: int):
+    """split -> the objectives' (objective, A, B, negative) rows of its documents (the
+    training documents': runs select on the selection lists); a target with questions gets
+    up to ``question_pairs`` of them in all, shared by the objectives."""
+    names = structure(target)["objectives"]
+    if not names:
+        return {}
+    limit = OBJECTIVE_PAIRS if target.texts_only else max(1, question_pairs // len(names))
+    found = objective_examples(target, parts, TRAIN, seed=seed, limit=limit)
+    rows = [(name, e.anchor, e.positive, e.negatives[0] if e.negatives else "")
+            for name, examples in found.items() for e in examples]  # fmt: skip
+    return {TRAIN: rows}
+
+
+def _write_objectives(forum: Path, name: str, rows: dict) -> dict[str, int]:
+    """The objectives' pair folder: the pair columns, the objective in ``tags``, and its
+    hard negative (``""``: none) in ``negative``; split -> rows written."""
+    # pyarrow on first use: importing this module stays light
+    import pyarrow as pa
+
+    # stackexchange.assemble, .store load pyarrow: importing this module stays light
+    from stackexchange.assemble import PAIR_SCHEMA
+    from stackexchange.store import DatasetWriter, write_dataset_dict_json
+
+    schema = PAIR_SCHEMA.append(pa.field("negative", pa.string()))
+    counts, number = {}, OBJECTIVE_ID_OFFSET
+    for split in ("train", "dev", "test"):
+        found = rows.get(split, [])
+        ids = list(range(number, number + len(found)))
+        number += len(found)
+        columns = [[name] * len(found), [r[1] for r in found], [r[2] for r in found], ids, ids,
+                   [[r[0]] for r in found], [0] * len(found), [r[3] for r in found]]  # fmt: skip
+        with DatasetWriter(forum / OBJECTIVES_KIND / split, schema) as writer:
+            writer.write(pa.record_batch([pa.array(c, f.type) for c, f in zip(columns, schema)],
+                                         schema=schema))  # fmt: skip
+        counts[split] = len(found)
+    write_dataset_dict_json(forum / OBJECTIVES_KIND, ("train", "dev", "test"))
+    return counts
+
+
 def write_training_folder(
-    target: Target, parts: list[str], out: Path, selection: list | None = None
+    target: Target, parts: list[str], out: Path, selection: list | None = None, seed: int = 0
 ) -> Path:
     """A parse output folder ``out/<name>/`` holding the target's training and selection
     threads only (``adapter-zoo train --data out`` reads it as a parsed forum): pair tables
@@ -201,6 +287,10 @@ def write_training_folder(
         if duplicate in by_id and canonical in by_id:
             (dup, split), (canon, _) = by_id[duplicate], by_id[canonical]
             add("duplicates", split, _question(dup), _question(canon), dup.id, canon.id)
+    question_pairs = sum(len(kind.get(TRAIN, [])) for kind in pairs.values())
+    objective_rows = _objective_rows(target, parts, question_pairs, seed)
+    if target.texts_only and len(objective_rows.get(TRAIN, [])) > 1:
+        pairs.pop("title_body", None)  # the objectives are a texts-only target's whole signal
     counts = {}
     for kind in ("title_body", "title_answer", "duplicates"):
         counts[kind] = {}
@@ -211,6 +301,7 @@ def write_training_folder(
                 writer.write(pa.record_batch(list(columns), schema=PAIR_SCHEMA))
             counts[kind][split] = len(rows)
         write_dataset_dict_json(forum / kind, ("train", "dev", "test"))
+    counts[OBJECTIVES_KIND] = _write_objectives(forum, target.name, objective_rows)
     question_rows = [
         (t.id, t.title, t.body, [], 0, t.id + ANSWER_ID_OFFSET if t.answer else None,
          t.answer, split)
@@ -229,6 +320,8 @@ def write_training_folder(
         {"query": [q for q, _ in selection], "candidates": [c for _, c in selection]}
     )
     dev.save_to_disk(str(forum / DEV_LISTS))
-    stats = {"forum": target.name, "questions": len(kept), "pairs": counts, "adapt": True}
+    trained = collections.Counter(row[0] for row in objective_rows.get(TRAIN, []))
+    stats = {"forum": target.name, "questions": len(kept), "pairs": counts, "adapt": True,
+             "structure": structure(target), "objectives": dict(sorted(trained.items()))}  # fmt: skip
     (forum / STATS_FILE).write_text(json.dumps(stats, indent=2), encoding="utf-8")
     return forum

@@ -522,11 +522,14 @@ def training_folder(target_data, parts, selection, tmp: Path):
         skipped = "no selection thread with a ranking list: nothing to select a training run on"
         return None, {"skipped": skipped}
     forum = write_training_folder(target_data, parts, tmp, selection)
-    counts = read_stats(forum)["pairs"]
+    stats = read_stats(forum)
+    counts = stats["pairs"]
     train_pairs = {kind: counts[kind]["train"] for kind in counts}
     kinds = [k for k, folder in (("question_answer", "title_answer"), ("title_body", "title_body"),
-                                 ("duplicates", "duplicates")) if train_pairs[folder] > 1]  # fmt: skip
-    record: dict = {"pairs": train_pairs, "pair_kinds": kinds}
+                                 ("duplicates", "duplicates"), ("objectives", "objectives"))
+             if train_pairs[folder] > 1]  # fmt: skip
+    record: dict = {"pairs": train_pairs, "pair_kinds": kinds,
+                    "structure": stats["structure"], "objectives": stats["objectives"]}  # fmt: skip
     if not kinds:
         record["skipped"] = "fewer than 2 training pairs of any kind: nothing to learn from"
     return forum, record
@@ -593,10 +596,14 @@ def _eval_steps(plan, run: str) -> int:
 
 def _texts_only_note(target_data, training) -> str:
     pairs = sum((training.get("pairs") or {}).values())
+    used = ", ".join(training.get("objectives") or {}) or "none"
+    signal = (f"the objectives' pairs ({used}; {pairs} for training), their pseudo-queries' "
+              "lists decide" if training.get("objectives") else
+              f"first sentence -> rest pseudo-pairs ({pairs} for training), first-sentence "
+              "lists decide")  # fmt: skip
     return (
         f"the target is {len(target_data.threads)} texts without question-answer structure: "
-        f"first sentence -> rest pseudo-pairs ({pairs} for training) and first-sentence lists "
-        "decide; no answer or duplicate lists were possible"
+        f"{signal}; no answer or duplicate lists were possible"
     )
 
 

@@ -12,7 +12,14 @@ so are duplicate links of the ``test`` split. Targets:
   ``question`` alone. A FAQ or a help-desk export;
 * a text file (one question or candidate text a line), a list of strings, or a benchmark
   folder (its queries, never its labels): texts only. Each text long enough to have a first
-  sentence and a rest becomes a thread whose title is that sentence and whose body the rest.
+  sentence and a rest becomes a thread whose title is that sentence and whose body the rest;
+* documents (:func:`adapter_zoo.documents.read_documents`): a folder of ``.txt``, ``.md``
+  or ``.html`` files, or a JSONL corpus of ``{"title", "text"}`` records (BEIR's
+  ``corpus.jsonl``): texts only, a thread per document as above.
+
+Every target is also documents (:meth:`Target.documents`: a thread's question and answer,
+or a text, with its paragraphs and sentences), what the objectives
+(:mod:`adapter_zoo.objectives`) build pairs from.
 
 Example:
     >>> target = read_threads(["How do I reset it? Hold the button for ten seconds."])
@@ -28,14 +35,21 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from adapter_zoo.cascade.data import forum_dirs
+from adapter_zoo.documents import Corpus, read_documents
+from adapter_zoo.documents.corpus import make_corpus
+from adapter_zoo.documents.forums import (
+    EVALUATION_SPLIT,  # noqa: F401  (callers name it here)
+    forum_dirs,
+    forum_questions,
+)
+from adapter_zoo.documents.readers import FOLDER_SUFFIXES, text_document, thread_document
 from adapter_zoo.errors import ZooError
 from adapter_zoo.training.data import read_split
 from stackexchange import parse_forum
 from stackexchange.jsontext import JSONTextError, loads_text
 from stackexchange.lists import BENCHMARK_FILE
+from stackexchange.parse import STATS_FILE
 
-EVALUATION_SPLIT = "test"  # never read: the forum's held-out test questions
 # A pseudo-pair's parts must carry meaning (stackexchange.assemble's floors for pairs).
 MIN_TITLE_CHARS = 10
 MIN_BODY_CHARS = 20
@@ -63,6 +77,10 @@ class Target:
         about: the card's description of the target (its source: texts, parsed forums, dump, jsonl or tsv; counts; never a local path).
         name: a folder name for the target (a forum's host, or ``target``).
         texts_only: the target had texts, no question-answer structure.
+        corpus: the target as documents, when it was read as documents (else built from
+            the threads by :meth:`documents`).
+        corpus_threads: the id of each document's thread (the thread's held-out part is
+            the document's).
     """
 
     threads: list[Thread]
@@ -70,6 +88,22 @@ class Target:
     about: dict = field(default_factory=dict)
     name: str = "target"
     texts_only: bool = False
+    corpus: Corpus | None = None
+    corpus_threads: tuple[int, ...] = ()
+
+    def documents(self) -> tuple[Corpus, tuple[int, ...]]:
+        """The target as documents, and each document's thread id: a text's paragraphs, or a
+        thread's question title, question and answer paragraphs (its evaluation split never
+        read, as for the threads)."""
+        if self.corpus is None:
+            made = [(text_document(str(t.id), f"{t.title} {t.body}") if self.texts_only
+                     else thread_document(str(t.id), t.title, t.body, t.answer), t.id)
+                    for t in self.threads]  # fmt: skip
+            kept = [(d, i) for d, i in made if d.paragraphs]
+            source = {"source": self.about.get("source", "texts")}
+            self.corpus = make_corpus([d for d, _ in kept], source)
+            self.corpus_threads = tuple(i for _, i in kept)
+        return self.corpus, self.corpus_threads
 
     @property
     def answered(self) -> list[Thread]:
@@ -104,7 +138,7 @@ def read_threads(target) -> Target:
     if not path.exists():
         raise ZooError(f"{path}: no such target (a parsed forum, a dump, a benchmark or a file)")
     if path.is_file() and path.suffix == ".jsonl":
-        return _jsonl(path)
+        return _documents(path) if _is_corpus(path) else _jsonl(path)
     if path.is_file() and path.suffix == ".tsv":
         return _tsv(path)
     if path.suffix == ".7z" or (path / "Posts.xml").is_file():
@@ -116,8 +150,44 @@ def read_threads(target) -> Target:
         texts, about = read_target(path)
         return _from_texts(texts, about, path)
 
+    if not _has_forums(path) and any(
+        p.suffix.lower() in FOLDER_SUFFIXES for p in path.rglob("*") if p.is_file()
+    ):
+        return _documents(path)
     forums = forum_dirs(path)
     return _checked(_forums(forums), path)
+
+
+def _has_forums(path: Path) -> bool:
+    return (path / STATS_FILE).is_file() or any(path.glob(f"*/{STATS_FILE}"))
+
+
+def _is_corpus(path: Path) -> bool:
+    """A JSONL of documents (``text`` records, BEIR's corpus), not of questions: told by its
+    first record."""
+    for line in _lines(path):
+        if line.strip():
+            try:
+                record = loads_text(line)
+            except JSONTextError:
+                return False  # _jsonl words the error
+            return (isinstance(record, dict) and "text" in record
+                    and not any(k in record for k in ("question", "body", "answer")))  # fmt: skip
+    return False
+
+
+def _documents(path: Path) -> Target:
+    """A documents target: a thread per document (its first sentence and the rest)."""
+    corpus = read_documents(path)
+    threads = []
+    for number, document in enumerate(corpus.documents):
+        sentences = [s for paragraph in document.paragraphs for s in paragraph]
+        rest = " ".join(sentences[1:])
+        threads.append(Thread(number, sentences[0], rest if len(rest) >= MIN_BODY_CHARS else ""))
+    about = {k: v for k, v in corpus.about.items() if k in ("source", "file", "files")}
+    target = Target(threads, about={**about, "texts": len(threads)}, texts_only=True,
+                    corpus=corpus, corpus_threads=tuple(range(len(threads))))  # fmt: skip
+    return _checked(target, path)
 
 
 def _checked(target: Target, where) -> Target:
@@ -144,19 +214,11 @@ def _from_texts(texts: list[str], about: dict, where) -> Target:
 
 def _forums(forums: list[Path]) -> Target:
     """Threads of parsed forums, their test split dropped at the Arrow level."""
-    # pyarrow on first use: importing this module stays light
-    import pyarrow.compute as pc
-
-    # stackexchange.store loads pyarrow: importing this module stays light
-    from stackexchange.store import read_dataset
-
     threads, duplicates = [], []
     for forum in forums:
-        table = read_dataset(forum / "questions", ZooError).data.table
-        table = table.filter(pc.not_equal(table["split"], EVALUATION_SPLIT))
-        columns = table.select(["id", "title", "body", "accepted_answer"]).to_pydict()
-        for i, title, body, answer in zip(*columns.values()):
-            threads.append(Thread(int(i), title or "", body or "", answer or None))
+        for columns in forum_questions(forum, ["id", "title", "body", "accepted_answer"]):
+            for i, title, body, answer in zip(*columns.values()):
+                threads.append(Thread(int(i), title or "", body or "", answer or None))
         duplicates += _duplicate_links(forum)
     known = {t.id for t in threads}
     duplicates = [(a, b) for a, b in duplicates if a in known and b in known]

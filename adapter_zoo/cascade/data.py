@@ -16,21 +16,11 @@ from pathlib import Path
 
 import numpy as np
 
+from adapter_zoo.documents.forums import forum_dirs
 from adapter_zoo.errors import ZooError
 from adapter_zoo.training.data import forum_examples, load_pairs
-from stackexchange.parse import STATS_FILE
 
 TRAIN_KINDS = ("title_answer",)
-
-
-def forum_dirs(parsed: Path) -> list[Path]:
-    """``parsed`` itself when it is one forum folder, else every forum folder inside it."""
-    if (parsed / STATS_FILE).is_file():
-        return [parsed]
-    forums = sorted(p for p in parsed.glob("*") if (p / STATS_FILE).is_file())
-    if not forums:
-        raise ZooError(f"{parsed}: no parsed forum (no stats.json); run adapter-zoo parse first")
-    return forums
 
 
 def pairs_from_parsed(parsed, *, negatives: int = 3, seed: int = 0, split: str = "train"):

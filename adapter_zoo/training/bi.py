@@ -77,7 +77,10 @@ WARMUP_SHARE = 0.1  # of a phase's steps
 
 def pair_dataset(tables, *, hard_negatives: bool, seed: int, bm25_labels: bool = False):
     """One forum's training pairs as a ``datasets.Dataset`` (anchor, positive[, negative]),
-    with ``bm25_labels`` a ``label`` column too: each negative's :func:`bm25_margins`."""
+    with ``bm25_labels`` a ``label`` column too: each negative's :func:`bm25_margins`.
+
+    A table's own negatives (``PairTable.negatives``) stand in for mined ones where a row
+    has one, unless ``bm25_labels`` (a margin is a mined negative's, by its row)."""
     rng = np.random.default_rng(seed)
     columns: dict[str, list] = {"anchor": [], "positive": []}
     if hard_negatives:
@@ -94,7 +97,10 @@ def pair_dataset(tables, *, hard_negatives: bool, seed: int, bm25_labels: bool =
                     f"forum {table.forum}: {table.pair_kind} needs 2 pairs for negatives"
                 )
             picks = table.neighbours[np.arange(len(table)), rng.integers(0, width, len(table))]
-            columns["negative"] += [table.positives[j] for j in picks]
+            mined = [table.positives[j] for j in picks]
+            if table.negatives is not None and not bm25_labels:
+                mined = [own or other for own, other in zip(table.negatives, mined, strict=True)]
+            columns["negative"] += mined
             if bm25_labels:
                 columns["label"] += bm25_margins(table, picks).tolist()
     return datasets.Dataset.from_dict(columns)

@@ -34,8 +34,10 @@ METHODS = ("seqbn", "lora")
 # What ranks a query's hard-negative pool: BM25 over the queries, or the base's embeddings
 NEGATIVE_MINERS = ("bm25", "base")
 # Token limit of a pair (cross) or of one text (bi: all-MiniLM-L6-v2 reads up to 256).
-# question_answer: title_answer pairs with title + body as the query (the LAS query form)
-PAIR_KINDS = ("title_body", "title_answer", "duplicates", "question_answer")
+# question_answer: title_answer pairs with title + body as the query (the LAS query form);
+# objectives: the sentence-level objectives' pairs adapt writes, each with its own hard
+# negative (adapter_zoo.adapt.objective_pairs)
+PAIR_KINDS = ("title_body", "title_answer", "duplicates", "question_answer", "objectives")
 # A bi-encoder learns what its held-out lists ask (question -> accepted answer) and what the
 # forum says about its questions (title -> body); the papers' cross-encoders train title-body.
 DEFAULT_PAIR_KINDS = {"cross": ("title_body",), "bi": ("question_answer", "title_body")}

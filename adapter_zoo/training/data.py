@@ -70,6 +70,9 @@ class PairTable:
 
     ``neighbours`` (rows, up to ``HARD_NEGATIVE_POOL``) holds, per row, the other rows whose
     queries are most BM25-similar, best first; hard negatives are drawn from their positives.
+    ``negatives``: a hard negative of each row's own (a pair table with a ``negative``
+    column: the objectives' pairs), ``""`` where the row has none; a bi-encoder trains on it
+    instead of a mined one.
     """
 
     forum: str
@@ -77,6 +80,7 @@ class PairTable:
     queries: list[str]
     positives: list[str]
     neighbours: np.ndarray | None = None
+    negatives: list[str] | None = None
 
     def __len__(self) -> int:
         return len(self.queries)
@@ -131,7 +135,8 @@ def load_pairs(data: str | Path, host: str, kinds: tuple[str, ...], split: str) 
         queries = list(rows["query"])
         if kind == QUESTION_ANSWER:
             queries = question_texts(Path(data) / host, list(rows["query_id"]))
-        tables.append(PairTable(host, kind, queries, list(rows["positive"])))
+        negatives = list(rows["negative"]) if "negative" in rows.column_names else None
+        tables.append(PairTable(host, kind, queries, list(rows["positive"]), negatives=negatives))
     return tables
 
 

@@ -572,6 +572,32 @@ def html_to_text_table() -> str:
     )  # fmt: skip
 
 
+def sentence_splitters_table() -> str:
+    """Sentence segmenters on four real sources: sentences a second and agreement with
+    hand-checked sentences (``sentence_splitters.json``)."""
+    data = load("sentence_splitters")
+    sources = list(next(iter(data["segmenters"].values()))["sources"])
+    rows = []
+    for name, row in data["segmenters"].items():
+        gold, differ = row["gold"], row["gold_where_they_differ"]
+        chosen = " (ours)" if name == data["chosen"] else ""
+        rows.append(
+            [f"{name}{chosen}", row["version"], f"{row['sentences_per_s']:,}"]
+            + [f"{row['sources'][s]['sentences_per_s']:,}" for s in sources]
+            + [f"{gold['exact']}/{gold['paragraphs']}", f"{gold['boundary_f1']:.3f}",
+               f"{differ['exact']}/{differ['paragraphs']}"]
+        )  # fmt: skip
+    table = _table(
+        ["segmenter", "version", "sentences/s", *(f"sentences/s {s}" for s in sources),
+         "hand-checked paragraphs right", "boundary F1", "right where they differ"],
+        rows,
+    )  # fmt: skip
+    agreed = ", ".join(f"{s} {n}" for s, n in data["all_agree_of_300"].items())
+    machine = data["machine"]
+    return (f"{table}\n\nAll three split alike in {agreed} of 300 paragraphs per source; "
+            f"{machine['cpu']}, {machine['cpu_count']} cores.")  # fmt: skip
+
+
 def int8_table() -> str:
     """Scoring through ONNX Runtime (fp32 and int8) against torch fp32 and the peer,
     sentence-transformers' own int8 export of the same base (``int8.json``)."""
@@ -994,6 +1020,7 @@ TABLES: dict[str, Callable[[], str]] = {
     "cascade": cascade_table,
     "train-memory": train_memory_table,
     "html-to-text": html_to_text_table,
+    "sentence-splitters": sentence_splitters_table,
     "int8": int8_table,
     "semeval": semeval_table,
     "outside": outside_table,

@@ -41,6 +41,8 @@ LAYERS = (
     ("precision",),
     ("devices",),
     ("registry",),
+    ("objectives",),
+    ("documents",),
     ("losses", "metrics", "lengths", "modes", "names"),
     ("errors",),
 )

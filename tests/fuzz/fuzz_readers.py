@@ -35,6 +35,7 @@ from safetensors.numpy import save as safetensors_bytes
 import benchmarks
 from adapter_zoo.adapt.targets import read_target
 from adapter_zoo.adapt.threads import read_threads
+from adapter_zoo.documents import read_documents
 from adapter_zoo.errors import ZooError
 from adapter_zoo.onnx.cache import MANIFEST, verify_folder
 from adapter_zoo.zoo.layouts import ADAPTER_CONFIG_FILE, ADAPTER_WEIGHTS_FILE, adapter_files_base
@@ -145,6 +146,25 @@ def _tsv_seeds() -> list[bytes]:
 @functools.cache
 def _text_seeds() -> list[bytes]:
     return ["\n".join(q for q, _ in _threads()).encode()]
+
+
+@functools.cache
+def _corpus_seeds() -> list[bytes]:
+    """BEIR's ``corpus.jsonl`` form, from a real forum's questions and answers."""
+    lines = [json.dumps({"_id": str(n), "title": q, "text": f"{a}\n\n{q}"})
+             for n, (q, a) in enumerate(_threads())]  # fmt: skip
+    return ["\n".join(lines).encode()]
+
+
+@functools.cache
+def _html_seeds() -> list[bytes]:
+    """A page from a real post's HTML body (its entities undone, as the dump stores it)."""
+    import html
+
+    posts = _posts_seeds()[0].decode("utf-8-sig")
+    bodies = re.findall(r'PostTypeId="1"[^>]*?Body="([^"]*)"', posts)[:2]
+    page = "<html><head><title>{}</title></head><body>{}</body></html>"
+    return [page.format(*_threads()[0][:1], html.unescape(b)).encode() for b in bodies]
 
 
 SEMEVAL_XML = "semeval-task3/test2016/SemEval2016-Task3-CQA-QL-test.xml"
@@ -404,6 +424,12 @@ READERS: tuple[Reader, ...] = (
     Reader("adapt-text", "`adapt` target, plain text", _text_seeds, _file("target.txt"),
            lambda p, o: read_target(p), (ZooError,), FORUM,
            _TSV_TOKENS),
+    Reader("documents-jsonl", "documents, a `corpus.jsonl` (BEIR's form)", _corpus_seeds,
+           _file("corpus.jsonl"), lambda p, o: read_documents(p), (ZooError,), FORUM,
+           _JSON_TOKENS + (b'"_id":', b'"text":', b"\\n\\n")),
+    Reader("documents-html", "documents, a folder of `.html` files", _html_seeds,
+           _file("pages/page.html"), lambda p, o: read_documents(p.parent), (ZooError,), FORUM,
+           _XML_TOKENS + (b"<title>", b"<p>", b"<script>", b"<head>", b"<li>")),
     Reader("semeval-xml", "SemEval 2016 task 3 XML (`evaluate`)", _semeval_seeds,
            _write_semeval, _benchmark("semeval2016", "test", "semeval-task3"),
            (BenchmarkError,), (f"benchmarks/{SEMEVAL_XML}", f"benchmarks/{SEMEVAL_GOLD}"), _XML_TOKENS),

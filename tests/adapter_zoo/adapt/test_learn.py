@@ -206,7 +206,15 @@ def test_adapt_trains_on_the_target_and_decides_on_its_held_out_lists(
     assert set(record["candidates"]) >= {"base", "base@512", "own", "fusion:best+base+bm25"}
     run = record["training"]["runs"]["own"]
     assert run["steps"] == 2 and run["from"] is None and run["best_step"] >= 1  # never step 0
-    assert record["training"]["pair_kinds"] == ["question_answer", "title_body", "duplicates"]
+    # the objectives' pairs add to the questions', no more of them than the questions give
+    assert record["training"]["pair_kinds"] == ["question_answer", "title_body", "duplicates",
+                                                "objectives"]  # fmt: skip
+    pairs = record["training"]["pairs"]
+    assert (
+        0 < pairs["objectives"] <= pairs["title_body"] + pairs["title_answer"] + pairs["duplicates"]
+    )
+    assert record["training"]["structure"]["objectives"] == ["ict", "keywords", "psd", "sp", "ssp",
+                                                             "title"]  # fmt: skip
     decision = record["decision"]
     assert decision["chosen"] in record["candidates"]
     assert decision["lists"] == sum(record["decision_lists"].values()) > 50
@@ -252,14 +260,23 @@ def test_the_trained_adapter_is_the_entry_when_it_wins(tiny_adapt, parsed_shippe
     assert np.isfinite(scores).all()
 
 
-def test_a_target_of_texts_learns_from_first_sentence_pairs(tiny_adapt, parsed_shipped):
+def test_a_target_of_texts_learns_from_its_objectives(tiny_adapt, parsed_shipped, tmp_path):
     rows = [r for r in _questions(parsed_shipped / BEER) if r["split"] != "test"]
     texts = [f"{r['title']} {r['body']}" for r in rows[:300]]
     path = tiny_adapt(texts, "from-texts")
     record = read_card(path)["adapt"]
-    assert set(record["decision_lists"]) == {"body"}
+    # the objectives are the whole signal: their pairs train, their pseudo-queries decide
+    assert set(record["decision_lists"]) == {"ict", "keywords", "sp", "ssp"}
+    assert record["training"]["pair_kinds"] == ["objectives"]
+    assert record["training"]["runs"]["own"]["steps_run"] == 2
+    used = record["training"]["objectives"]
+    assert set(used) == {"ict", "keywords", "sp", "ssp"} and sum(used.values()) == (
+        record["training"]["pairs"]["objectives"])  # fmt: skip
+    structure = record["training"]["structure"]
+    # a text of the list is one document of one paragraph (its blank lines would part them)
+    assert structure["documents"] == structure["paragraphs"] == 300 and structure["titles"] == 0
+    assert "the objectives' pairs (" in record["texts_only"]
     assert "no answer or duplicate lists were possible" in record["texts_only"]
-    assert record["training"]["pair_kinds"] == ["title_body"]
 
 
 def test_a_target_too_small_to_decide_is_one_line(tiny_adapt):
