@@ -66,10 +66,9 @@ log = logging.getLogger(__name__)
 
 OBJECTIVE_HEAD = "objective"
 MLM_HEAD = "mlm"
-DEV_LISTS = 100  # held-out lists the objective head is scored on at each evaluation
 DEV_SHARE = 0.1  # documents held out for them (a corpus of at least MIN_DEV_DOCUMENTS)
 MIN_DEV_DOCUMENTS = 10
-EVALUATIONS = 4  # dev evaluations (and checkpoints) per run, besides the start
+EVALUATIONS = 2  # dev evaluations (and checkpoints) per run, besides the start
 
 
 def pretrain(config: PretrainConfig) -> Path:
@@ -158,7 +157,7 @@ def _dev_lists(corpus, config: PretrainConfig) -> list[tuple[str, list[str]]]:
             f"{config.corpus}: the {config.objective} objective finds no example with a "
             "negative in it (too few documents, paragraphs or sentences)"
         )
-    return lists[:DEV_LISTS]
+    return lists[: config.dev_lists]
 
 
 def _passes(corpus, config: PretrainConfig) -> list[list]:

@@ -20,7 +20,14 @@ from adapter_zoo.names import DEFAULT_BASE
 from adapter_zoo.objectives import objective_names
 from adapter_zoo.precision import check_precision
 from adapter_zoo.training.rates import default_lr
-from stackexchange.numbers import MAX_BATCH, MAX_STEPS, MAX_TOKENS, MAX_WIDTH, check_number
+from stackexchange.numbers import (
+    MAX_BATCH,
+    MAX_QUESTIONS,
+    MAX_STEPS,
+    MAX_TOKENS,
+    MAX_WIDTH,
+    check_number,
+)
 
 PRETRAIN_MODES = ("adapter", "full")
 # The paper's three objectives; "all" trains on the three together.
@@ -72,6 +79,8 @@ class PretrainConfig:
         max_length: tokens per pair.
         lr: learning rate (None: the cross-encoder's rate of ``mode``).
         mlm_probability: the share of tokens masked for the MLM loss.
+        dev_lists: held-out lists (the objective's examples from held-out documents) the
+            objective head is scored on at each evaluation: the run's progress.
         reduction_factor: the adapter's bottleneck reduction (``adapter``).
         seed: the examples', masks' and new weights' seed.
         precision: ``auto``, ``fp32`` or ``bf16`` (the frozen base's linear layers).
@@ -98,6 +107,7 @@ class PretrainConfig:
     max_length: int = CROSS_MAX_LENGTH
     lr: float | None = None
     mlm_probability: float = MLM_PROBABILITY
+    dev_lists: int = 50
     reduction_factor: int = 16
     weight_decay: float = 0.01
     seed: int = 42
@@ -121,6 +131,7 @@ class PretrainConfig:
         check_number("max_steps", self.max_steps, low=1, high=MAX_STEPS, **whole)
         check_number("batch_size", self.batch_size, low=1, high=MAX_BATCH, **whole)
         check_number("max_length", self.max_length, low=8, high=MAX_TOKENS, **whole)
+        check_number("dev_lists", self.dev_lists, low=1, high=MAX_QUESTIONS, **whole)
         check_number("reduction_factor", self.reduction_factor, low=1, high=MAX_WIDTH, **whole)
         check_number("seed", self.seed, low=0, high=2**32 - 1, **whole)
         check_number("mlm_probability", self.mlm_probability, low=0.01, high=0.9, error=ZooError)
