@@ -29,7 +29,7 @@ REQUIRED = {
         "quality", "quality-choice", "quality-length", "quality-retrained", "quality-lr",
         "quality-drop-lower", "quality-tanda", "quality-lora", "quality-cross-rerun",
         "transfer-matrix", "transfer-strategies", "adapt-study", "outside-study",
-        "outside-agreement", "adapt-curve", "recommend", "cascade",
+        "outside-agreement", "adapt-curve", "recommend", "cascade", "sentence-objectives",
     },
     "docs/benchmarks.md": {"semeval", "outside", "insuranceqa"},
     "docs/reliability.md": {"crash", "fuzz"},

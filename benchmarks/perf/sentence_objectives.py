@@ -219,7 +219,14 @@ def main(argv=None) -> int:
     parser.add_argument("--work", type=Path, required=True)
     parser.add_argument("--out", type=Path, default=RESULTS / "sentence_objectives.json")
     parser.add_argument("--smoke", action="store_true", help="2 steps each on a tiny BERT")
+    parser.add_argument(
+        "--corpus-only", action="store_true",
+        help="write W/corpus.jsonl (the recipe's corpus) and stop",
+    )  # fmt: skip
     args = parser.parse_args(argv)
+    if args.corpus_only:
+        print(json.dumps(build_corpus(args.work / "corpus.jsonl")))
+        return 0
     sizes, base = dict(SIZES), "minilm-l6"
     if args.smoke:
         from recipes.tiny import build_tiny_bert
