@@ -83,7 +83,7 @@ def build_corpus(path: Path) -> dict:
         record = {"_id": doc_id, "title": page["title"], "text": "\n\n".join(paragraphs)}
         lines.append(json.dumps(record))
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")  # runs beside each other write their own
     tmp.write_text("\n".join(lines) + "\n", encoding="utf-8")
     os.replace(tmp, path)
     return {"train_pages": len(pages), "dropped_as_dev_or_test": len(pages) - len(kept),
@@ -131,9 +131,12 @@ def finetuned(work: Path, objective: str, start: str | None, base: str, sizes: d
         max_steps=sizes["finetune_steps"], batch_size=sizes["finetune_batch"],
         max_length=sizes["finetune_max_length"], dev_queries=sizes["finetune_dev_queries"],
     )  # fmt: skip
+    from adapter_zoo.zoo.store import local_entry
+
+    done = local_entry(name) is not None  # trained by an earlier run: no seconds of its own
     started = time.perf_counter()
     train(config)
-    return name, time.perf_counter() - started
+    return name, None if done else time.perf_counter() - started
 
 
 def query_metrics(work: Path, rows: dict[str, str]) -> dict[str, dict[str, np.ndarray]]:
@@ -188,30 +191,51 @@ def summary(per_query: dict, record: dict) -> dict:
     return record
 
 
-def run(work: Path, base: str, sizes: dict, save) -> dict:
-    """Every row in turn, each scored as soon as it is trained; ``save(record)`` after each,
-    so a run cut short keeps the rows it finished (``complete`` says whether all did)."""
+def run(work: Path, base: str, sizes: dict, save, objectives=OBJECTIVES) -> dict:
+    """The references, ``none`` and each of ``objectives`` in turn, each row scored as soon
+    as it is trained; ``save(record)`` after each with every row finished so far under
+    ``work`` (a run cut short keeps them; runs of other objectives on the same ``work`` may
+    go on beside it: each row's entries and scores are its own), ``complete`` once all are."""
     os.environ.setdefault("ADAPTER_ZOO_HOME", str(work / "zoo"))
     corpus = build_corpus(work / "corpus.jsonl")
     print(f"corpus: {corpus}", flush=True)
-    record = {"benchmark": "wikiqa (clean test, 237 questions)", "machine": machine_info(),
-              "base": base, "sizes": sizes, "corpus": corpus, "models": {},
-              "pretraining": {}, "finetune_seconds": {}, "complete": False}  # fmt: skip
-    per_query = {}
     references = {"zero-shot bi-encoder": ZERO_SHOT, "bi-encoder + bm25": FUSED}
-    per_query.update(query_metrics(work, references))
-    record["models"].update(references)
-    for objective in ("none", "ssp", "sp", "psd", "mlm"):
+    query_metrics(work, references)
+    for objective in ("none", *objectives):
         start = None
         if objective != "none":
-            start, record["pretraining"][objective] = pretrained(work, objective, base, sizes)
+            start, _ = pretrained(work, objective, base, sizes)
         name, seconds = finetuned(work, objective, start, base, sizes)
-        record["models"][objective] = name
-        record["finetune_seconds"][objective] = round(seconds, 1)
-        per_query.update(query_metrics(work, {objective: name}))
-        save(summary(per_query, record))
-    record["complete"] = True
-    return summary(per_query, record)
+        query_metrics(work, {objective: name})
+        seconds_file = work / "scores" / f"{objective}.seconds"
+        if seconds is not None and not seconds_file.exists():
+            seconds_file.write_text(f"{seconds:.1f}")
+        save(finished(work, base, sizes, corpus, references))
+    return finished(work, base, sizes, corpus, references)
+
+
+def finished(work: Path, base: str, sizes: dict, corpus: dict, references: dict) -> dict:
+    """The record of every row whose scores are under ``work``."""
+    from adapter_zoo.zoo.store import local_entry, read_card
+
+    rows = dict(references)
+    record = {"benchmark": "wikiqa (clean test, 237 questions)", "machine": machine_info(),
+              "base": base, "sizes": sizes, "corpus": corpus, "models": rows,
+              "pretraining": {}, "finetune_seconds": {}}  # fmt: skip
+    for objective in ("none", *OBJECTIVES):
+        if (work / "scores" / f"{objective}.json").is_file():
+            rows[objective] = f"wikiqa-cross-after-{objective}-s{sizes['seed']}"
+            seconds = work / "scores" / f"{objective}.seconds"
+            if seconds.is_file():
+                record["finetune_seconds"][objective] = float(seconds.read_text())
+        entry = local_entry(f"wikiqa-pretrain-{objective}-s{sizes['seed']}")
+        if objective in rows and entry is not None:
+            card = read_card(entry)["pretraining"]
+            keep = ("objective", "steps", "seconds", "pairs", "dev_lists", "dev_start", "dev_end")
+            record["pretraining"][objective] = {k: card[k] for k in keep}
+            record["pretraining"][objective]["losses"] = card["losses"][:1] + card["losses"][-1:]
+    record["complete"] = all(o in rows for o in ("none", *OBJECTIVES))
+    return summary(query_metrics(work, rows), record)
 
 
 def main(argv=None) -> int:
@@ -222,6 +246,10 @@ def main(argv=None) -> int:
     parser.add_argument(
         "--corpus-only", action="store_true",
         help="write W/corpus.jsonl (the recipe's corpus) and stop",
+    )  # fmt: skip
+    parser.add_argument(
+        "--objectives", nargs="+", choices=OBJECTIVES, default=list(OBJECTIVES),
+        help="the pre-trained rows this run trains (another run may train the rest beside it)",
     )  # fmt: skip
     args = parser.parse_args(argv)
     if args.corpus_only:
@@ -241,11 +269,11 @@ def main(argv=None) -> int:
         record["wall_time_s"] = round(time.perf_counter() - started, 1)
         if not args.smoke:
             args.out.parent.mkdir(parents=True, exist_ok=True)
-            tmp = args.out.with_suffix(".tmp")
+            tmp = args.out.with_suffix(f".{os.getpid()}.tmp")
             tmp.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
             os.replace(tmp, args.out)
 
-    record = run(args.work, base, sizes, save)
+    record = run(args.work, base, sizes, save, tuple(args.objectives))
     save(record)
     print(json.dumps(record["table"], indent=1))
     print(json.dumps(record.get("target")))
