@@ -202,6 +202,8 @@ def run(work: Path, base: str, sizes: dict, save, objectives=OBJECTIVES) -> dict
     references = {"zero-shot bi-encoder": ZERO_SHOT, "bi-encoder + bm25": FUSED}
     query_metrics(work, references)
     for objective in ("none", *objectives):
+        if (work / "scores" / f"{objective}.json").is_file():
+            continue  # the row is done (its scores are kept): nothing to train again
         start = None
         if objective != "none":
             start, _ = pretrained(work, objective, base, sizes)
@@ -251,11 +253,16 @@ def main(argv=None) -> int:
         "--objectives", nargs="+", choices=OBJECTIVES, default=list(OBJECTIVES),
         help="the pre-trained rows this run trains (another run may train the rest beside it)",
     )  # fmt: skip
+    parser.add_argument("--pretrain-steps", type=int, default=None, help="override the sizes'")
+    parser.add_argument("--pretrain-batch", type=int, default=None, help="override the sizes'")
     args = parser.parse_args(argv)
     if args.corpus_only:
         print(json.dumps(build_corpus(args.work / "corpus.jsonl")))
         return 0
     sizes, base = dict(SIZES), "minilm-l6"
+    for key in ("pretrain_steps", "pretrain_batch"):
+        if getattr(args, key) is not None:
+            sizes[key] = getattr(args, key)
     if args.smoke:
         from recipes.tiny import build_tiny_bert
 

@@ -430,10 +430,10 @@ _OBJECTIVE_ROWS = {
 }
 
 
-def sentence_objectives_table() -> str:
+def sentence_objectives_table(name: str = "sentence_objectives") -> str:
     """WikiQA's clean test after each sentence-level objective (then equal fine-tuning):
     P@1, MAP, MRR, each against no pre-training (paired bootstrap, 95%)."""
-    data = load("sentence_objectives")
+    data = load(name)
     header = ["MiniLM cross-encoder, fine-tuned after", "P@1", "MAP", "MRR",
               "P@1 − none [95%]", "MAP − none [95%]", "MRR − none [95%]"]  # fmt: skip
     rows = []
