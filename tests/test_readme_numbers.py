@@ -30,6 +30,7 @@ REQUIRED = {
         "quality-drop-lower", "quality-tanda", "quality-lora", "quality-cross-rerun",
         "transfer-matrix", "transfer-strategies", "adapt-study", "outside-study",
         "outside-agreement", "adapt-curve", "recommend", "cascade", "sentence-objectives",
+        "sentence-objectives-long",
     },
     "docs/benchmarks.md": {"semeval", "outside", "insuranceqa"},
     "docs/reliability.md": {"crash", "fuzz"},

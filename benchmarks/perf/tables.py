@@ -1044,6 +1044,7 @@ TABLES: dict[str, Callable[[], str]] = {
     "outside-study": outside_study_table,
     "outside-agreement": outside_agreement_table,
     "sentence-objectives": sentence_objectives_table,
+    "sentence-objectives-long": lambda: sentence_objectives_table("sentence_objectives_long"),
     "readme-outside": readme_outside_table,
     "recommend": recommend_table,
     "cascade": cascade_table,
