@@ -277,6 +277,10 @@ def _adapt_io(args) -> tuple[list[Path], list[Output]]:
     return [_path(args.target), *zoo], [_entry(args.name)]
 
 
+def _pretrain_io(args) -> tuple[list[Path], list[Output]]:
+    return [_path(args.corpus), *_model_inputs(args.base)], [_entry(args.name)]
+
+
 COMMAND_IO = {
     "parse": _parse_io,
     "build-benchmark": _build_io,
@@ -288,6 +292,7 @@ COMMAND_IO = {
     "leaderboard": _leaderboard_io,
     "export": _export_io,
     "adapt": _adapt_io,
+    "pretrain": _pretrain_io,
 }
 
 

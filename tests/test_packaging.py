@@ -54,7 +54,7 @@ def test_wheel_ships_recipes_and_archives_not_perf_scripts(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
     recipes = sorted(recipe_dir().glob("*.toml"))
     archives = sorted(shipped_data().glob("*.7z"))
-    assert len(recipes) == 11 and len(archives) == 8
+    assert len(recipes) == 13 and len(archives) == 8
     for path in recipes + archives:
         assert path.relative_to(ROOT).as_posix() in names
     assert "stackexchange/samples/ATTRIBUTION.md" in names
@@ -82,7 +82,7 @@ def test_installed_wheel_lists_the_recipes(wheel, tmp_path):
     ).stdout.splitlines()
     assert out[0] == str(site / "adapter_zoo" / "__init__.py")
     listed = {line.split()[0] for line in out[1:] if line and not line.startswith(" ")}
-    assert len(listed) == 11
+    assert len(listed) == 13
     assert listed == {path.stem for path in recipe_dir().glob("*.toml")}
 
 

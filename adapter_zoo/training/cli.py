@@ -13,6 +13,11 @@ from adapter_zoo.precision import add_precision_option
 from adapter_zoo.training import TrainingConfig, train
 from adapter_zoo.training.config import ENCODERS, METHODS, MODES, PAIR_KINDS
 from adapter_zoo.training.memory import parse_budget
+from adapter_zoo.training.pretrain_config import (
+    DEFAULT_PRETRAIN_STEPS,
+    PRETRAIN_MODES,
+    PretrainConfig,
+)
 from stackexchange.numbers import (
     MAX_LAYERS,
     batch_int,
@@ -28,6 +33,11 @@ from stackexchange.paths import path_option
 
 
 def register(subparsers) -> None:
+    register_train(subparsers)
+    register_pretrain(subparsers)
+
+
+def register_train(subparsers) -> None:
     p = subparsers.add_parser(
         "train",
         help="train a ranker into the zoo",
@@ -153,6 +163,81 @@ def register(subparsers) -> None:
         help="discard this run's checkpoint (e.g. a corrupt one) and start from step 0",
     )
     p.set_defaults(func=run_train)
+
+
+def register_pretrain(subparsers) -> None:
+    p = subparsers.add_parser(
+        "pretrain",
+        help="continue pre-training a cross-encoder on documents (SSP, SP, PSD + MLM)",
+        description="Continue pre-training a cross-encoder on a corpus of documents, as Di "
+        "Liello et al. (EMNLP 2022): the objective's (A, B) pairs classified by a binary head "
+        "on the first token, plus MLM on the same inputs at equal weight; writes a zoo entry "
+        "that `train --init-from` (adapter) and `evaluate --finetune tanda --transfer` "
+        "fine-tune.",
+    )
+    p.add_argument(
+        "--objective",
+        required=True,
+        help="ssp, sp, psd (the paper's), another registered objective, all (ssp+sp+psd) "
+        "or mlm (the MLM-only control on the pairs all samples)",
+    )
+    p.add_argument(
+        "--corpus", required=True, type=path_option,
+        help="documents: a folder of .txt/.md/.html files, a JSONL of {title, text}, a text "
+        "file of one passage a line, or a parse output folder",
+    )  # fmt: skip
+    p.add_argument("--name", required=True, help="name of the zoo entry to write")
+    p.add_argument("--mode", choices=PRETRAIN_MODES, default="adapter",
+                   help="adapter (a new adapter; the base frozen) or full (every weight)")  # fmt: skip
+    p.add_argument("--base", default=DEFAULT_BASE, help=f"base model (default: {DEFAULT_BASE})")
+    p.add_argument(
+        "--max-steps", type=step_int, default=DEFAULT_PRETRAIN_STEPS,
+        help=f"optimizer steps (default {DEFAULT_PRETRAIN_STEPS})",
+    )  # fmt: skip
+    p.add_argument(
+        "--batch-size", type=batch_int, default=8,
+        help="examples per step, each its positive and its negatives (default 8)",
+    )  # fmt: skip
+    p.add_argument(
+        "--max-length", type=max_length_int, default=CROSS_MAX_LENGTH,
+        help=f"tokens per pair (default {CROSS_MAX_LENGTH})",
+    )  # fmt: skip
+    p.add_argument(
+        "--lr", type=non_negative_float, default=None, help="default: the mode's cross-encoder rate"
+    )
+    p.add_argument("--seed", type=seed_int, default=42)
+    add_precision_option(p)
+    p.add_argument("--overwrite", action="store_true", help="replace an existing zoo entry")
+    p.add_argument(
+        "--restart",
+        action="store_true",
+        help="discard this run's checkpoint (e.g. a corrupt one) and start from step 0",
+    )
+    p.set_defaults(func=run_pretrain)
+
+
+def run_pretrain(args) -> int:
+    config = PretrainConfig(
+        objective=args.objective,
+        corpus=args.corpus,
+        name=args.name,
+        mode=args.mode,
+        base_model=args.base,
+        max_steps=args.max_steps,
+        batch_size=args.batch_size,
+        max_length=args.max_length,
+        lr=args.lr,
+        seed=args.seed,
+        precision=args.precision,
+        overwrite=args.overwrite,
+        restart=args.restart,
+    )
+    # heavy: training.pretrain loads torch, transformers, sentence-transformers when imported
+    from adapter_zoo.training.pretrain import pretrain
+
+    path = pretrain(config)
+    print(f"adapter-zoo pretrain: wrote zoo entry {config.name!r} at {path}")
+    return 0
 
 
 def memory_size(text: str) -> int:

@@ -419,6 +419,34 @@ def outside_study_table() -> str:
     return _table(header, rows)
 
 
+_OBJECTIVE_ROWS = {
+    "none": "no pre-training",
+    "mlm": "MLM only (the control)",
+    "ssp": "SSP + MLM",
+    "sp": "SP + MLM",
+    "psd": "PSD + MLM",
+    "zero-shot bi-encoder": "zero-shot all-MiniLM-L6-v2 bi-encoder",
+    "bi-encoder + bm25": "the bi-encoder fused with BM25",
+}
+
+
+def sentence_objectives_table(name: str = "sentence_objectives") -> str:
+    """WikiQA's clean test after each sentence-level objective (then equal fine-tuning):
+    P@1, MAP, MRR, each against no pre-training (paired bootstrap, 95%)."""
+    data = load(name)
+    header = ["MiniLM cross-encoder, fine-tuned after", "P@1", "MAP", "MRR",
+              "P@1 − none [95%]", "MAP − none [95%]", "MRR − none [95%]"]  # fmt: skip
+    rows = []
+    for key, label in _OBJECTIVE_ROWS.items():
+        row = data["table"].get(key)
+        if row is None:
+            continue
+        vs = row.get("vs_none")
+        rows.append([label, *(f"{row[m]:.3f}" for m in ("p@1", "map", "mrr")),
+                     *(_with_interval(vs[m]) if vs else "—" for m in ("p@1", "map", "mrr"))])  # fmt: skip
+    return _table(header, rows)
+
+
 def outside_agreement_table() -> str:
     """How often ``adapt``'s held-out lists predict the test sets: each candidate's gain over
     the base on its target's held-out lists against its gain on the test set."""
@@ -1137,6 +1165,8 @@ TABLES: dict[str, Callable[[], str]] = {
     "adapt-study": adapt_study_table,
     "outside-study": outside_study_table,
     "outside-agreement": outside_agreement_table,
+    "sentence-objectives": sentence_objectives_table,
+    "sentence-objectives-long": lambda: sentence_objectives_table("sentence_objectives_long"),
     "readme-outside": readme_outside_table,
     "answer-stage": answer_stage_table,
     "answer-stage-timing": answer_stage_timing_table,

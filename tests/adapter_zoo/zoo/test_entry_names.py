@@ -56,6 +56,8 @@ def _writers(tmp_path: Path, monkeypatch) -> dict:
     monkeypatch.setattr(sys.modules["adapter_zoo.adapt.threads"], "read_threads", _forbidden)
     data = tmp_path / "parsed"
     from adapter_zoo.training import TrainingConfig, train
+    from adapter_zoo.training.pretrain import pretrain
+    from adapter_zoo.training.pretrain_config import PretrainConfig
 
     return {
         "save_entry": lambda n: save_entry(lambda f: (f / "w.bin").write_bytes(b"0"), n, CARD),
@@ -67,6 +69,9 @@ def _writers(tmp_path: Path, monkeypatch) -> dict:
         "adapt auto (learns from the target)": lambda n: adapt(["a question"], name=n),
         "train": lambda n: train(
             TrainingConfig(mode="adapter", data=str(data), forums=("beer",), name=n)
+        ),
+        "pretrain": lambda n: pretrain(
+            PretrainConfig(objective="ssp", corpus=str(tmp_path / "docs.jsonl"), name=n)
         ),
         "save_cascade": lambda n: save_cascade(object(), n),
         "cascade train_entry": lambda n: cascade_train.train_entry(
@@ -112,7 +117,8 @@ def test_the_walk_covers_every_module_that_writes_an_entry(tmp_path, monkeypatch
         "adapter_zoo/adapt/adapt.py", "adapter_zoo/adapt/route.py", "adapter_zoo/adapt/soup.py",
         "adapter_zoo/adapt/learn.py",
         "adapter_zoo/training/trainer.py",
-        "adapter_zoo/training/train.py", "adapter_zoo/compose/entry.py",
+        "adapter_zoo/training/train.py", "adapter_zoo/training/pretrain.py",
+        "adapter_zoo/compose/entry.py",
         "adapter_zoo/zoo/multicqa.py", "adapter_zoo/build.py", "adapter_zoo/cascade/storage.py",
         "adapter_zoo/cascade/train.py", "benchmarks/finetune.py", "benchmarks/cascade.py",
         # pull_multicqa: its name is made of a revision (multicqa-<revision>), through
