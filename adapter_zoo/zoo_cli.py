@@ -91,7 +91,7 @@ def run_list(args) -> int:
     if not cards:
         print(f"no zoo entries in {zoo_home()}")
         return 0
-    print(f"{'name':<24} {'mode':<10} {'base_model':<20} {'source':<6} forums")
+    print(f"{'name':<24} {'mode':<10} {'base_model':<20} {'source':<7} forums")
     for card in cards:
         if "broken" in card:  # listed with its reason; the others still are
             print(f"{card['name']:<24} {'BROKEN':<10} {card['broken']}")
@@ -99,7 +99,7 @@ def run_list(args) -> int:
         forums = ",".join(map(str, card.get("forums") or []))
         print(
             f"{card['name']!s:<24} {card.get('mode', '?')!s:<10} "
-            f"{str(card.get('base_model')):<20} {card.get('source', '')!s:<6} {forums}"
+            f"{str(card.get('base_model')):<20} {card.get('source', '')!s:<7} {forums}"
         )
     return 0
 
