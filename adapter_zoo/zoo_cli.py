@@ -1,4 +1,5 @@
-"""``adapter-zoo list``: the entries of the local zoo (and the Hub index with --remote);
+"""``adapter-zoo list``: the entries of the local zoo and the shipped zoo, marked ``local`` or
+``shipped`` (and the Hub index with --remote);
 ``adapter-zoo export NAME --format onnx OUT``: any bi- or cross-encoder entry as an ONNX
 folder (fp32 and int8) that sentence-transformers opens with ``backend="onnx"``;
 ``adapter-zoo export NAME --out DIR``: a LoRA adapter entry merged into its base
@@ -24,7 +25,9 @@ from stackexchange.paths import output_folder_option, path_option
 
 def register(subparsers) -> None:
     register_adapt(subparsers)
-    parser = subparsers.add_parser("list", help="list the zoo's entries")
+    parser = subparsers.add_parser(
+        "list", help="list the zoo's entries: yours (local) and the package's (shipped)"
+    )
     parser.add_argument("--remote", action="store_true", help="also list the Hub index")
     parser.add_argument("--json", action="store_true", help="print the cards as JSON")
     parser.set_defaults(func=run_list)

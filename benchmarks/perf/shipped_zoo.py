@@ -45,6 +45,7 @@ from stackexchange.io import (  # noqa: E402
     atomic_write_text,
     sha256_file,
 )
+from stackexchange.jsontext import read_json_object  # noqa: E402
 
 RECIPE = "shipped_zoo"
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -172,10 +173,16 @@ def main(argv=None) -> int:
         scores = test_scores(name, forums, work, scored_sets)
         card = shipped_card(card, scores, work, dumps, sha, machine["cpu"])
         ship(name, card, args.out)
-        rows[name] = {"forums": forums, "test_scores": scores,
-                      "training_seconds": card["training"].get("seconds")}  # fmt: skip
+        rows[name] = {"forums": forums, "test_scores": scores}
         print(f"{name}: shipped; " + json.dumps(scores), flush=True)
     size = sum(p.stat().st_size for p in args.out.rglob("*") if p.is_file())
+    # an earlier run's rows of the entries still shipped and not shipped again here
+    earlier = (
+        read_json_object(args.json, ValueError).get("entries", {}) if args.json.is_file() else {}
+    )
+    shipped = {name for name, _ in recipe_entries() if (args.out / name / CARD_FILE).is_file()}
+    rows = {n: rows.get(n) or earlier[n] for n, _ in recipe_entries() if n in shipped and
+            (n in rows or n in earlier)}  # fmt: skip
     record = {"benchmark": "shipped_zoo", "recipe": RECIPE, "commit": sha, "base": BASE,
               "entries": rows, "package_bytes": size, "machine": machine,
               "wall_time_s": round(time.perf_counter() - started, 1)}  # fmt: skip
