@@ -159,9 +159,12 @@ def main(argv=None) -> int:
     parser.add_argument("--names", nargs="*", help="entries to ship (default: every one trained)")
     parser.add_argument("--out", type=Path, default=PACKAGE_SHIPPED)
     parser.add_argument("--json", type=Path, default=RESULTS / "shipped_zoo.json")
+    parser.add_argument(
+        "--commit", default=None, help="the commit the recipe ran from (default: this checkout's)"
+    )
     args = parser.parse_args(argv)
     work, started = args.work.resolve(), time.perf_counter()
-    dumps, sha, machine = dump_rows(), commit(), machine_info()
+    dumps, sha, machine = dump_rows(), args.commit or commit(), machine_info()
     entries = [(n, f) for n, f in recipe_entries() if not args.names or n in args.names]
     scored_sets, rows = {}, {}
     for name, forums in entries:
