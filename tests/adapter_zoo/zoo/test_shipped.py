@@ -126,7 +126,7 @@ def test_writers_never_write_into_the_shipped_zoo(shipped, tiny_sentence_bert_pa
 
 # The package's own shipped zoo, as a fresh install has it: the shipped_zoo recipe's entries
 # that were trained and shipped (benchmarks/perf/results/shipped_zoo.json lists the same).
-SHIPPED_NAMES = {"beer", "raspberrypi-meta", "matheducators"}
+SHIPPED_NAMES = {"beer", "ai", "matheducators", "music-meta", "raspberrypi-meta"}
 
 
 def test_the_package_ships_the_recipes_entries_with_their_cards(shipped_zoo):
@@ -153,12 +153,12 @@ def test_a_shipped_forum_loads_and_ranks_offline(shipped_zoo, snapshot):
     from adapter_zoo.adapt.adapt import zoo_centroids
 
     before = snapshot(shipped_zoo)
-    model = adapter_zoo.load("beer", build=False)
+    model = adapter_zoo.load("ai")  # a catalog forum's name: the shipped entry, never built
     ranked = model.rank(
-        "Which glass should I use for a stout?",
-        ["Change the inner tube of the rear wheel.", "A nonic pint or a tulip glass."],
+        "What is a neural network?",
+        ["A beer brewed with roasted barley.", "A model of layers of weighted units."],
     )
-    assert ranked[0][0] == "A nonic pint or a tulip glass."
+    assert ranked[0][0] == "A model of layers of weighted units."
     assert set(zoo_centroids(None)[0]) == SHIPPED_NAMES  # adapt's zoo: the shipped entries
     assert snapshot(shipped_zoo) == before
 
