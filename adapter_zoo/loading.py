@@ -19,7 +19,13 @@ from adapter_zoo.names import parse_model_name
 from adapter_zoo.precision import INT8, PrecisionError, apply_precision, resolve_precision
 from adapter_zoo.registry import kind_for_card, kind_for_name
 from adapter_zoo.resolve import resolve_entry as find_entry
-from adapter_zoo.zoo.store import CARD_FILE, local_cards, local_entry, verify_entry
+from adapter_zoo.zoo.store import (
+    CARD_FILE,
+    local_cards,
+    local_entry,
+    shipped_home,
+    verify_entry,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -139,7 +145,7 @@ def load(
         base_model=base_model,
         build_steps=build_steps,
     )
-    card = verify_entry(path)
+    card = _verified(path)
     if base_model is not None and str(base_model) != str(card["base_model"]):
         raise ZooError(
             f"{path}: zoo entry {card['name']!r} was made for base model "
@@ -150,6 +156,20 @@ def load(
     if precision == INT8:
         return _at_int8(model, card["name"])
     return _at_precision(model, dtype, str(path))
+
+
+def _verified(path: Path) -> dict:
+    """:func:`~adapter_zoo.zoo.store.verify_entry` of ``path``; a shipped entry that fails
+    says where the fix is (the package's files are damaged: nothing the user wrote)."""
+    try:
+        return verify_entry(path)
+    except ZooError as error:
+        if shipped_home().resolve() not in path.resolve().parents:
+            raise
+        raise type(error)(
+            f"{error}; the entry ships with adapter-zoo and was changed since: reinstall "
+            "adapter-zoo, or put an entry of that name in your zoo (it shadows the shipped one)"
+        ) from None
 
 
 def _at_int8(model, name: str):
@@ -183,9 +203,16 @@ def _at_length(model, kind, max_length: int | None, name: str):
 
 
 def list_entries(remote: bool = False) -> list[dict]:
-    """Cards of the local zoo entries (sorted by name); with ``remote``, also the Hub index's
-    entries of names the local zoo lacks (``source`` says which). A local entry whose card
-    cannot be read is listed with ``broken``, the reason (see ``adapter_zoo.zoo.local_cards``)."""
+    """Cards of the zoo entries on this machine (sorted by name): the user's (``source``
+    ``local``) and the package's shipped ones a user's entry does not shadow (``shipped``);
+    with ``remote``, also the Hub index's entries of names neither has (``hub``). An entry
+    whose card cannot be read is listed with ``broken``, the reason (see
+    ``adapter_zoo.zoo.local_cards``).
+
+    Example:
+        >>> sorted({card["source"] for card in list_entries()}) <= ["local", "shipped"]
+        True
+    """
     cards = local_cards()
     if remote:
         local = {card["name"] for card in cards}

@@ -1,7 +1,8 @@
-"""The one name -> entry resolver: a local zoo name, a folder, else the Hub.
+"""The one name -> entry resolver: a local zoo name, a shipped one, a folder, else the Hub.
 
-A plain name is an entry of the local zoo, else of the Hub (never a folder of the working
-directory); anything with a separator is a folder. A name that is neither but is a forum of
+A plain name is an entry of the local zoo, else of the shipped zoo (the package's own
+entries, :func:`adapter_zoo.zoo.store.shipped_home`), else of the Hub (never a folder of the
+working directory); anything with a separator is a folder. A name that is neither but is a forum of
 the site catalog (``travel``, ``travel.stackexchange.com``) is that forum's entry, cached
 under its short name; when nothing has it yet, the caller's ``build`` makes it
 (:func:`adapter_zoo.loading.resolve_entry` passes :func:`adapter_zoo.build.build_entry`),

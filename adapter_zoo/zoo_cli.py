@@ -1,4 +1,5 @@
-"""``adapter-zoo list``: the entries of the local zoo (and the Hub index with --remote);
+"""``adapter-zoo list``: the entries of the local zoo and the shipped zoo, marked ``local`` or
+``shipped`` (and the Hub index with --remote);
 ``adapter-zoo export NAME --format onnx OUT``: any bi- or cross-encoder entry as an ONNX
 folder (fp32 and int8) that sentence-transformers opens with ``backend="onnx"``;
 ``adapter-zoo export NAME --out DIR``: a LoRA adapter entry merged into its base
@@ -24,7 +25,9 @@ from stackexchange.paths import output_folder_option, path_option
 
 def register(subparsers) -> None:
     register_adapt(subparsers)
-    parser = subparsers.add_parser("list", help="list the zoo's entries")
+    parser = subparsers.add_parser(
+        "list", help="list the zoo's entries: yours (local) and the package's (shipped)"
+    )
     parser.add_argument("--remote", action="store_true", help="also list the Hub index")
     parser.add_argument("--json", action="store_true", help="print the cards as JSON")
     parser.set_defaults(func=run_list)
@@ -91,7 +94,7 @@ def run_list(args) -> int:
     if not cards:
         print(f"no zoo entries in {zoo_home()}")
         return 0
-    print(f"{'name':<24} {'mode':<10} {'base_model':<20} {'source':<6} forums")
+    print(f"{'name':<24} {'mode':<10} {'base_model':<20} {'source':<7} forums")
     for card in cards:
         if "broken" in card:  # listed with its reason; the others still are
             print(f"{card['name']:<24} {'BROKEN':<10} {card['broken']}")
@@ -99,7 +102,7 @@ def run_list(args) -> int:
         forums = ",".join(map(str, card.get("forums") or []))
         print(
             f"{card['name']!s:<24} {card.get('mode', '?')!s:<10} "
-            f"{str(card.get('base_model')):<20} {card.get('source', '')!s:<6} {forums}"
+            f"{str(card.get('base_model')):<20} {card.get('source', '')!s:<7} {forums}"
         )
     return 0
 

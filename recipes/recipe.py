@@ -116,7 +116,7 @@ def _variables(raw, where: str, field: str) -> dict:
 def _published(published: dict, where: str) -> None:
     """``[published]``: ``source`` and ``results`` strings, ``record`` a table of strings,
     ``scores``/``expected`` tables of benchmark -> metric -> finite number, ``tolerance`` a
-    finite number >= 0."""
+    finite number >= 0, ``shipped`` a table whose ``benchmark`` is a string."""
     _typed(published["source"], str, "a string", where, "published.source")
     _typed(published.get("results", ""), str, "a string", where, "published.results")
     record = _typed(published.get("record", {}), dict, "a table", where, "published.record")
@@ -128,6 +128,8 @@ def _published(published: dict, where: str) -> None:
             field = f"published.{table}.{bench}"
             for metric, value in _typed(metrics, dict, "a table", where, field).items():
                 check_number(f"{where}: {field}.{metric}", value, error=RecipeError)
+    shipped = _typed(published.get("shipped", {}), dict, "a table", where, "published.shipped")
+    _typed(shipped.get("benchmark", ""), str, "a string", where, "published.shipped.benchmark")
     if "tolerance" in published:
         check_number(
             f"{where}: published.tolerance", published["tolerance"], low=0, error=RecipeError

@@ -15,6 +15,12 @@ A recipe says in ``[published]`` which scores it reproduces and where the run ke
 (so a smoke run checks its own stand-in set). Without a ``benchmark`` there, each key of
 ``scores`` is the benchmark. The latest matching record counts, as on the leaderboard.
 
+A recipe whose entries ship inside the package (``shipped_zoo``) checks its retrained entries
+against the shipped ones instead: ``shipped = { benchmark = "local:{work}/bench/{forum_name}" }``
+compares each shipped entry's card (``test_scores``: its MAP on each forum's test split) with
+this run's record of the entry of that name on that forum's set (a full run only: a smoke run
+trains another model).
+
 Example:
     >>> rows = verify(load_recipe(find_recipe("tanda_wikiqa")), "outputs/tanda-wikiqa")  # doctest: +SKIP
     >>> print(format_rows(rows))  # doctest: +SKIP
@@ -39,10 +45,11 @@ class Check:
 
     benchmark: str
     metric: str
-    against: str  # "published" or "expected"
+    against: str  # "published", "expected" or "shipped"
     wanted: float
     got: float | None  # None: the run has no such record
     tolerance: float
+    model: str = ""  # the model the record is of, where the check names one (shipped)
 
     @property
     def ok(self) -> bool:
@@ -88,6 +95,37 @@ def verify(
                 checks.append(
                     Check(benchmark, metric, against, float(wanted), got, float(tolerance))
                 )
+    if "shipped" in published and not smoke:
+        checks += _shipped_checks(recipe, records, variables, float(tolerance))
+    return checks
+
+
+def _shipped_checks(recipe: Recipe, records: list, variables: dict, tolerance: float) -> list:
+    """Each shipped entry this recipe made (its card's ``shipped.recipe``), on each forum's
+    test split its card scores: the card's MAP against this run's record of the entry."""
+    # the zoo's modules load only for a recipe that ships entries
+    from adapter_zoo.zoo.store import read_card, shipped_home
+    from benchmarks.results import benchmark_key
+    from recipes.runner import forum_short_name
+
+    template = recipe.published["shipped"].get("benchmark", "")
+    where = f"{recipe.path}: [published] shipped"
+    home = shipped_home()
+    folders = sorted(p for p in home.iterdir() if p.is_dir()) if home.is_dir() else []
+    checks = []
+    for folder in folders:
+        card = read_card(folder)
+        if (card.get("shipped") or {}).get("recipe") != recipe.path.stem:
+            continue
+        for host, row in card.get("test_scores", {}).items():
+            scope = {**variables, "forum": host, "forum_name": forum_short_name(host)}
+            key = benchmark_key(fill(template, scope, where))
+            matching = [r for r in records if r.get("benchmark") == key and
+                        r.get("model") == card["name"] and r.get("split") == "test"]  # fmt: skip
+            got = matching[-1]["metrics"].get("map") if matching else None
+            checks.append(
+                Check(host, "map", "shipped", float(row["map"]), got, tolerance, card["name"])
+            )
     return checks
 
 
@@ -97,8 +135,9 @@ def format_rows(checks: list[Check]) -> str:
     for check in checks:
         got = "missing" if check.got is None else f"{check.got:.4f}"
         verdict = "OK" if check.ok else "FAIL"
+        model = f"{check.model} on " if check.model else ""
         lines.append(
-            f"{check.benchmark} {check.metric} {check.against} {check.wanted:.4f} "
+            f"{model}{check.benchmark} {check.metric} {check.against} {check.wanted:.4f} "
             f"run {got} (tolerance {check.tolerance:g}) {verdict}"
         )
     return "\n".join(lines)

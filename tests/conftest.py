@@ -66,8 +66,19 @@ def shared_data() -> Path:
 
 @pytest.fixture(autouse=True)
 def _isolated_zoo(tmp_path_factory, monkeypatch):
-    """Every test gets its own empty zoo folder, never the user's."""
+    """Every test gets its own empty zoo folder, never the user's, and an empty shipped zoo
+    (the package's entries are MiniLM's; a test that wants them uses ``shipped_zoo``)."""
     monkeypatch.setenv("ADAPTER_ZOO_HOME", str(tmp_path_factory.mktemp("zoo")))
+    monkeypatch.setenv("ADAPTER_ZOO_SHIPPED", str(tmp_path_factory.mktemp("shipped")))
+
+
+@pytest.fixture
+def shipped_zoo(monkeypatch) -> Path:
+    """The package's own shipped zoo (``adapter_zoo/shipped``), in place of the empty one."""
+    from adapter_zoo.zoo.store import PACKAGE_SHIPPED
+
+    monkeypatch.delenv("ADAPTER_ZOO_SHIPPED")
+    return PACKAGE_SHIPPED
 
 
 @pytest.fixture(autouse=True)

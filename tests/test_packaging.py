@@ -62,6 +62,46 @@ def test_wheel_ships_recipes_and_archives_not_perf_scripts(wheel):
     assert [n for n in names if n.startswith("benchmarks/perf")] == []
 
 
+def test_wheel_ships_the_shipped_zoo_every_file_of_every_entry(wheel):
+    """The shipped entries are package data: every file their cards list, the card and its
+    README, in one folder each; together at most 10 MB."""
+    from adapter_zoo.zoo.store import PACKAGE_SHIPPED, read_card
+
+    names = set(zipfile.ZipFile(wheel).namelist())
+    entries = sorted(p for p in PACKAGE_SHIPPED.iterdir() if p.is_dir())
+    assert len(entries) >= 1
+    for entry in entries:
+        files = [*read_card(entry)["files"], "card.json", "README.md"]
+        for relative in files:
+            assert f"adapter_zoo/shipped/{entry.name}/{relative}" in names
+    shipped = [n for n in names if n.startswith("adapter_zoo/shipped/")]
+    assert len(shipped) == sum(len(read_card(e)["files"]) + 2 for e in entries)
+    size = sum(zipfile.ZipFile(wheel).getinfo(n).file_size for n in shipped)
+    assert size <= 10 * 2**20
+
+
+def test_a_fresh_install_lists_the_shipped_entries(wheel, tmp_path):
+    """The installed wheel, an empty zoo of the user's: ``list`` shows every shipped entry,
+    marked ``shipped``, read from the installed package."""
+    from adapter_zoo.zoo.store import PACKAGE_SHIPPED
+
+    site = tmp_path / "site"
+    with zipfile.ZipFile(wheel) as archive:
+        archive.extractall(site)
+    env = {k: v for k, v in os.environ.items() if k != "ADAPTER_ZOO_SHIPPED"}
+    env.update(PYTHONPATH=str(site), ADAPTER_ZOO_HOME=str(tmp_path / "empty-zoo"))
+    out = subprocess.run(
+        [sys.executable, "-c", "import sys; from adapter_zoo.cli import main; "
+         "sys.exit(main(['list', '--json']))"],
+        cwd=tmp_path, env=env, check=True, capture_output=True, text=True,
+    ).stdout  # fmt: skip
+    listed = {card["name"]: card for card in json.loads(out)}
+    assert set(listed) == {p.name for p in PACKAGE_SHIPPED.iterdir() if p.is_dir()}
+    for name, card in listed.items():
+        assert card["source"] == "shipped"
+        assert card["path"] == str(site / "adapter_zoo" / "shipped" / name)
+
+
 def test_installed_wheel_lists_the_recipes(wheel, tmp_path):
     site = tmp_path / "site"
     with zipfile.ZipFile(wheel) as archive:

@@ -67,8 +67,8 @@ CANDIDATE_MARK = "--"
 def zoo_centroids(zoo: Sequence[str] | None = None) -> tuple[dict, dict]:
     """``(centroids, cards)`` of the zoo entries adapt may use, by name.
 
-    ``zoo=None``: every local ``adapter``/``multitask`` entry with a domain centroid (the
-    others are skipped and logged); named entries must each have one.
+    ``zoo=None``: every ``adapter``/``multitask`` entry with a domain centroid, the user's
+    and the shipped (the others are skipped and logged); named entries must each have one.
     """
 
     centroids, cards = {}, {}

@@ -46,7 +46,8 @@ def register(subparsers) -> None:
     p.add_argument("--name", required=True, help="name of the zoo entry to write")
     p.add_argument(
         "--zoo", nargs="+", default=None, metavar="ENTRY",
-        help="entries to choose from (default: every local adapter/multitask entry)",
+        help="entries to choose from (default: every adapter/multitask entry, yours and the "
+        "shipped)",
     )  # fmt: skip
     p.add_argument("--strategy", default=AUTO, choices=(AUTO, *STRATEGIES))
     p.add_argument("--top-k", type=list_int, default=3, help="members of soup, fusion and route")

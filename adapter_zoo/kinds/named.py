@@ -14,7 +14,7 @@ from adapter_zoo.names import BASE, BM25, COMPOSITION, ENTRY, TFIDF, ZERO_SHOT, 
 from adapter_zoo.ranker import Ranker
 from adapter_zoo.registry import ModelKind, register_kind
 from adapter_zoo.zoo import multicqa
-from adapter_zoo.zoo.store import CARD_FILE, is_entry_name, zoo_home
+from adapter_zoo.zoo.store import CARD_FILE, is_entry_name, shipped_home, zoo_home
 
 
 @register_kind
@@ -120,7 +120,8 @@ class MultiCQAFile(ModelKind):
         if name.category != ENTRY:
             return False
         local = Path(name.text).expanduser()
-        if is_entry_name(name.text) and (zoo_home() / name.text).is_dir():
+        zoos = (zoo_home(), shipped_home())
+        if is_entry_name(name.text) and any((home / name.text).is_dir() for home in zoos):
             return False  # a zoo name, even if a folder of that name is here
         try:
             return not (local / CARD_FILE).exists() and bool(multicqa.find_legacy_weights(local))

@@ -37,6 +37,8 @@ from stackexchange.numbers import MAX_TOKENS
 CARD_FILE = "card.json"
 README_FILE = "README.md"
 CARD_VERSION = 1
+# The entries the package ships (package data): adapter_zoo/shipped/<name>/
+PACKAGE_SHIPPED = Path(__file__).resolve().parent.parent / "shipped"
 _held: dict[Path, int] = {}  # the entry locks this process holds, and how deeply
 # Files that are not hashed: the card itself (it holds the hashes) and the README made from it.
 UNHASHED = {CARD_FILE, README_FILE}
@@ -51,6 +53,25 @@ def zoo_home() -> Path:
         return Path(env).expanduser()
 
     return Path(platformdirs.user_cache_dir("adapter-zoo", appauthor=False))
+
+
+def shipped_home() -> Path:
+    """The shipped zoo: the entries inside the package (``adapter_zoo/shipped/<name>/``),
+    trained by the ``shipped_zoo`` recipe, read-only and verified like a pulled entry;
+    ``$ADAPTER_ZOO_SHIPPED`` names another folder in its place (a study that wants the
+    user's zoo alone, the tests).
+
+    It comes after the user's zoo (:func:`zoo_home`): an entry of the same name there shadows
+    the shipped one. Nothing is ever written here: every writer asks :func:`entry_folder`,
+    which is in the user's zoo.
+
+    Example:
+        >>> from pathlib import Path
+        >>> shipped_home() == Path(os.environ.get("ADAPTER_ZOO_SHIPPED") or PACKAGE_SHIPPED)
+        True
+    """
+    env = os.environ.get("ADAPTER_ZOO_SHIPPED")
+    return Path(env).expanduser() if env else PACKAGE_SHIPPED
 
 
 # The longest entry name: its folder's temporaries (``.NAME.tmp-PID-ID.owner``) must still
@@ -208,11 +229,12 @@ def holds_request(folder: Path, request: dict) -> bool:
 
 
 def local_entry(name_or_path: str | os.PathLike) -> Path | None:
-    """The local entry folder a name or path means, or None when there is none.
+    """The entry folder on this machine a name or path means, or None when there is none.
 
-    A plain name (see :func:`is_entry_name`) is looked up in the zoo home only; anything else
-    is a path to an entry folder. ``.`` and ``..`` are neither: they are refused, so no name
-    resolves outside the zoo home.
+    A plain name (see :func:`is_entry_name`) is looked up in the zoo home, then in the
+    shipped zoo (:func:`shipped_home`: the user's entry of a name shadows the shipped one);
+    anything else is a path to an entry folder. ``.`` and ``..`` are neither: they are
+    refused, so no name resolves outside those two zoos.
 
     Raises:
         ZooError: ``name_or_path`` is ``.`` or ``..``.
@@ -223,8 +245,10 @@ def local_entry(name_or_path: str | os.PathLike) -> Path | None:
             f"invalid zoo entry name {name!r}: a name is a plain folder name in the zoo "
             f"({zoo_home()}); give an entry folder by its path (./NAME or an absolute path)"
         )
-    if is_entry_name(name) and _has_card(zoo_home() / name):
-        return zoo_home() / name
+    if is_entry_name(name):
+        for home in (zoo_home(), shipped_home()):
+            if _has_card(home / name):
+                return home / name
     path = Path(name).expanduser()
     return path if _has_card(path) else None
 
@@ -485,7 +509,10 @@ def verify_entry(path: str | os.PathLike) -> dict:
 
 
 def local_cards() -> list[dict]:
-    """Cards of the local zoo entries (sorted by name), each with its ``path``.
+    """Cards of the entries on this machine (sorted by name), each with its ``path`` and its
+    ``source``: ``local`` for the user's zoo (:func:`zoo_home`), ``shipped`` for the package's
+    (:func:`shipped_home`), which a user's entry of the same name shadows (only the user's is
+    listed, as :func:`local_entry` finds it).
 
     An entry whose card cannot be read (see :func:`check_card`: ``null``, not an object, a
     field of the wrong type, not a regular file) or that lacks a file its card lists is
@@ -493,7 +520,14 @@ def local_cards() -> list[dict]:
     reason>}``, so one broken entry neither hides nor stops the others. The files are not
     hashed here (``load`` and ``verify_entry`` do): a listing stays quick.
     """
-    home = zoo_home()
+    cards = _cards_in(zoo_home(), "local")
+    users = {Path(card["path"]).name for card in cards}
+    cards += [c for c in _cards_in(shipped_home(), "shipped") if Path(c["path"]).name not in users]
+    return sorted(cards, key=lambda card: Path(card["path"]).name)
+
+
+def _cards_in(home: Path, source: str) -> list[dict]:
+    """The cards of the entries in the zoo folder ``home`` (see :func:`local_cards`)."""
     cards = []
     if home.is_dir():
         for folder in sorted(home.iterdir()):
@@ -502,7 +536,7 @@ def local_cards() -> list[dict]:
                 and not folder.name.startswith(".")
                 and os.path.lexists(folder / CARD_FILE)
             ):
-                place = {"path": str(folder), "source": "local"}
+                place = {"path": str(folder), "source": source}
                 try:
                     cards.append({**_listed_card(folder), **place})
                 except (ZooError, OSError) as error:

@@ -277,6 +277,34 @@ def _forum(name: str) -> str:
     return SHORT.get(name, name)
 
 
+def readme_shipped_table() -> str:
+    """The README's first table: the zoo a user gets (``shipped_zoo.json``), each shipped
+    forum adapter on its own forum's test questions beside the zero-shot base and it fused
+    with BM25, the gain over the zero-shot base with its 95% paired-bootstrap interval; the
+    multi-task adapter as its mean over the forums it learnt from."""
+    data = load("shipped_zoo")
+    rows = []
+    for name, entry in data["entries"].items():
+        scores = entry["test_scores"]
+        if len(scores) == 1:
+            ((host, row),) = scores.items()
+            low, high = row["gain"]["zero_shot"]["interval"]
+            rows.append([f"`{name}`", host, row["questions"], _map(row["map"]),
+                         _map(row["zero_shot_map"]), _map(row["fused_map"]),
+                         f"{_delta(row['gain']['zero_shot']['delta'])} "
+                         f"[{_delta(low)}, {_delta(high)}]"])  # fmt: skip
+            continue
+        mean = {key: sum(r[key] for r in scores.values()) / len(scores)
+                for key in ("map", "zero_shot_map", "fused_map")}  # fmt: skip
+        rows.append([f"`{name}`", f"mean of its {len(scores)} forums",
+                     sum(r["questions"] for r in scores.values()), _map(mean["map"]),
+                     _map(mean["zero_shot_map"]), _map(mean["fused_map"]),
+                     _delta(mean["map"] - mean["zero_shot_map"])])  # fmt: skip
+    header = ["entry", "forum (test split)", "questions", "MAP", "zero-shot base",
+              "base + BM25", "vs zero-shot base [95%]"]  # fmt: skip
+    return _table(header, rows)
+
+
 def transfer_matrix_table() -> str:
     """Each shipped zoo model on each forum's every split: MAP minus the zero-shot model's."""
     data = load("transfer")
@@ -1150,6 +1178,7 @@ TABLES: dict[str, Callable[[], str]] = {
     "perf": perf_table,
     "readme-perf": readme_perf_table,
     "readme-quality": readme_quality_table,
+    "readme-shipped": readme_shipped_table,
     "readme-adapt": readme_adapt_table,
     "quality": quality_table,
     "quality-choice": quality_choice_table,

@@ -178,6 +178,51 @@ def test_verify_prints_ok_or_fail_per_metric_and_fails_the_run(tmp_path, capsys)
     )
 
 
+def test_verify_of_the_shipped_zoo_compares_the_retrained_entries_with_the_shipped_cards(
+    tmp_path, monkeypatch
+):
+    """--verify of shipped_zoo: each shipped entry's test MAP (its card) against the run's
+    record of the entry of that name on that forum's set; a smoke run checks none."""
+    import json
+
+    from benchmarks.results import append_result
+    from recipes import find_recipe
+    from recipes.verify import format_rows, verify
+
+    shipped = tmp_path / "shipped"
+    monkeypatch.setenv("ADAPTER_ZOO_SHIPPED", str(shipped))
+    for name, host, made_by in (("ai", "ai.stackexchange.com", "shipped_zoo"),
+                                ("augur", "augur.stackexchange.com", "shipped_zoo"),
+                                ("mine", "beer.stackexchange.com", "another")):  # fmt: skip
+        (shipped / name).mkdir(parents=True)
+        card = {"name": name, "mode": "adapter", "encoder": "bi", "base_model": "minilm-l6",
+                "files": {}, "shipped": {"recipe": made_by},
+                "test_scores": {host: {"map": 0.8}}}  # fmt: skip
+        (shipped / name / "card.json").write_text(json.dumps(card))
+    recipe = load_recipe(find_recipe("shipped_zoo"))
+    work = tmp_path / "work"
+    record = {"split": "test", "adapters": [], "mode": "zero-shot", "main_metric": "map"}
+    for model, forum, value in (
+        ("ai", "ai", 0.815),
+        ("augur", "ai", 0.8),
+        ("augur", "augur", 0.83),
+    ):
+        append_result(work / "results", {**record, "model": model, "metrics": {"map": value},
+                      "benchmark": f"local:{work / 'bench' / forum}"})  # fmt: skip
+    checks = verify(recipe, work)
+    assert format_rows(checks).splitlines() == [
+        "ai on ai.stackexchange.com map shipped 0.8000 run 0.8150 (tolerance 0.02) OK",
+        "augur on augur.stackexchange.com map shipped 0.8000 run 0.8300 (tolerance 0.02) FAIL",
+    ]
+    (shipped / "ai" / "card.json").write_text(json.dumps({**json.loads(
+        (shipped / "ai" / "card.json").read_text()), "test_scores": {"x.stackexchange.com": {
+        "map": 0.8}}}))  # fmt: skip
+    assert "ai on x.stackexchange.com map shipped 0.8000 run missing" in format_rows(
+        verify(recipe, work)
+    )
+    assert verify(recipe, work, smoke=True) == []  # the smoke's tiny model is not shipped
+
+
 def test_the_tanda_recipes_name_the_record_that_reproduces_the_paper(tmp_path):
     from benchmarks.results import append_result
     from recipes import find_recipe

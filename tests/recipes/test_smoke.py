@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from pathlib import Path
 
 import pytest
 
+from adapter_zoo.errors import ZooError
 from recipes import load_recipe, recipe_dir, run_recipe
 from recipes.runner import builtin_variables, plan
 
@@ -127,7 +129,7 @@ def test_quickstart_smoke_writes_every_output_and_trains_in_its_own_zoo(tmp_path
     printed = capsys.readouterr().out
     assert printed.rstrip().endswith(f"Everything is in {out}")  # the last line, stages timed
     # the steps in order, each announced, then timed as it ends
-    stages = ["parse", "train bi-encoder", "adapt", "build sets", "evaluate"]
+    stages = ["parse", "zoo", "adapt", "build sets", "evaluate"]
     marks = [printed.index(f"\n== {n}/5 ") for n in range(1, 6)]
     marks += [printed.index(f"   ({stage}: ") for stage in stages]
     assert marks[:5] == sorted(marks[:5])
@@ -140,9 +142,11 @@ def test_quickstart_smoke_writes_every_output_and_trains_in_its_own_zoo(tmp_path
              if (p / "card.json").is_file()}  # fmt: skip
     assert cards["beer"]["encoder"] == "bi" and cards["beer"]["name"] == "beer"
     adapted = cards[ADAPTED]["adapt"]
-    for name in ("beer", ADAPTED):  # the output folder holds the cards
-        kept = out / "cards" / name / "card.json"
-        assert kept.read_bytes() == (out / "zoo" / name / "card.json").read_bytes()
+    kept = out / "cards" / ADAPTED / "card.json"  # the output folder holds the adapted card
+    assert kept.read_bytes() == (out / "zoo" / ADAPTED / "card.json").read_bytes()
+    assert sorted(p.name for p in (out / "cards").iterdir()) == [ADAPTED]
+    # the zoo stage names the zoo adapt gets: the smoke's stand-in for the shipped entries
+    assert "\n   1 entries: beer\n" in printed[marks[1] : marks[2]]
     assert not [name for name in cards if "--" in name]  # adapt's candidates are removed
     assert cards[ADAPTED]["request"]["zoo"] == ["beer"]
     # adapt read bicycles.meta without its test questions: every other question, no more
@@ -155,18 +159,15 @@ def test_quickstart_smoke_writes_every_output_and_trains_in_its_own_zoo(tmp_path
     for candidate in adapted["candidates"]:
         assert f"     {candidate} " in step
 
-    # the verdict: each set's size, each zoo model against the zero-shot base and the fused
-    # one; the adapted entry on its own forum's set alone
+    # the verdict: the unseen forum's set and its size, the adapted entry against the
+    # zero-shot base and the fused one
     verdict = printed[printed.index("What the zoo gained") :]
     gains = record["verdict"]
-    assert list(gains) == ["beer.stackexchange.com", OTHER_FORUM]
-    assert {host: list(row["gains"]) for host, row in gains.items()} == {
-        "beer.stackexchange.com": ["beer"], OTHER_FORUM: ["beer", ADAPTED]}  # fmt: skip
-    home, other = verdict.split(f"  {OTHER_FORUM} (")
-    assert f"\n    {ADAPTED}: " in other and ADAPTED not in home
+    assert {host: list(row["gains"]) for host, row in gains.items()} == {OTHER_FORUM: [ADAPTED]}
+    assert f"  {OTHER_FORUM} (adapted from its own posts), " in verdict
     for host, row in gains.items():
         assert f"  {host} (" in verdict and f"), {row['questions']} test questions:" in verdict
-        assert row["questions"] > 0 and len(row["map"]) == 3 + len(row["gains"])
+        assert row["questions"] > 0 and len(row["map"]) == 4  # BM25, base, base + BM25, adapted
         for model in row["gains"]:
             assert f"\n    {model}: " in verdict
             for test in row["gains"][model].values():
@@ -203,9 +204,9 @@ def test_quickstart_never_replaces_a_zoo_entry_it_did_not_write(tmp_path, capsys
 
     out = tmp_path / "qs"
     others = {
-        "beer": {"training": {"data": str(tmp_path / "my-parse")}},
         ADAPTED: {"request": {"target": str(tmp_path / "my-parse" / OTHER_FORUM)}},
         ADAPTED_MEMBER: {"adapt_member_of": "my-adapted"},
+        "beer": {"training": {"data": str(tmp_path / "my-parse")}},  # the smoke's stand-in
     }
     for name, fields in others.items():
         users = save_entry(
@@ -213,6 +214,11 @@ def test_quickstart_never_replaces_a_zoo_entry_it_did_not_write(tmp_path, capsys
             name, {"mode": "adapter", "base_model": "minilm-l6", **fields},
         )  # fmt: skip
         before = {p.name: p.read_bytes() for p in users.iterdir()}
+        if name == "beer":  # only the smoke writes beer (into its own zoo): a user's is kept
+            with pytest.raises(ZooError, match="zoo entry 'beer' at .* was not written by"):
+                _refuse_entries_of_others(out.resolve(), smoke=True)
+            _refuse_entries_of_others(out.resolve())
+            continue
         assert main(["quickstart", "--out", str(out), "--max-steps", "1"]) == 2
         assert capsys.readouterr().err == (
             f"adapter-zoo quickstart: error: zoo entry {name!r} at {users} was not written by "
@@ -223,13 +229,37 @@ def test_quickstart_never_replaces_a_zoo_entry_it_did_not_write(tmp_path, capsys
         assert not out.exists()  # refused before any work
         # an entry an earlier quickstart into the same folder wrote is its own to replace
         ours = {
-            "beer": {"training": {"data": str(out.resolve() / "parsed")}},
             ADAPTED: {"request": {"target": str(out.resolve() / "parsed" / OTHER_FORUM)}},
             ADAPTED_MEMBER: {"adapt_member_of": ADAPTED},
         }[name]
         save_entry(lambda folder: None, name, {"mode": "adapter", "base_model": "minilm-l6",
                    **ours}, overwrite=True)  # fmt: skip
         _refuse_entries_of_others(out.resolve())
+
+
+def test_the_quickstarts_zoo_is_the_shipped_entries_that_never_saw_the_unseen_forum(
+    tmp_path, monkeypatch
+):
+    from adapter_zoo.zoo.store import save_entry
+    from recipes.quickstart import OTHER_FORUM, shipped_zoo
+
+    monkeypatch.setenv("ADAPTER_ZOO_HOME", str(tmp_path / "build"))
+    for name, forums in (("beer", ["beer.stackexchange.com"]), ("ai", ["ai.stackexchange.com"]),
+                         ("bicycles-meta", [OTHER_FORUM]),
+                         ("zoo-multitask", ["beer.stackexchange.com", OTHER_FORUM])):  # fmt: skip
+        mode = "multitask" if "multitask" in name else "adapter"
+        card = {"mode": mode, "encoder": "bi", "base_model": "minilm-l6", "forums": forums}
+        save_entry(lambda folder: None, name, card)
+    shipped = tmp_path / "shipped"
+    shutil.copytree(tmp_path / "build", shipped, ignore=shutil.ignore_patterns(".*"))
+    monkeypatch.setenv("ADAPTER_ZOO_SHIPPED", str(shipped))
+    monkeypatch.setenv("ADAPTER_ZOO_HOME", str(tmp_path / "zoo"))
+    save_entry(lambda folder: None, "mine", {"mode": "adapter", "encoder": "bi",
+               "base_model": "minilm-l6", "forums": ["ai.stackexchange.com"]})  # fmt: skip
+    assert shipped_zoo(OTHER_FORUM) == ["ai", "beer"]  # the user's own entries are not shipped
+    shutil.rmtree(shipped)
+    with pytest.raises(ZooError, match=f"quickstart: no shipped zoo entry to adapt {OTHER_FORUM}"):
+        shipped_zoo(OTHER_FORUM)
 
 
 def test_a_quickstart_whose_adapt_trained_nothing_says_how_to_give_it_more_time(capsys):
