@@ -58,20 +58,20 @@ MIN_SELECTION_LISTS = 50
 # rate: it reads its texts forward and backward, plus the optimizer and the batch's
 # tokenizing, in forward passes' worth per token of the scoring that measures the rate; with
 # one, this only weighs a run whose lower layers run forward only against the timed run.
-# Measured against adapt's own runs on 2 CPU cores (all-MiniLM-L6-v2, batch 32 of anchor,
-# positive and hard negative at 128 tokens): 3.4 on ArguAna, 3.6 with mined negatives, 4.0 on
-# bicycles.meta's short posts (3.9 s a step against 4.9 priced at 5, 2026-11-29). Priced at 5,
-# a short budget planned fewer than MIN_STEPS and trained nothing where 12 steps fit.
+# Set from adapt's own runs on 2 CPU cores (all-MiniLM-L6-v2, batch 32 of anchor, positive and
+# hard negative at 128 tokens; docs/performance.md): a dearer price plans fewer than MIN_STEPS
+# on a short budget where more fit, and it trains nothing.
 TRAIN_COST = 4.0
 # Loading a model, writing checkpoints and the entry: a fixed cost per training run.
 RUN_OVERHEAD_S = 15.0
 # Kept free for the decision, the fusions and saving the entry.
 RESERVE_S = 20.0
 # One scoring of the decision lists may take this share of the budget, at most: every
-# candidate scores them, and ArguAna's 800 lists of 21 arguments took 262 s of a 10-minute
-# budget before any training (the outside-domain study), which then left no room to train.
+# candidate scores them, and a target of long texts can spend most of a short budget on them
+# before any training (docs/guides/adapt.md), leaving no room to train.
 DECISION_SHARE = 0.15
-# Fewer lists cannot tell a clear gain from noise (the study's gains were 0.01-0.03 MAP).
+# Fewer lists cannot tell a clear gain from noise (the gains the studies record are a few
+# hundredths of MAP: docs/results.md).
 MIN_DECISION_LISTS = 100
 # What goes first when the budget is short, least valuable first.
 DROP_ORDER = ("from-multitask", "zoo:extra", "from-nearest", "base@512")

@@ -327,7 +327,7 @@ def train_bi_encoder(config, hosts: list[str]) -> Path:
     evaluator = DevListsEvaluator(scorer, dev)
     # a start that cannot be kept (adapt's candidates, each compared with the base on lists
     # of its own) is not scored: the base's or the continued entry's score again, one
-    # selection scoring of a short budget's few (issue 50)
+    # selection scoring of the few a short budget affords
     scores_start = config.keep_start
     continued = config.init_from and scores_start
     base = _base_scores(evaluator, transformer_of(model)) if continued else None
