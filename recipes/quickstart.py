@@ -38,19 +38,16 @@ ADAPTED = "bicycles.meta-adapted"
 ADAPTED_MEMBER = f"{ADAPTED}-adapter"
 # The bi-encoder adapter: question -> accepted answer and title -> body pairs, in-batch
 # negatives; the dev split is scored at the start (the base's own state competes) and at the
-# end, and the better state is kept. Scoring it every 10 steps as well (three more scorings of
-# beer's 49 dev lists, about a third of the stage on 2 cores) chose among neighbouring
-# steps whose test MAP differs by that choice's noise (docs/results.md, the zoo's kinds of
-# model: the zoo's runs of this recipe chose step 20 to 40). 20 steps, not 30: the job's 5
-# minutes are adapt's to show (the brief: adapt on a forum it never saw), and at 30 beer's
-# stage took 150 s of them and left adapt 1.1 minutes, too few to train a step; beer's test
-# gain was within its 59 questions' noise at either (+0.000 at 20 steps, +0.015 at 30, each
-# interval about +-0.045; one run each, benchmarks/perf/quickstart_time.py).
+# end, and the better state is kept. Scoring it every 10 steps as well would cost a large share
+# of the stage to choose among neighbouring steps whose test MAP differs by that choice's
+# noise. 20 steps, not 30: the job's 5 minutes are adapt's to show (adapt on a forum it never
+# saw), 30 left adapt too little to train a step, and beer's test gain was within its
+# questions' noise at either (docs/performance.md, the measurements behind the defaults).
 BI_STEPS = 20
 BI_EVAL_STEPS = BI_STEPS
 TRAIN_MAX_LENGTH = 128
-# beer's training step's activations: its whole batch held at once (the `plain` plan) took the
-# job to 4.21 GB on 2 cores (benchmarks/perf/results/quickstart_time.json, 2026-11-29); within
+# beer's training step's activations: its whole batch held at once (the `plain` plan) takes the
+# job past its memory target on 2 cores (benchmarks/perf/results/quickstart_time.json); within
 # this budget the step recomputes them in backward (the same loss, one more forward pass).
 TRAIN_MEMORY = "2.5GB"
 # The whole job's time budget by default (README: the quickstart_time row, on 2 CPU cores).
@@ -63,10 +60,9 @@ JOB_MINUTES = 5.0
 EVALUATE_RESERVE_S = 80
 ADAPT_MIN_MINUTES = 1.0  # the smallest budget adapt takes (adapter_zoo.adapt.budget)
 # What the job needs beyond its 5 minutes for adapt to train bicycles.meta's own adapter on 2
-# CPU cores: at 5 minutes it had 1.6 and trained nothing (fewer than 10 steps fit); at 8 it had
-# 4.6, trained its 40 steps in 186 s, and its entry (its own adapter fused with the base and
-# BM25) gained +0.055 MAP [+0.004, +0.138] over the zero-shot base on bicycles.meta's 13 test
-# questions (AMD EPYC, 2026-11-29: results/quickstart_time.json, quickstart_time_8min.json).
+# CPU cores: at 5 minutes fewer than 10 steps fit, at 8 its 40 steps do and its entry gains
+# over the zero-shot base (results/quickstart_time.json, quickstart_time_8min.json;
+# docs/performance.md, the quickstart).
 MORE_MINUTES = 3.0
 # Candidates per held-out question (LAS has 100): 50, as the zoo's recorded results.
 CANDIDATES = 50

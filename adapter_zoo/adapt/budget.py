@@ -46,12 +46,12 @@ from stackexchange.numbers import check_number
 
 DEFAULT_MINUTES = 10.0
 MAX_MINUTES = 7 * 24 * 60  # a week: a larger budget is a typo
-# Fewer steps learn too little to beat the base (the study's selected steps were 10-56).
+# Fewer steps learn too little to beat the base (the studies' selected steps: docs/performance.md,
+# the measurements behind the defaults).
 MIN_STEPS = 10
 # Under a short budget a run is scored at its last step only: its rate anneals to 0 by its
-# deadline (training.budget_schedule), and the last step was the best on every outside set
-# (ArguAna 60 of 61, MEDIQA 112 of 113) or level with it (ArguAna at 10 minutes: 0.5928 at
-# step 38, 0.5915 at 76; each scoring of its 50 selection lists took 19 s, 5 steps' worth).
+# deadline (training.budget_schedule), so its last step is its best or level with it, and
+# each scoring costs steps (docs/performance.md, the measurements behind the defaults).
 MIN_EVALUATIONS = 1
 MIN_SELECTION_LISTS = 50
 # Without a timed step (Rate.seconds_per_step), a training step is priced from the scoring
@@ -109,8 +109,8 @@ class Rate:
 
 
 # The base's speed before the decision lists' own scoring measures it: all-MiniLM-L6-v2 on
-# 2 CPU cores read 1.6e-4 s a token (QatarLiving's questions) to 2.6e-4 (ArguAna's
-# arguments, at the 256-token cap) in the outside-domain study.
+# 2 CPU cores, near the slow end of what the outside-domain study's sets read (long texts at
+# the 256-token cap: benchmarks/perf/results/outside_study.json).
 PRIOR_RATE = Rate(seconds_per_token=2.5e-4)
 
 
@@ -175,9 +175,8 @@ class Plan:
     # The runs the budget cut, with the steps that fit at the planner's price: each keeps the
     # steps asked and trains until its deadline, its rate annealed by then
     # (training.budget_schedule). The price is an estimate, and a run planned for the steps
-    # that fit ended early where a step cost less: ArguAna at 5 minutes, 22 steps planned,
-    # done 36 s before the budget's end; MEDIQA's health texts at 10 minutes, 153 steps
-    # planned (1.5 times those that fit), done 150 s early.
+    # that fit ends early where a step costs less, leaving its budget unspent (docs/results.md,
+    # the budget curve: where the minutes went).
     fitted: dict[str, int] = field(default_factory=dict)
 
     def deadline(self, run: str, clock: Clock, slack: float = 1.3) -> float | None:

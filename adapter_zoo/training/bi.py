@@ -193,8 +193,8 @@ def negative_miner(config):
         frozen_base(config), base_model=config.base_model, max_length=config.max_length
     )
     # each text is embedded once a run: a forum's title_body and title_answer pairs share their
-    # titles (ArguAna's two kinds, 5,117 and 5,111 texts, shared one: mining took 140 s of a
-    # 10-minute run on 2 cores)
+    # titles (where two kinds share few texts, mining still costs minutes of a short run:
+    # docs/results.md, the own run's variants)
     seen: dict[str, np.ndarray] = {}
 
     def embed(texts):
