@@ -183,8 +183,8 @@ class Plan:
         """When ``run``'s training must stop (a ``time.monotonic()`` value; None without a
         budget): its estimate with ``slack`` (a run the budget cut: no estimate, it uses
         what is left), and never so late that its own tail and the runs planned after it
-        no longer fit (ArguAna's run, stopped at the budget's end less only the later
-        runs, then did its tail: 908 s of a 600 s budget; with the tail kept, 567 s)."""
+        no longer fit (a run stopped at the budget's end less only the later runs still has
+        its tail to do, and overruns the budget: docs/performance.md)."""
         if clock.seconds is None:
             return None
         runs = list(self.steps)
