@@ -156,7 +156,7 @@ def main(argv=None) -> int:
     parser.add_argument("--out", type=Path, default=RESULTS / "adapt_budget_curve.json")
     parser.add_argument("--plot", type=Path, default=PLOT, help="where the figure goes")
     parser.add_argument("--learner", default=CURRENT,
-                        help="the label the points are recorded under (a learner's version)")  # fmt: skip
+                        help="the name the points are recorded under (what the learner is)")  # fmt: skip
     parser.add_argument("--variant", choices=list(VARIANTS),
                         help="what the own run trains instead of a bottleneck adapter")  # fmt: skip
     args = parser.parse_args(argv)
