@@ -54,8 +54,8 @@ JOB_MINUTES = 5.0
 EVALUATE_RESERVE_S = 45
 ADAPT_MIN_MINUTES = 1.0  # the smallest budget adapt takes (adapter_zoo.adapt.budget)
 # What the job needs beyond its 5 minutes for adapt to train bicycles.meta's own adapter when
-# its planner finds too little time for it: about 3 minutes more trained its 40 steps on 2
-# CPU cores (results/quickstart_time_8min.json).
+# its planner finds too little time for it (results/quickstart_time_8min.json; docs/performance.md,
+# the quickstart).
 MORE_MINUTES = 3.0
 # Candidates per held-out question (LAS has 100): 50, as the zoo's recorded results.
 CANDIDATES = 50

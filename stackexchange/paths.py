@@ -1,5 +1,5 @@
 """Paths from the command line checked before any work: the one check of a path's text and of
-an output folder every command that writes one makes (issue 34).
+an output folder every command that writes one makes.
 
 :func:`path_option` is the argparse ``type=`` of path arguments (an empty path or one with a
 NUL byte is no path); :func:`check_output_folder` is every check of a folder written through

@@ -364,7 +364,7 @@ def dump_mirror(monkeypatch):
         thread.join(timeout=10)
 
 
-# Hostile-input tests (issue 34): what a refused command left on disk, and a second run.
+# Hostile-input tests: what a refused command left on disk, and a second run.
 
 
 def disk_state(*roots: Path) -> dict[str, bytes | None]:

@@ -1,6 +1,6 @@
 """The first words a newcomer meets say the same thing: the README's first line, the docs'
 index, ``adapter-zoo --help``, the package docstring and the package index's summary share one
-sentence (issue 52), and no command's help describes an earlier project."""
+sentence, and no command's help describes an earlier project."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The JSON files a user or an entry hands in, read outside the training code, go through
-``stackexchange.jsontext`` (issue 34): deep nesting was a RecursionError traceback, a list
-where an object belongs an AttributeError or TypeError; now each is one line naming the file,
+``stackexchange.jsontext``: deep nesting, or a list where an object belongs, is one line
+naming the file (not a RecursionError, AttributeError or TypeError traceback),
 or, for a reader that only asks whether a folder is its own, a plain no."""
 
 from __future__ import annotations

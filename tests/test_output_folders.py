@@ -1,7 +1,7 @@
 """An output folder with a file in its place, or below a file, is one line and exit 2 before
-any work, for every command that writes a folder (issue 34): it was ``[Errno 17] File exists``
-or ``[Errno 20] Not a directory`` from the first write, saying nothing of what to do (and for
-run --work, once the recipe's plan was printed)."""
+any work, for every command that writes a folder, not ``[Errno 17] File exists`` or
+``[Errno 20] Not a directory`` from the first write, saying nothing of what to do (and for
+run --work, after the recipe's plan is printed)."""
 
 from __future__ import annotations
 

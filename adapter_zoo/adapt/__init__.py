@@ -1,4 +1,4 @@
-"""Serving a domain nobody labelled from the zoo (issue 23).
+"""Serving a domain nobody labelled from the zoo.
 
 * :mod:`~adapter_zoo.adapt.domain`: a zoo entry's domain centroid by name (the centroids,
   MultiCQA's similarity, stored in every trained entry, are :mod:`adapter_zoo.zoo.domain`).

@@ -46,32 +46,32 @@ from stackexchange.numbers import check_number
 
 DEFAULT_MINUTES = 10.0
 MAX_MINUTES = 7 * 24 * 60  # a week: a larger budget is a typo
-# Fewer steps learn too little to beat the base (the study's selected steps were 10-56).
+# Fewer steps learn too little to beat the base (the studies' selected steps: docs/performance.md,
+# the measurements behind the defaults).
 MIN_STEPS = 10
 # Under a short budget a run is scored at its last step only: its rate anneals to 0 by its
-# deadline (training.budget_schedule), and the last step was the best on every outside set
-# (ArguAna 60 of 61, MEDIQA 112 of 113) or level with it (ArguAna at 10 minutes: 0.5928 at
-# step 38, 0.5915 at 76; each scoring of its 50 selection lists took 19 s, 5 steps' worth).
+# deadline (training.budget_schedule), so its last step is its best or level with it, and
+# each scoring costs steps (docs/performance.md, the measurements behind the defaults).
 MIN_EVALUATIONS = 1
 MIN_SELECTION_LISTS = 50
 # Without a timed step (Rate.seconds_per_step), a training step is priced from the scoring
 # rate: it reads its texts forward and backward, plus the optimizer and the batch's
 # tokenizing, in forward passes' worth per token of the scoring that measures the rate; with
 # one, this only weighs a run whose lower layers run forward only against the timed run.
-# Measured against adapt's own runs on 2 CPU cores (all-MiniLM-L6-v2, batch 32 of anchor,
-# positive and hard negative at 128 tokens): 3.4 on ArguAna, 3.6 with mined negatives, 4.0 on
-# bicycles.meta's short posts (3.9 s a step against 4.9 priced at 5, 2026-11-29). Priced at 5,
-# a short budget planned fewer than MIN_STEPS and trained nothing where 12 steps fit.
+# Set from adapt's own runs on 2 CPU cores (all-MiniLM-L6-v2, batch 32 of anchor, positive and
+# hard negative at 128 tokens; docs/performance.md): a dearer price plans fewer than MIN_STEPS
+# on a short budget where more fit, and it trains nothing.
 TRAIN_COST = 4.0
 # Loading a model, writing checkpoints and the entry: a fixed cost per training run.
 RUN_OVERHEAD_S = 15.0
 # Kept free for the decision, the fusions and saving the entry.
 RESERVE_S = 20.0
 # One scoring of the decision lists may take this share of the budget, at most: every
-# candidate scores them, and ArguAna's 800 lists of 21 arguments took 262 s of a 10-minute
-# budget before any training (the outside-domain study), which then left no room to train.
+# candidate scores them, and a target of long texts can spend most of a short budget on them
+# before any training (docs/guides/adapt.md), leaving no room to train.
 DECISION_SHARE = 0.15
-# Fewer lists cannot tell a clear gain from noise (the study's gains were 0.01-0.03 MAP).
+# Fewer lists cannot tell a clear gain from noise (the gains the studies record are a few
+# hundredths of MAP: docs/results.md).
 MIN_DECISION_LISTS = 100
 # What goes first when the budget is short, least valuable first.
 DROP_ORDER = ("from-multitask", "zoo:extra", "from-nearest", "base@512")
@@ -109,8 +109,8 @@ class Rate:
 
 
 # The base's speed before the decision lists' own scoring measures it: all-MiniLM-L6-v2 on
-# 2 CPU cores read 1.6e-4 s a token (QatarLiving's questions) to 2.6e-4 (ArguAna's
-# arguments, at the 256-token cap) in the outside-domain study.
+# 2 CPU cores, near the slow end of what the outside-domain study's sets read (long texts at
+# the 256-token cap: benchmarks/perf/results/outside_study.json).
 PRIOR_RATE = Rate(seconds_per_token=2.5e-4)
 
 
@@ -175,17 +175,16 @@ class Plan:
     # The runs the budget cut, with the steps that fit at the planner's price: each keeps the
     # steps asked and trains until its deadline, its rate annealed by then
     # (training.budget_schedule). The price is an estimate, and a run planned for the steps
-    # that fit ended early where a step cost less: ArguAna at 5 minutes, 22 steps planned,
-    # done 36 s before the budget's end; MEDIQA's health texts at 10 minutes, 153 steps
-    # planned (1.5 times those that fit), done 150 s early.
+    # that fit ends early where a step costs less, leaving its budget unspent (docs/results.md,
+    # the budget curve: where the minutes went).
     fitted: dict[str, int] = field(default_factory=dict)
 
     def deadline(self, run: str, clock: Clock, slack: float = 1.3) -> float | None:
         """When ``run``'s training must stop (a ``time.monotonic()`` value; None without a
         budget): its estimate with ``slack`` (a run the budget cut: no estimate, it uses
         what is left), and never so late that its own tail and the runs planned after it
-        no longer fit (ArguAna's run, stopped at the budget's end less only the later
-        runs, then did its tail: 908 s of a 600 s budget; with the tail kept, 567 s)."""
+        no longer fit (a run stopped at the budget's end less only the later runs still has
+        its tail to do, and overruns the budget: docs/performance.md)."""
         if clock.seconds is None:
             return None
         runs = list(self.steps)

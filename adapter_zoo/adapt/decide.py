@@ -87,13 +87,10 @@ def decide(
 
     The held-out lists are made of the target's own texts, which the trained candidates
     learned from, and their negatives are BM25's nearest texts, so they overrate the one and
-    underrate the other. In the outside study under the earlier rule
-    (benchmarks/perf/results/outside_study.json, before 2026-11-29's evening), on MEDIQA
-    the trained adapter won its lists by +0.114 MAP and gained +0.007 on the test
-    questions, its fusion +0.016; on InsuranceQA the lists put the base fused with BM25
-    0.018 below the base, and the test 0.030 above it. That fusion was at or above the base
-    on four of the five outside sets' tests and +0.010 pooled over the eight forums'
-    (results/adapt_study.json): what a user has without training.
+    underrate the other: a trained adapter can win its lists by far and gain little on the
+    test, and the base fused with BM25, what a user has without training, is seldom below
+    the base on a test where its lists put it below (benchmarks/perf/results/outside_study.json
+    and adapt_study.json; docs/results.md).
 
     Returns:
         ``chosen`` (a candidate's name), ``best`` (the best candidate other than the base),

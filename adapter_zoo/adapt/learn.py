@@ -83,25 +83,19 @@ CONTINUE_STEPS = 40
 EVALUATIONS = 4
 # The lowest layers the target's own adapter leaves out (AdapterDrop's drop_lower; the layers
 # below then run forward only, once per distinct text: adapter_zoo.training.prefix_cache, and
-# the planner prices a step by them: budget.step_cost). Measured for adapt's learner
-# (benchmarks/perf/results/train_throughput.json, issue 49): adapters in the top 2 of
-# all-MiniLM-L6-v2's 6 layers train 1.9x the pairs a second (3.6x once texts come back) but
-# taught far less per pair on ArguAna (selection MAP 0.548 after 1,280 pairs, 0.577 at a 4x
-# rate, the top 4 layers 0.562, against 0.603 with adapters in every layer), so none is left
-# out.
+# the planner prices a step by them: budget.step_cost). None: adapters in the upper layers
+# only train more pairs a second but teach far less per pair than adapters in every layer
+# (benchmarks/perf/results/train_throughput.json; docs/performance.md, "adapt's learner").
 OWN_DROP_LOWER = 0
 # What the own run trains beyond the shared fields: a new bottleneck adapter in every layer.
-# The alternatives issue 50 asked for are tried by patching this
-# (benchmarks/perf/adapt_budget_curve.py --variant: LoRA, full fine-tuning, GISTEmbedLoss),
-# recorded in results/adapt_budget_curve.json: full fine-tuning taught the most per pair
-# (ArguAna's test, 5 minutes: own +0.021 over the fused base against +0.012) but adapt's
-# entries came out level (+0.012 against +0.014; MEDIQA at 10 minutes 0.000 against -0.004)
-# at 90 MB an entry against 1 MB, and LoRA, the guided loss, negatives mined by the base and
-# distillation from the base fused with BM25 (FusedMarginMSELoss) taught less.
+# The alternatives (LoRA, full fine-tuning, guided or distilled losses, mined negatives) are
+# tried by patching this (benchmarks/perf/adapt_budget_curve.py --variant): none made adapt's
+# entry better, and a fully trained entry is the whole model instead of an adapter
+# (results/adapt_budget_curve.json; docs/results.md, "What each pair teaches").
 OWN_TRAINING: dict = {"mode": "adapter"}
 # Selection lists a run scores at each evaluation, at most (TrainingConfig.dev_queries'
 # default): past a few hundred they add little to the choice of step and cost every
-# evaluation (MedQuAD's 16,407 pairs gave 1,988 lists: 616 s a scoring on 2 cores).
+# evaluation (a large target's lists take minutes a scoring on 2 cores: docs/performance.md).
 SELECTION_LISTS = 200
 BATCH = 32
 # Texts a training example reads: the anchor, its positive and one hard negative.

@@ -2,8 +2,8 @@
 
 ``SentenceTransformer.save`` of a model with bottleneck adapters writes the adapter tensors
 into ``model.safetensors``, and ``SentenceTransformer(folder)`` then drops them ("weights not
-used") and silently opens the bare base (issue 25: a beer bi-encoder entry reopened that way scored
-0.019 off). Bottleneck adapters (a ReLU between two projections) cannot be
+used") and silently opens the bare base (an entry reopened that way scores as the base, not as
+itself). Bottleneck adapters (a ReLU between two projections) cannot be
 merged into the base's weights (the adapters library's ``merge_adapter`` merges LoRA only),
 so no plain folder reproduces the model: saving one is refused, with the way that works.
 """

@@ -61,9 +61,10 @@ class CrossEncoderLoss(nn.Module):
         return {"margin": self.margin}
 
 
-# Pairs scored per forward and backward in a training step. A step of 32 pairs at 300 tokens
-# peaked at 3.1 GB RSS on CPU (benchmarks/perf/train_memory.py): backward rebuilds one layer's
-# attention matrices at a time for the whole batch; in chunks of 8 pairs it holds a quarter.
+# Pairs scored per forward and backward in a training step: backward rebuilds one layer's
+# attention matrices at a time for the whole batch, so a whole batch of long pairs peaks at
+# gigabytes on CPU; in chunks of 8 pairs it holds a quarter (benchmarks/perf/train_memory.py;
+# docs/performance.md, the measurements behind the defaults).
 CHUNK_PAIRS = 8
 
 

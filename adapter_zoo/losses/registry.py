@@ -101,9 +101,8 @@ BUILTIN_LOSSES = (
              "in-batch ranking plus margin-MSE to the base fused with BM25 (distillation)"),
 )  # fmt: skip
 # Bi-encoders: MultipleNegativesRankingLoss; through its GradCache twin only when a step would
-# not fit the run's memory budget (a default run on quantumcomputing peaked at 3.31 GB RSS
-# with the plain loss and recomputed activations, 1.68 GB through GradCache:
-# benchmarks/perf/train_memory.py).
+# not fit the run's memory budget: GradCache buys a much lower peak with a second pass
+# (benchmarks/perf/results/train_memory.json; docs/performance.md).
 DEFAULT_LOSSES = {"cross": "bce", "bi": "MultipleNegativesRankingLoss"}
 # The GradCache twin of each in-batch loss: the same loss, embeddings computed
 # CACHED_MINI_BATCH texts at a time; training runs it when a step would not fit its memory

@@ -1,4 +1,4 @@
-"""Training batches of texts of similar length, so that each batch pads little (issue 32).
+"""Training batches of texts of similar length, so that each batch pads little.
 
 A batch is padded to its own longest text (sentence-transformers' collators tokenize each
 batch with ``padding=True``), so a batch that mixes a 20-token title with a 128-token answer

@@ -193,8 +193,8 @@ def negative_miner(config):
         frozen_base(config), base_model=config.base_model, max_length=config.max_length
     )
     # each text is embedded once a run: a forum's title_body and title_answer pairs share their
-    # titles (ArguAna's two kinds, 5,117 and 5,111 texts, shared one: mining took 140 s of a
-    # 10-minute run on 2 cores)
+    # titles (where two kinds share few texts, mining still costs minutes of a short run:
+    # docs/results.md, the own run's variants)
     seen: dict[str, np.ndarray] = {}
 
     def embed(texts):
@@ -327,7 +327,7 @@ def train_bi_encoder(config, hosts: list[str]) -> Path:
     evaluator = DevListsEvaluator(scorer, dev)
     # a start that cannot be kept (adapt's candidates, each compared with the base on lists
     # of its own) is not scored: the base's or the continued entry's score again, one
-    # selection scoring of a short budget's few (issue 50)
+    # selection scoring of the few a short budget affords
     scores_start = config.keep_start
     continued = config.init_from and scores_start
     base = _base_scores(evaluator, transformer_of(model)) if continued else None

@@ -33,8 +33,9 @@ log = logging.getLogger(__name__)
 
 DEV_CANDIDATES = 20
 DEV_LISTS = "dev_lists"  # a benchmark's dev split, written by benchmarks.to_parse_folder
-# Dev texts are scored in small batches (each sorted by length by the scorer): a batch of 64
-# forum answers at 512 tokens took the dev pass from 1.12 GB peak RSS (at 256) to 1.37 GB.
+# Dev texts are scored in small batches (each sorted by length by the scorer): a large batch of
+# long answers raises the dev pass's peak memory (docs/performance.md, the measurements behind
+# the defaults).
 DEV_BATCH_SIZE = 16
 _QUESTION_COLUMNS = {"id", "title", "body", "accepted_answer_id", "accepted_answer", "split"}
 

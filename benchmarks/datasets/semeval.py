@@ -164,8 +164,8 @@ class SemEvalB(Benchmark):
 
 _PAPER16 = "Nakov et al. SemEval-2016 Task 3: CQA. SemEval 2016 (subtask B results)"
 _PAPER17 = "Nakov et al. SemEval-2017 Task 3: CQA. SemEval 2017 (subtask B results)"
-# the value as issue 31 quotes it: the stored copies of the paper give its abstract, not the
-# table, so it is not checked here (the source says so in the table)
+# the value as the paper is quoted elsewhere: the stored copies of the paper give its abstract,
+# not the table, so it is not checked here (the source says so in the table)
 _MULTICQA = "Rücklé et al. MultiCQA. EMNLP 2020, SemEval 2017 B, as quoted (table not checked)"
 # Our reproducible test runs (CPU, torch 2.13, sentence-transformers 5.7, bm25s 0.3.16; MiniLM at
 # its 256 tokens; the official rule), e.g. adapter-zoo evaluate --model sbert:minilm-l6

@@ -1,4 +1,4 @@
-"""What more time buys ``adapt`` (issue 50): its test MAP against the budget it was given.
+"""What more time buys ``adapt``: its test MAP against the budget it was given.
 
 For each set (``arguana-02``, ``mediqa2019``: domains all-MiniLM-L6-v2 was not trained on,
 their targets as ``outside_study.py`` builds them) and each budget (``--budgets``, minutes),
@@ -17,8 +17,8 @@ in the JSON is not run again). Results: ``results/adapt_budget_curve.json`` and 
 ``docs/images/adapt_budget_curve.png`` (``--budgets`` with no value: the figure only). Run
 on a quiet machine (the budget is wall time): ``python benchmarks/perf/adapt_budget_curve.py
 --work W [--sets ...] [--budgets 2.5 5 10] [--learner LABEL]``; each learner's points are
-kept under its label (``issue 50``: this code's), so an older checkout's run, given the same
-``--out``, stands beside it.
+kept under its name (:data:`CURRENT`: this code's), with a ``learner`` field that says what it
+is, so an older checkout's run, given the same ``--out``, stands beside it.
 """
 
 from __future__ import annotations
@@ -49,13 +49,18 @@ RESULTS = Path(__file__).resolve().parent / "results"
 PLOT = ROOT / "docs" / "images" / "adapt_budget_curve.png"  # shown in docs/results.md
 CURVE_SETS = ("arguana-02", "mediqa2019")
 BUDGETS = (2.5, 5.0, 10.0, 20.0, 40.0)
-# the learner the points of this code are recorded under: issue 50's, the base fused with
-# BM25 the decision's floor and a single winner answering through its fusion with the base
-# and BM25 ("issue 50 + fused base": the fused base one candidate among others, 8bd2830;
-# "issue 50": before it, cb7568a)
-CURRENT = "issue 50 + fused floor"
+# the name this code's points are recorded under, and what it is (the record's ``learner``);
+# the older learners' records name theirs and the commit they ran at
+CURRENT = "trained to its deadline, fused-base floor"
+CURRENT_LEARNER = (
+    "a bottleneck adapter in every layer on BM25's hard negatives; no start scoring, one "
+    "evaluation at its last step, a run the budget cuts trained to its deadline (rate warmed up "
+    "and annealed by the clock); the zero-shot base fused with BM25 the decision's floor, a "
+    "single winner answering through its fusion with the base and BM25"
+)
 # what the own run trains instead of a bottleneck adapter (adapter_zoo.adapt.learn's
-# OWN_TRAINING), each tried as issue 50 asked; its points are recorded as "<learner>, <variant>"
+# OWN_TRAINING), the alternatives a short budget might favour; its points are recorded as
+# "<learner>, <VARIANT_NAMES[variant]>"
 VARIANTS = {
     "lora": {"mode": "adapter", "method": "lora"},
     "full": {"mode": "full"},
@@ -68,6 +73,8 @@ VARIANTS = {
     # (the batch's embeddings first without gradients, then 8 texts at a time with them)
     "cached": {"mode": "adapter", "loss": "CachedMultipleNegativesRankingLoss", "batch_size": 128},
 }
+VARIANT_NAMES = {"lora": "LoRA", "full": "full fine-tuning", "gist": "GIST-guided",
+                 "mined": "mined negatives", "distill": "distilled", "cached": "cached MNRL"}  # fmt: skip
 # what a point keeps of its own run's record (the card's adapt.training.runs.own)
 OWN_RUN_FIELDS = ("steps", "steps_run", "best_step", "pairs_seen", "selection_map", "seconds")
 
@@ -149,7 +156,7 @@ def main(argv=None) -> int:
     parser.add_argument("--out", type=Path, default=RESULTS / "adapt_budget_curve.json")
     parser.add_argument("--plot", type=Path, default=PLOT, help="where the figure goes")
     parser.add_argument("--learner", default=CURRENT,
-                        help="the label the points are recorded under (a learner's version)")  # fmt: skip
+                        help="the name the points are recorded under (what the learner is)")  # fmt: skip
     parser.add_argument("--variant", choices=list(VARIANTS),
                         help="what the own run trains instead of a bottleneck adapter")  # fmt: skip
     args = parser.parse_args(argv)
@@ -159,13 +166,16 @@ def main(argv=None) -> int:
         how = dict(VARIANTS[args.variant])
         learn.BATCH = how.pop("batch_size", learn.BATCH)
         learn.OWN_TRAINING = how
-        args.learner = f"{args.learner}, {args.variant}"
+        args.learner = f"{args.learner}, {VARIANT_NAMES[args.variant]}"
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")  # adapt's progress
     os.environ.setdefault("ADAPTER_ZOO_HOME", str(args.work / "zoo"))
     record = {"benchmark": "adapt_budget_curve", "precision": "auto", "learners": {}}
     if args.out.is_file():  # resumable: what is already recorded stays
         record = json.loads(args.out.read_text())
-    learner = record["learners"].setdefault(args.learner, {"sets": {}})
+    what = CURRENT_LEARNER if args.learner.startswith(CURRENT) else args.learner
+    if args.variant:
+        what = f"{what}; the own run: {VARIANT_NAMES[args.variant]}"
+    learner = record["learners"].setdefault(args.learner, {"learner": what, "sets": {}})
     if args.variant:
         learner["variant"] = VARIANTS[args.variant]
     for benchmark in args.sets:

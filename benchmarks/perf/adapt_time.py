@@ -6,7 +6,7 @@ decides on its held-out lists; with zoo entries it would also continue the zoo's
 and nearest adapters, one more training run each) and records the wall time of the whole
 command (parse, training, decision), the peak resident memory of its process tree, the
 decision and every candidate's score on the held-out lists from the entry's card, the load
-average before and after, and the machine. Target (issue 31): 10 minutes on 2 CPU cores for a
+average before and after, and the machine. Target: 10 minutes on 2 CPU cores for a
 forum of at most 1,000 questions.
 
 Run: ``python benchmarks/perf/adapt_time.py [--forum quantumcomputing.stackexchange.com]``

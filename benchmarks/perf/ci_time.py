@@ -3,8 +3,8 @@
 Clones HEAD beside the checkout (so ``../shared`` is the same data, as on CI), runs
 ``.ci/run`` there as CI does (nothing installed by hand: it installs everything itself) and
 records its stage times (install, lint, docs, tests), the test count and the slowest tests
-(the README's command lists 25), with the chip and its flags: the CPUs CI meets differ by
-about 2× (issue 45). Each slow test's decision (why it is as long as it is, or what made it
+(the README's command lists 25), with the chip and its flags: the CPUs CI meets differ in
+speed, so a time means little without its chip. Each slow test's decision (why it is as long as it is, or what made it
 shorter) is :data:`DECISIONS`; a slow test without one is listed as undecided.
 Target: 10 minutes in all on the slowest 2-core machine CI meets.
 

@@ -1,4 +1,4 @@
-"""Crash campaign (issue 46): every writing command SIGKILLed at seeded moments, then rerun.
+"""Crash campaign: every writing command SIGKILLed at seeded moments, then rerun.
 
 Each command (:data:`COMMANDS`: parse, train bi and cross, adapt, build, build-benchmark,
 evaluate, compose, push and pull against a local olah, a recipe's ``run --smoke``) first runs

@@ -1,4 +1,4 @@
-"""The coverage-guided fuzzing campaign over every reader (issue 53), outside CI.
+"""The coverage-guided fuzzing campaign over every reader, outside CI.
 
 Each reader of ``tests/fuzz/fuzz_readers.py`` (the table CI's Hypothesis tests fuzz too) runs
 under Atheris (libFuzzer for Python: coverage-guided byte mutations of its corpus, seeded

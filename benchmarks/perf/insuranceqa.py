@@ -1,4 +1,4 @@
-"""InsuranceQA v2 (issue 51): the zero-shot rows beside MultiCQA's Table 4, and their cost.
+"""InsuranceQA v2: the zero-shot rows beside MultiCQA's Table 4, and their cost.
 
 The test split's 1,625 questions, each against its 500 released SOLR candidates (812,500
 pairs), scored in one run by
@@ -49,7 +49,7 @@ from benchmarks.perf.machine import machine_info  # noqa: E402
 RESULTS = Path(__file__).resolve().parent / "results"
 DATA = ROOT.parent / "shared" / "data" / "benchmarks"
 MODELS = ("bm25", ZERO_SHOT, FUSED)
-# issue 51's target: scoring the test split with one bi-encoder on 2 cores
+# the target: scoring the test split with one bi-encoder on 2 cores
 TARGET_MINUTES = 15
 METRICS = ("p@1", "map", "mrr", "ndcg@10")
 

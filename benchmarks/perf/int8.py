@@ -1,4 +1,4 @@
-"""int8 scoring through ONNX Runtime against torch fp32, ONNX fp32 and the peer (issue 44).
+"""int8 scoring through ONNX Runtime against torch fp32, ONNX fp32 and the peer.
 
 In one run, on one machine, the zero-shot all-MiniLM-L6-v2 bi-encoder (``sbert:minilm-l6``)
 scores the (question, candidate) pairs of WikiQA test, SemEval 2016 test and the beer

@@ -1,5 +1,5 @@
 """Outside the base's home ground: ``adapt`` from each domain's own texts, against what a
-user already has, on sets from domains all-MiniLM-L6-v2 was not trained on (issue 43).
+user already has, on sets from domains all-MiniLM-L6-v2 was not trained on.
 
 Each set's target is the domain's own texts, never its test questions or labels:
 

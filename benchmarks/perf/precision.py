@@ -1,4 +1,4 @@
-"""Scoring in bf16 against fp32, and both against the chip's measured matmul peak (issue 32).
+"""Scoring in bf16 against fp32, and both against the chip's measured matmul peak.
 
 In one run, on one machine:
 

@@ -5,7 +5,7 @@ questions, 50 candidates, as the quickstart builds them; WikiQA test), MAP and P
 times of: BM25, the zero-shot all-MiniLM-L6-v2 bi-encoder (``sbert:minilm-l6``: public forums
 are its home ground), bi-encoder adapters of each forum, the MultiCQA multi-task bi-encoder
 adapter over both forums, their AdapterFusion, full bi-encoder fine-tuning (the peer), each
-forum's cross-encoder adapter (the quickstart's before issue 52), and compositions whose weights are
+forum's cross-encoder adapter, and compositions whose weights are
 chosen on the forum's dev split (score fusion with BM25 or the cross-encoder, rerank).
 
 "Best for the forum" is picked on the dev split of that forum's set (never on test) among the
@@ -17,7 +17,7 @@ scores the dev lists every ``EVAL_STEPS`` steps (the steps axis) and reports the
 state's test MAP; ``adapter_zoo.training.rates``' bi-encoder rates come from it, and the zoo's
 step count from the dev plateau it shows.
 
-The AdapterDrop table (issue 17) gives beer's bi-encoder adapter without adapters in the
+The AdapterDrop table gives beer's bi-encoder adapter without adapters in the
 lowest k of MiniLM's 6 layers (k in ``DROP_LOWER``) on every set.
 
 The TANDA table (Garg et al., 2020, with adapters): on WikiQA train, at equal steps, a new
@@ -25,7 +25,7 @@ bi-encoder adapter against forum adapters continued there (``--finetune tanda --
 <forum adapter>``: TANDA's transfer step is the forum training, its adapt step WikiQA), each
 selected on WikiQA dev and scored on WikiQA test, over ``TANDA_SEEDS``.
 
-The LoRA table (issue 25): beer's bi-encoder adapter as LoRA (``--method lora``, r=8,
+The LoRA table: beer's bi-encoder adapter as LoRA (``--method lora``, r=8,
 alpha=16 on query and value) against the SeqBn adapter (``beer-bi``) at the same steps and
 rate, test MAP on beer's and bicycles.meta's sets, trainable parameters, and training speed
 in pairs/s: optimizer steps of MultipleNegativesRankingLoss on beer's pairs (batch 32, 128
@@ -102,7 +102,7 @@ BI_ENTRIES = {
     "bicycles-bi": ["--mode", "adapter", "--forums", "bicycles.meta", *BI,
                     "--max-steps", str(ZOO_STEPS)],
 }  # fmt: skip
-# each forum's cross-encoder adapter (the quickstart's before issue 52), in the zoo table, rerun
+# each forum's cross-encoder adapter, in the zoo table, rerun
 # alone by ``--only cross`` and trained in both precisions by ``precision_training.py``
 CROSS_ENTRIES = {
     "beer-cross": ["--mode", "adapter", "--forums", "beer", *CROSS],
@@ -447,7 +447,7 @@ def zoo_and_compositions(work: Path, sets: dict, recorded: dict) -> dict:
                       "beer-bi", "bicycles-bi", *BI, *steps],
         "beer-bi-full": ["--mode", "full", "--forums", "beer", *BI, *steps],
         **CROSS_ENTRIES,
-        # AdapterDrop (issue 17): beer's adapter without adapters in the lowest k layers
+        # AdapterDrop: beer's adapter without adapters in the lowest k layers
         **{f"beer-bi-drop{k}": ["--mode", "adapter", "--forums", "beer", "--drop-lower",
                                 str(k), *BI, *steps] for k in DROP_LOWER if k},
     }  # fmt: skip

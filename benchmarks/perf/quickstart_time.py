@@ -9,7 +9,7 @@ the peak resident memory of its process tree beside the machine (the chip and it
 the load average before and after, the memory plan beer's training chose (from its card),
 what ``adapt`` chose, its budget and spent time (from the adapted entry's card), each
 stage's wall time and the verdict's numbers (the quickstart's own record,
-``quickstart.json``). Target (issues 32, 52): 5 minutes and 4 GB on 2 CPU cores.
+``quickstart.json``). Target: 5 minutes and 4 GB on 2 CPU cores.
 ``--budget M`` runs ``quickstart --budget M`` (the job's minutes: adapt gets what beer's
 training and the evaluation leave), for what a longer first run buys.
 

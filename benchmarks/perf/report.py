@@ -495,7 +495,7 @@ def _training_peak_rows(data: dict) -> list[str]:
 
 
 def _train_throughput_rows(data: dict) -> list[str]:
-    """adapt's learner (issue 49): each new path against today's, per target."""
+    """adapt's learner: each new path against today's, per target."""
     rows, date = [], data["machine"].get("date", "")[:10]
     cpu = data["machine"].get("cpu", "CPU")
     target = data["target_speedup"]
@@ -541,7 +541,7 @@ def _command_time_row(label: str, data: dict, measured: str) -> str:
     )
 
 
-# issue 51: int8 scoring where it keeps InsuranceQA's test MAP within this of fp32's
+# the target: int8 scoring where it keeps InsuranceQA's test MAP within this of fp32's
 INT8_MAP_TOLERANCE = 0.005
 
 
@@ -551,7 +551,7 @@ def _quickstart_rows(data: dict) -> list[str]:
     stages = data.get("stage_seconds")  # recorded since the quickstart times its stages
     if stages:
         measured += "; stages: " + ", ".join(f"{s} {t:.0f} s" for s, t in stages.items())
-    adapted = data.get("adapt")  # recorded since the quickstart adapts a forum (issue 52)
+    adapted = data.get("adapt")  # an older record has none
     if adapted:
         measured += f"; adapt chose `{adapted['chosen']}` in {adapted['spent_s']:.0f} s"
     for host, row in (data.get("verdict") or {}).items():

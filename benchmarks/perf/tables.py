@@ -1030,7 +1030,7 @@ def readme_curve_table() -> str:
                     continue
                 pairs = (p["own_run"] or {}).get("pairs_seen", 0)
                 cells.append(f"{_delta(p['vs_fused']['adapt']['delta'])} ({pairs:,})")
-            rows.append([f"{benchmark}, {learner}", *cells])
+            rows.append([f"{benchmark}: {learner}", *cells])
     return _table(["adapt − fused base, test MAP (pairs trained)",
                    *(f"{m:g} min" for m in budgets)], rows)  # fmt: skip
 

@@ -300,7 +300,7 @@ def main() -> int:
         ),
         "scores_max_abs_difference": difference,
         "scores_equal_within_1e-5": difference <= 1e-5,
-        # issue 17: adapter training (with AdapterDrop's chosen default) >= 1.8x full
+        # the targets: adapter training (with AdapterDrop's chosen default) >= 1.8x full
         "targets": {"adapter_vs_full_training": 1.8, "ranker_vs_cross_encoder_inference": 1.0},
     }
     print(f"\n{'training (pairs/s)':<32}{'rate':>10}{'vs full':>10}")

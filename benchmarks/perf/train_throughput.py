@@ -1,11 +1,11 @@
-"""``adapt``'s learner, today's step against one that does less (issue 49), in the same run.
+"""``adapt``'s learner, today's step against one that does less, in the same run.
 
 Each target's training and selection threads are split exactly as ``adapt`` splits them
 (``adapter_zoo.adapt``: the decision and evaluation threads never read), and its own
 adapter is trained on them for the same wall time along each path:
 
-* ``today``: a bottleneck adapter in all 6 layers of all-MiniLM-L6-v2 (``adapt``'s run before
-  issue 49);
+* ``today``: a bottleneck adapter in all 6 layers of all-MiniLM-L6-v2 (``adapt``'s own
+  run);
 * ``upper-K``: adapters in the top 6-K layers only (AdapterDrop's ``drop_lower`` K); the
   frozen lower layers' outputs computed once per distinct text and reused
   (``adapter_zoo.training.prefix_cache``) by every evaluation of the selection lists, the

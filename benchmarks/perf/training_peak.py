@@ -1,4 +1,4 @@
-"""Training steps against the chip's matmul peak: old path and new, side by side (issue 32).
+"""Training steps against the chip's matmul peak: old path and new, side by side.
 
 In one run, on one machine:
 
@@ -63,7 +63,7 @@ HOST = "beer.stackexchange.com"
 TRAIN = ["--encoder", "bi", "--mode", "adapter", "--lr", "1e-3"]  # lr: recipes/quickstart.py
 PATHS = ("bounded", "old", "new", "bf16")
 PRECISION = {"bounded": "fp32", "old": "fp32", "new": "fp32", "bf16": "bf16"}
-TARGET_RATIO = 2.5  # issue 32: training steps/s against the default before memory budgets
+TARGET_RATIO = 2.5  # the target: training steps/s against the default before memory budgets
 TARGET_PEAK_SHARE = 0.40
 MAP_TOLERANCE = 0.005
 

@@ -1,4 +1,4 @@
-"""``adapter-zoo build`` on hostile input (issue 34), by family: names, paths, sizes. What
+"""``adapter-zoo build`` on hostile input, by family: names, paths, sizes. What
 could fail after the download, the parse or the training (a zoo home that cannot be
 written, a dump that is not there, a base whose config.json cannot be read) is one line and
 exit 2 before any of them runs."""

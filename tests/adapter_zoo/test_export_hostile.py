@@ -1,4 +1,4 @@
-"""``adapter-zoo export`` on hostile input (issue 34), by family: names, paths, broken
+"""``adapter-zoo export`` on hostile input, by family: names, paths, broken
 records, concurrency. Each case is one line on stderr and exit 2 (argparse's usage and
 error for a path no file can have), nothing written, and the model never loads: the entry
 and the output are checked first."""

@@ -66,8 +66,9 @@ def test_a_variant_trains_the_own_run_its_way_and_is_recorded_under_its_own_labe
     out = tmp_path / "curve.json"
     adapt_budget_curve.main(["--work", str(tmp_path), "--sets", "arguana-02", "--budgets", "5",
                              "--variant", variant, "--out", str(out)])  # fmt: skip
-    label = f"{adapt_budget_curve.CURRENT}, {variant}"
+    label = f"{adapt_budget_curve.CURRENT}, {adapt_budget_curve.VARIANT_NAMES[variant]}"
     assert seen == [(label, training, batch)]
     learners = json.loads(out.read_text())["learners"]
     assert list(learners) == [label]
     assert learners[label]["variant"] == adapt_budget_curve.VARIANTS[variant]
+    assert learners[label]["learner"].endswith(adapt_budget_curve.VARIANT_NAMES[variant])

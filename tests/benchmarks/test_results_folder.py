@@ -1,6 +1,6 @@
 """A ``--results`` folder that cannot be written is one line and exit 2 before any model
-loads (issue 34): it was an ``[Errno 17] File exists`` line saying nothing of what to do, and
-only once every model had scored."""
+loads, not an ``[Errno 17] File exists`` line saying nothing of what to do once every model
+has scored."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The learner's throughput benchmark (issue 49): its comparison of paths and its report row,
+"""The learner's throughput benchmark: its comparison of paths and its report row,
 on a record of the benchmark's shape."""
 
 from __future__ import annotations

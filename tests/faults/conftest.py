@@ -1,4 +1,4 @@
-"""Fault tests: a command killed at a seeded moment, then run again (issue 46).
+"""Fault tests: a command killed at a seeded moment, then run again.
 
 This folder mirrors no package (CONTRIBUTING's rule that ``tests/`` mirrors the packages
 has this exception): its tests kill the commands of every floor (parse, train, adapt,

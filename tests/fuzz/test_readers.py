@@ -1,4 +1,4 @@
-"""Every reader fuzzed (issue 53): inputs mutated from the real files' seeds, each held to
+"""Every reader fuzzed: inputs mutated from the real files' seeds, each held to
 the rule of ``fuzz_readers.run_input`` (the project's own error naming the file, or data;
 no other exception, hang, memory growth or stray write).
 

@@ -187,7 +187,7 @@ def test_a_second_parse_of_the_same_forum_is_refused_while_the_first_runs(
     bicycles_meta_dir, copy_forum, tmp_path
 ):
     """The lock is the forum folder's: a run of the same forum is refused, a run of another
-    forum into the same output goes on beside it (issue 34)."""
+    forum into the same output goes on beside it."""
     from stackexchange.dump import parse_dump
     from stackexchange.errors import DumpError
     from stackexchange.io import output_lock

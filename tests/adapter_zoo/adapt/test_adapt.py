@@ -1,4 +1,4 @@
-"""Serving an unlabelled domain from the zoo (issue 23): domain centroids stored at training,
+"""Serving an unlabelled domain from the zoo: domain centroids stored at training,
 the plan, and every strategy's entry (zero-shot, nearest, soup, fusion, route, multitask)
 loaded and scored.
 

@@ -1,4 +1,4 @@
-"""``adapter-zoo adapt`` on hostile targets (issue 34), by family: encodings, broken
+"""``adapter-zoo adapt`` on hostile targets, by family: encodings, broken
 records, paths. Each is one line naming the file (and line) and exit 2, before any model
 loads or anything is written to the zoo."""
 

@@ -1,4 +1,4 @@
-"""adapt's time budget (issue 43): the plan from the measured speed, what it cuts first, a
+"""adapt's time budget: the plan from the measured speed, what it cuts first, a
 small budget planning fewer steps and saying so in the card, and training stopped at its
 deadline."""
 

@@ -1,4 +1,4 @@
-"""adapt learns from the target and decides on its own held-out lists (issue 31): the
+"""adapt learns from the target and decides on its own held-out lists: the
 threads it reads (never the evaluation split), the held-out lists, the bootstrap decision,
 the candidates trained on real shipped forums (the tiny random sentence-BERT as their base,
 so training takes seconds), and the entry and card it writes.

@@ -1,4 +1,4 @@
-"""``adapter-zoo compose`` on hostile input (issue 34): a zoo home that cannot be written is
+"""``adapter-zoo compose`` on hostile input: a zoo home that cannot be written is
 one line and exit 2 before any member loads or scores the dev lists."""
 
 from __future__ import annotations

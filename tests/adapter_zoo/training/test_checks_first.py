@@ -1,4 +1,4 @@
-"""What can be checked before the expensive part is checked first (issue 34): a zoo home
+"""What can be checked before the expensive part is checked first: a zoo home
 that cannot take the entry, cascade exits beyond the base's layers and a token limit beyond
 its positions (read from its config.json) are one line before any model or data loads."""
 

@@ -1,6 +1,6 @@
 """Every reader of a card goes through the store (``read_card``/``find_card``, the file named
 ``CARD_FILE``): a broken card is one line naming its file, or BROKEN in ``list``, never a
-traceback (issue 34)."""
+traceback."""
 
 from __future__ import annotations
 

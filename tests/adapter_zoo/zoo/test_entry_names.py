@@ -1,6 +1,6 @@
 """Every writer of a zoo entry asks the store's one name check (``entry_folder``): a name
 that is not a plain entry name is refused in one line, before any work, and nothing is
-written anywhere (issue 34: ``adapt --name ../../../x`` wrote outside the zoo home)."""
+written anywhere (``adapt --name ../../../x`` must not write outside the zoo home)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``list`` beside broken entries of every kind (issue 46): the good entries are shown, each
+"""``list`` beside broken entries of every kind: the good entries are shown, each
 broken one is listed as BROKEN with its one-line reason. A card that is a pipe used to hang
 ``list`` for ever (reading it waits for a writer); a card that is a dangling link hid its
 entry; an entry missing a file its card lists was shown as whole."""

@@ -1,4 +1,4 @@
-"""``adapter-zoo leaderboard`` on hostile input (issue 34), by family: encodings, broken
+"""``adapter-zoo leaderboard`` on hostile input, by family: encodings, broken
 records, names, sizes, paths, concurrency. Each case is one line on stderr naming the file,
 the line and what was wrong, exit 2, and nothing written; a page is written whole or not at
 all, never over a folder the command did not write."""
