@@ -57,7 +57,6 @@ __all__ = [
     "compose_entry",
     "export_cross_encoder",
     "export_merged_lora",
-    "list",
     "list_entries",
     "load",
     "parse_model_name",

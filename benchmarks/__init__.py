@@ -9,6 +9,7 @@ Example:
 
 from __future__ import annotations
 
+from benchmarks import datasets  # noqa: F401  (registers every family on import)
 from benchmarks.builder import build_from_forum
 from benchmarks.errors import BenchmarkError
 from benchmarks.evaluate import evaluate, evaluate_each, evaluate_models

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from benchmarks.errors import BenchmarkError
@@ -230,6 +230,7 @@ def features():
 
 
 _REGISTRY: dict[str, Benchmark] = {}
+_PREFIXES: dict[str, Callable[[str], Benchmark]] = {}
 
 
 def register(benchmark: Benchmark) -> Benchmark:
@@ -240,13 +241,13 @@ def register(benchmark: Benchmark) -> Benchmark:
     return benchmark
 
 
-def _load_families() -> None:
-    import benchmarks.datasets  # noqa: F401  (registers every family on import)
+def register_prefix(prefix: str, from_path: Callable[[str], Benchmark]) -> None:
+    """Open the names ``"PREFIX:PATH"`` as ``from_path(PATH)`` (a family that reads a folder)."""
+    _PREFIXES[prefix] = from_path
 
 
 def names() -> list[str]:
     """Names of every registered benchmark, sorted."""
-    _load_families()
     return sorted(_REGISTRY)
 
 
@@ -259,15 +260,9 @@ def get(name: str) -> Benchmark:
     """
     if isinstance(name, Benchmark):
         return name
-    if name.startswith("local:"):
-        from benchmarks.datasets.local import LocalBenchmark
-
-        return LocalBenchmark.from_path(name[len("local:") :])
-    if name.startswith("beir:"):
-        from benchmarks.datasets.beir import BeirBenchmark
-
-        return BeirBenchmark.from_path(name[len("beir:") :])
-    _load_families()
+    for prefix, from_path in _PREFIXES.items():
+        if name.startswith(prefix):
+            return from_path(name[len(prefix) :])
     if name not in _REGISTRY:
         raise BenchmarkError(f"unknown benchmark {name!r}; known: {', '.join(sorted(_REGISTRY))}")
     return _REGISTRY[name]

@@ -82,6 +82,13 @@ def test_list_entries_is_public_and_list_is_its_alias():
     assert adapter_zoo.list_entries.__name__ == "list_entries"
 
 
+def test_a_star_import_leaves_the_builtin_list_alone():
+    names: dict = {}
+    exec("from adapter_zoo import *", names)
+    assert "list" not in names and names["list_entries"] is adapter_zoo.list_entries
+    assert "list" not in adapter_zoo.__all__
+
+
 def test_the_two_sweeps_have_distinct_names():
     from adapter_zoo.sweep import sweep
 

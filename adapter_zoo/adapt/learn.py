@@ -46,10 +46,10 @@ import numpy as np
 
 from adapter_zoo.adapt import budget, fusion_choice
 from adapter_zoo.adapt import plan as planning
-from adapter_zoo.adapt.adapt import CANDIDATE_MARK, MULTITASK_KINDS, alias_entry
 from adapter_zoo.adapt.decide import list_average_precisions
 from adapter_zoo.adapt.heldout import CANDIDATES, write_training_folder
 from adapter_zoo.adapt.negatives import CachedEmbedder
+from adapter_zoo.adapt.zoo_members import CANDIDATE_MARK, MULTITASK_KINDS, alias_entry
 from adapter_zoo.compose.entry import compose_entry
 from adapter_zoo.compose.fusion import fuse
 from adapter_zoo.errors import ZooError
@@ -158,9 +158,9 @@ def learn_and_decide(
         >>> learn_and_decide("parsed/augur.stackexchange.com", name="augur")  # doctest: +SKIP
     """
     # looked up per call: tests monkeypatch zoo_centroids, held_out_lists and read_threads
-    from adapter_zoo.adapt.adapt import zoo_centroids
     from adapter_zoo.adapt.heldout import DECISION, SELECTION, assign, held_out_lists
     from adapter_zoo.adapt.threads import read_threads
+    from adapter_zoo.adapt.zoo_members import zoo_centroids
 
     budget.check_budget(budget_minutes)
     clock = budget.Clock(budget_minutes)

@@ -13,12 +13,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from adapter_zoo.adapt.target_files import benchmark_texts, checked_texts, text_file_texts
 from adapter_zoo.errors import ZooError
-from stackexchange.jsontext import read_json_object
 from stackexchange.lists import BENCHMARK_FILE
 
 DUMP_SUFFIX = ".7z"
-BENCHMARK_SPLITS = ("train", "dev", "test")
 
 
 def target_texts(target) -> list[str]:
@@ -48,14 +47,14 @@ def read_target(target) -> tuple[list[str], dict]:
     """
     if isinstance(target, list | tuple):
         texts = [str(t).strip() for t in target if str(t).strip()]
-        return _checked(texts, {"source": "texts"}, "the given list")
+        return checked_texts(texts, {"source": "texts"}, "the given list")
     path = Path(str(target)).expanduser()
     if not path.exists():
         raise ZooError(f"{path}: no such target (a parsed forum, a dump, a benchmark or a file)")
     if path.is_file() and path.suffix not in (DUMP_SUFFIX, ".jsonl", ".tsv"):
-        return _text_file(path)
+        return text_file_texts(path)
     if (path / BENCHMARK_FILE).is_file():
-        return _benchmark(path)
+        return benchmark_texts(path)
     # a dump or parsed forums: their questions without the evaluation split
     # (looked up per call: tests monkeypatch adapt.threads.read_threads)
     from adapter_zoo.adapt.threads import read_threads
@@ -63,39 +62,4 @@ def read_target(target) -> tuple[list[str], dict]:
     target = read_threads(path)
     texts = [t.strip() for t in target.texts() if t.strip()]
     about = {k: v for k, v in target.about.items() if k in ("source", "forums")}
-    return _checked(texts, about, path)
-
-
-def _checked(texts: list[str], about: dict, where) -> tuple[list[str], dict]:
-    if not texts:
-        raise ZooError(f"{where}: no text to describe the target domain (empty)")
-    return texts, {**about, "texts": len(texts)}
-
-
-def _text_file(path: Path) -> tuple[list[str], dict]:
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except UnicodeDecodeError as error:
-        raise ZooError(
-            f"{path}: not a UTF-8 text file ({error.reason} at byte {error.start})"
-        ) from None
-    texts = [line.strip() for line in lines if line.strip()]
-    return _checked(texts, {"source": "text file", "file": path.name}, path)
-
-
-def _benchmark(path: Path) -> tuple[list[str], dict]:
-    # stackexchange.store loads pyarrow: the CLI starts without it
-    from stackexchange.store import read_dataset
-
-    manifest = read_json_object(path / BENCHMARK_FILE, ZooError, "the manifest")
-    texts = []
-    for split in manifest.get("splits") or []:
-        if split not in BENCHMARK_SPLITS:
-            raise ZooError(f"{path / BENCHMARK_FILE}: unknown split {split!r}")
-        texts += [q.strip() for q in read_dataset(path / split, ZooError)["query"] if q.strip()]
-    about = {
-        "source": "benchmark",
-        "benchmark": manifest.get("name"),
-        "splits": manifest.get("splits"),
-    }
-    return _checked(texts, about, path)
+    return checked_texts(texts, about, path)

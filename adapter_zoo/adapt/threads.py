@@ -35,6 +35,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from adapter_zoo.adapt.target_files import benchmark_texts, text_file_texts
 from adapter_zoo.documents import Corpus, read_documents
 from adapter_zoo.documents.corpus import make_corpus
 from adapter_zoo.documents.forums import (
@@ -144,10 +145,7 @@ def read_threads(target) -> Target:
     if path.suffix == ".7z" or (path / "Posts.xml").is_file():
         return _dump(path)
     if path.is_file() or (path / BENCHMARK_FILE).is_file():
-        # looked up per call: tests monkeypatch adapt.targets.read_target
-        from adapter_zoo.adapt.targets import read_target
-
-        texts, about = read_target(path)
+        texts, about = text_file_texts(path) if path.is_file() else benchmark_texts(path)
         return _from_texts(texts, about, path)
 
     if not _has_forums(path) and any(

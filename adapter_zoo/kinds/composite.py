@@ -8,6 +8,7 @@ import math
 from pathlib import Path
 
 from adapter_zoo.compose import spec as compose
+from adapter_zoo.compose.composite import load_composite
 from adapter_zoo.errors import ZooError
 from adapter_zoo.names import PRF, ZERO_SHOT, parse_model_name
 from adapter_zoo.registry import ModelKind, register_kind
@@ -95,6 +96,6 @@ def load_composite_entry(path: Path, card: dict, device):
         _refuse_local_member(member, path)
     token = _COMPOSITES.set((*chain, here))
     try:
-        return compose.load_composite(path, card, device=device)
+        return load_composite(path, card, device=device)
     finally:
         _COMPOSITES.reset(token)

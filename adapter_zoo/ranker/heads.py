@@ -26,9 +26,14 @@ from torch import nn
 from transformers.modeling_outputs import SequenceClassifierOutput
 
 from adapter_zoo.errors import ZooError
-from adapter_zoo.ranker.segments import CANDIDATE, QUERY, SEGMENTS_KEY, add_pair_segments
+from adapter_zoo.ranker.segments import (
+    CANDIDATE,
+    PAIR_COSINE,
+    QUERY,
+    SEGMENTS_KEY,
+    add_pair_segments,
+)
 
-PAIR_COSINE = "pair_cosine"
 # The initial scale is sentence-transformers' MultipleNegativesRankingLoss scale; the bias
 # puts the decision boundary at cosine 0.5, so pointwise BCE starts sensible too.
 INITIAL_SCALE = 20.0

@@ -14,6 +14,7 @@ import torch
 
 QUERY, CANDIDATE = 1, 2  # values in pair_segments; 0 marks special tokens and padding
 SEGMENTS_KEY = "pair_segments"
+PAIR_COSINE = "pair_cosine"
 _INPUT_NAMES = ("input_ids", "attention_mask", "token_type_ids")  # forward()'s first arguments
 
 
@@ -81,9 +82,6 @@ def segments_from_inputs(
 def add_pair_segments(model, args: tuple, kwargs: dict):
     """Forward pre-hook: add ``pair_segments`` derived from the inputs when they lack it and
     ``model`` has a pair-cosine head (see :func:`segments_from_inputs`)."""
-    # heavy: ranker.heads loads transformers, adapters when imported
-    from adapter_zoo.ranker.heads import PAIR_COSINE
-
     if kwargs.get(SEGMENTS_KEY) is not None:
         return None
     heads = getattr(model, "heads", None) or {}

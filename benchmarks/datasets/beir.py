@@ -44,7 +44,7 @@ from pathlib import Path
 
 from benchmarks.datasets._io import lines, parse_int, read_tsv
 from benchmarks.errors import BenchmarkError
-from benchmarks.registry import Benchmark
+from benchmarks.registry import Benchmark, register_prefix
 from stackexchange.io import atomic_directory
 from stackexchange.jsontext import JSONTextError, loads_text
 
@@ -299,3 +299,6 @@ class BeirBenchmark(Benchmark):
         queries = read_queries(root / QUERIES_FILE)
         qrels = read_qrels(root / QRELS_FOLDER / f"{split}.tsv", queries, set(ids))
         return RetrievalData(ids, texts, {q: queries[q] for q in qrels}, qrels)
+
+
+register_prefix("beir:", BeirBenchmark.from_path)

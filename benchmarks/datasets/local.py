@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 from benchmarks.errors import BenchmarkError
-from benchmarks.registry import COLUMNS, Benchmark, check_rows
+from benchmarks.registry import COLUMNS, Benchmark, check_rows, register_prefix
 from stackexchange.jsontext import read_json_object
 from stackexchange.lists import BENCHMARK_FILE
 
@@ -77,3 +77,6 @@ class LocalBenchmark(Benchmark):
             raise BenchmarkError(f"{folder}: missing columns {missing}")
         check_rows(dataset, where)
         return dataset
+
+
+register_prefix("local:", LocalBenchmark.from_path)

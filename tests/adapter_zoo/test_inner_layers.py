@@ -52,6 +52,7 @@ LAYERS = (
 UPWARD = {
     # a composition spec's members are model names, each loaded as `load` loads any name
     ("adapter_zoo.compose.spec", "adapter_zoo.loading"),
+    ("adapter_zoo.compose.composite", "adapter_zoo.loading"),
 }
 
 

@@ -47,6 +47,7 @@ def _writers(tmp_path: Path, monkeypatch) -> dict:
     monkeypatch.setattr(multicqa, "load_legacy", _forbidden)
     monkeypatch.setattr(bench_cascade, "pairs_from_benchmark", _forbidden)
     monkeypatch.setattr(sys.modules["adapter_zoo.adapt.adapt"], "zoo_centroids", _forbidden)
+    monkeypatch.setattr(sys.modules["adapter_zoo.adapt.zoo_members"], "zoo_centroids", _forbidden)
     monkeypatch.setattr("adapter_zoo.cascade.model.CascadeRanker.from_base", _forbidden)
     import adapter_zoo.adapt.targets  # noqa: F401  (modules the package's names shadow)
     import adapter_zoo.adapt.threads  # noqa: F401
@@ -115,7 +116,7 @@ def test_the_walk_covers_every_module_that_writes_an_entry(tmp_path, monkeypatch
     join the walk above; the modules below are those it covers."""
     covered = {
         "adapter_zoo/adapt/adapt.py", "adapter_zoo/adapt/route.py", "adapter_zoo/adapt/soup.py",
-        "adapter_zoo/adapt/learn.py",
+        "adapter_zoo/adapt/learn.py", "adapter_zoo/adapt/zoo_members.py",
         "adapter_zoo/training/trainer.py",
         "adapter_zoo/training/train.py", "adapter_zoo/training/pretrain.py",
         "adapter_zoo/compose/entry.py",
