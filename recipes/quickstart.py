@@ -315,7 +315,7 @@ def shipped_zoo(unseen: str) -> list[str]:
     Raises:
         ZooError: no shipped entry is left (the package was installed without them).
     """
-    from adapter_zoo.adapt.adapt import ADAPTER_KINDS
+    from adapter_zoo.adapt.zoo_members import ADAPTER_KINDS
     from adapter_zoo.registry import kind_for_card
     from adapter_zoo.zoo.store import local_cards, shipped_home
 

@@ -150,7 +150,7 @@ def test_the_package_ships_the_recipes_entries_with_their_cards(shipped_zoo):
 
 
 def test_a_shipped_forum_loads_and_ranks_offline(shipped_zoo, snapshot):
-    from adapter_zoo.adapt.adapt import zoo_centroids
+    from adapter_zoo.adapt.zoo_members import zoo_centroids
 
     before = snapshot(shipped_zoo)
     model = adapter_zoo.load("ai")  # a catalog forum's name: the shipped entry, never built
