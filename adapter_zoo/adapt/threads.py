@@ -43,7 +43,12 @@ from adapter_zoo.documents.forums import (
     forum_dirs,
     forum_questions,
 )
-from adapter_zoo.documents.readers import FOLDER_SUFFIXES, text_document, thread_document
+from adapter_zoo.documents.readers import (
+    FOLDER_SUFFIXES,
+    json_objects,
+    text_document,
+    thread_document,
+)
 from adapter_zoo.errors import ZooError
 from adapter_zoo.training.data import read_split
 from stackexchange import parse_forum
@@ -251,15 +256,7 @@ def _pair_thread(number: int, question: str, answer: str | None) -> Thread:
 
 def _jsonl(path: Path) -> Target:
     threads = []
-    for number, line in enumerate(_lines(path), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = loads_text(line)  # deep nesting and lone surrogates too, not only syntax
-        except JSONTextError as error:
-            raise ZooError(f"{path}, line {number}: not valid JSON ({error})") from None
-        if not isinstance(record, dict):
-            raise ZooError(f"{path}, line {number}: expected an object, got {record!r:.40}")
+    for number, record in json_objects(path, _lines(path)):
         fields = {k: record.get(k) for k in ("question", "title", "body", "answer")}
         bad = [k for k, v in fields.items() if v is not None and not isinstance(v, str)]
         if bad:

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import re
 import tempfile
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from adapter_zoo.documents.corpus import Corpus, Document, make_corpus, paragraphs_of
@@ -149,9 +150,17 @@ def _markdown_title(blocks: list[str]) -> tuple[str | None, list[str]]:
     return match.group(1).strip(), [first[1] if len(first) > 1 else "", *blocks[1:]]
 
 
-def _jsonl(path: Path) -> Corpus:
-    documents = []
-    for number, line in enumerate(_text(path).splitlines(), start=1):
+def json_objects(path: Path, lines: Iterable[str]) -> Iterator[tuple[int, dict]]:
+    """``(line number, object)`` of each non-blank line of a JSONL file ``path``.
+
+    Raises:
+        ZooError: a line that is not valid JSON or not an object (naming the file and line).
+
+    Example:
+        >>> list(json_objects(Path("a.jsonl"), ['{"text": "x"}', "", '{"text": "y"}']))
+        [(1, {'text': 'x'}), (3, {'text': 'y'})]
+    """
+    for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
@@ -160,6 +169,12 @@ def _jsonl(path: Path) -> Corpus:
             raise ZooError(f"{path}, line {number}: not valid JSON ({error})") from None
         if not isinstance(record, dict):
             raise ZooError(f"{path}, line {number}: expected an object, got {record!r:.40}")
+        yield number, record
+
+
+def _jsonl(path: Path) -> Corpus:
+    documents = []
+    for number, record in json_objects(path, _text(path).splitlines()):
         if "text" not in record:
             raise ZooError(f"{path}, line {number}: no 'text' field")
         for key in ("text", "title", "_id"):
