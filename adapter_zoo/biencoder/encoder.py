@@ -20,6 +20,7 @@ from adapter_zoo.ranker.inputs import (
     check_ranking,
     check_texts,
     check_top_k,
+    distinct_texts,
     text_pairs,
 )
 from adapter_zoo.ranker.model import own_tensors, quiet_adapter_activation, resolve_base_model
@@ -247,13 +248,8 @@ class BiEncoder:
         pairs = text_pairs(pairs)
         if not pairs:
             return np.zeros(0, dtype=np.float32)
-        texts: dict[str, int] = {}
-        for query, candidate in pairs:
-            texts.setdefault(query, len(texts))
-            texts.setdefault(candidate, len(texts))
-        vectors = self.encode(list(texts), batch_size=batch_size, progress=progress)
-        left = np.fromiter((texts[q] for q, _ in pairs), dtype=np.int64, count=len(pairs))
-        right = np.fromiter((texts[c] for _, c in pairs), dtype=np.int64, count=len(pairs))
+        texts, left, right = distinct_texts(pairs)
+        vectors = self.encode(texts, batch_size=batch_size, progress=progress)
         scores = np.empty(len(pairs), dtype=np.float32)
         # a slice of pairs at a time: both sides' rows of all of them at once would be two
         # pairs x dimension matrices (2.5 GB for InsuranceQA's 812,500 pairs)

@@ -29,7 +29,7 @@ import numpy as np
 
 from adapter_zoo.compose.scoring import Composite, query_groups
 from adapter_zoo.errors import ZooError
-from adapter_zoo.ranker.inputs import check_texts, check_top_k, text_pairs
+from adapter_zoo.ranker.inputs import check_texts, check_top_k, distinct_texts, text_pairs
 
 # what ``prf:<model>`` means without ``@k=...,w=...``: the three best candidates, a third of
 # the way (Pyserini's dense Rocchio reproductions use k 3-5 and weights of this order)
@@ -129,16 +129,11 @@ class DenseFeedback(Composite):
         pairs = text_pairs(pairs)
         if not pairs:
             return np.zeros(0, dtype=np.float32)
-        texts: dict[str, int] = {}
-        for query, candidate in pairs:
-            texts.setdefault(query, len(texts))
-            texts.setdefault(candidate, len(texts))
+        texts, left, right = distinct_texts(pairs)
         vectors = np.asarray(
-            self.encoder.encode(list(texts), batch_size=batch_size, progress=progress),
+            self.encoder.encode(texts, batch_size=batch_size, progress=progress),
             dtype=np.float64,
         )
-        left = np.fromiter((texts[q] for q, _ in pairs), dtype=np.int64, count=len(pairs))
-        right = np.fromiter((texts[c] for _, c in pairs), dtype=np.int64, count=len(pairs))
         scores = feedback_scores(vectors[left], vectors[right], query_groups(pairs),
                                  k=self.k, weight=self.weight)  # fmt: skip
         return scores.astype(np.float32)

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+
 from adapter_zoo.errors import ZooError
 from stackexchange.numbers import check_number
 
@@ -85,6 +87,25 @@ def text_pairs(pairs, *, caller: str = "score") -> list[tuple[str, str]]:
         candidate = _check_text(pair[1], f"{caller}: pair {i}: candidate")
         checked.append((query, candidate))
     return checked
+
+
+def distinct_texts(pairs: list[tuple[str, str]]) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """``(texts, left, right)``: each distinct text of ``pairs`` once, in first-seen order,
+    and each pair's query and candidate as indices into it (a bi-encoder embeds each text
+    once, however many pairs hold it).
+
+    Example:
+        >>> texts, left, right = distinct_texts([("q", "a"), ("q", "b")])
+        >>> texts, left.tolist(), right.tolist()
+        (['q', 'a', 'b'], [0, 0], [1, 2])
+    """
+    index: dict[str, int] = {}
+    for query, candidate in pairs:
+        index.setdefault(query, len(index))
+        index.setdefault(candidate, len(index))
+    left = np.fromiter((index[q] for q, _ in pairs), dtype=np.int64, count=len(pairs))
+    right = np.fromiter((index[c] for _, c in pairs), dtype=np.int64, count=len(pairs))
+    return list(index), left, right
 
 
 def check_top_k(top_k, *, caller: str = "rank") -> int | None:
