@@ -97,6 +97,10 @@ OWN_TRAINING: dict = {"mode": "adapter"}
 # default): past a few hundred they add little to the choice of step and cost every
 # evaluation (a large target's lists take minutes a scoring on 2 cores: docs/performance.md).
 SELECTION_LISTS = 200
+# A run to a budget trades the base's attention dropout for more steps: without it a CPU
+# takes attention's fused kernel, whose steps are faster and hold no attention matrix
+# (TrainingConfig.attention_dropout; the measurement in benchmarks/perf/attention_dropout.py).
+ATTENTION_DROPOUT = 0.0
 BATCH = 32
 # Texts a training example reads: the anchor, its positive and one hard negative.
 EXAMPLE_TEXTS = 3
@@ -642,7 +646,8 @@ def _run_config(forum, record, target_name, entry, base_model, seed, start,
         name=entry, base_model=base_model, pair_kinds=tuple(record["pair_kinds"]),
         hard_negatives=True, max_length=TRAIN_LENGTH, batch_size=BATCH, seed=seed,
         init_from=start, keep_start=False, precision=current_precision(), overwrite=True,
-        drop_lower=OWN_DROP_LOWER if start is None else 0, **steps,
+        drop_lower=OWN_DROP_LOWER if start is None else 0,
+        attention_dropout=ATTENTION_DROPOUT, **steps,
     )  # fmt: skip
 
 

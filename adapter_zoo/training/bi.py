@@ -49,13 +49,14 @@ from adapter_zoo.registry import kind_for_card
 from adapter_zoo.training.batches import length_grouped_sampling
 from adapter_zoo.training.checkpoint import open_run_folder
 from adapter_zoo.training.data import bm25_margins, load_pairs, resolve_forums, with_neighbours
-from adapter_zoo.training.memory import plan_memory
+from adapter_zoo.training.memory import keeps_attention_matrices, plan_memory
 from adapter_zoo.training.models import (
     check_drop_lower,
     freeze_lower_layers,
     fusion_adapters,
     module_name,
     new_adapter_config,
+    set_attention_dropout,
     starting_adapter,
 )
 from adapter_zoo.training.prefix_cache import PrefixCache
@@ -149,7 +150,11 @@ def memory_plan(config, transformer):
     step encodes each anchor, positive (and hard negative) of ``batch_size`` examples."""
     texts = config.batch_size * (3 if config.hard_negatives else 2)
     plan = plan_memory(
-        transformer.config, texts=texts, length=config.max_length, budget=config.memory_budget
+        transformer.config,
+        texts=texts,
+        length=config.max_length,
+        budget=config.memory_budget,
+        attention_matrices=keeps_attention_matrices(transformer.config, config.attention_dropout),
     )
     loss = GRADCACHE_TWINS.get(config.loss, config.loss) if plan.bounded else config.loss
     return plan, loss
@@ -314,6 +319,7 @@ def train_bi_encoder(config, hosts: list[str]) -> Path:
         )
     set_seed(config.seed)  # the adapter's initial down-projection comes from the global RNG
     model, setup = _setup(config, hosts)
+    set_attention_dropout(transformer_of(model), config.attention_dropout)
     cast_frozen_for_training(model, config.precision)  # before any step or dev score
     plan, run_loss = memory_plan(config, transformer_of(model))
     if plan.recompute:

@@ -122,6 +122,12 @@ class TrainingConfig:
         precision: ``auto`` (default), ``fp32`` or ``bf16``: the dtype the frozen base's
             linear layers run in (:func:`adapter_zoo.precision.training_precision`; trained
             weights and the optimizer stay float32). ``train`` records the resolved one.
+        attention_dropout: the dropout on the base's attention weights while training (None:
+            the base's own, 0.1 for MiniLM). At 0 a CPU runs attention through PyTorch's fused
+            kernel, which keeps no attention matrix for backward: fewer bytes a step and a
+            faster step (``benchmarks/perf/attention_dropout.py``), what a run to a time budget
+            (``adapt``) trades the base's attention dropout for. Recorded in the card's config
+            when set.
         memory_budget: bytes a training step's activations may take (None: half the memory
             available at the start, times the process's share of the cores); GradCache,
             chunked backward and recomputed activations are used only when a step would not
@@ -179,6 +185,7 @@ class TrainingConfig:
     eval_steps: int | None = None
     keep_start: bool = True
     precision: str = "auto"
+    attention_dropout: float | None = None
     memory_budget: int | None = None
     overwrite: bool = False
     restart: bool = False
@@ -281,6 +288,9 @@ class TrainingConfig:
         for key in ("lr", "transfer_lr", "weight_decay", "margin"):
             if getattr(self, key) is not None:
                 check_number(key, getattr(self, key), low=0, error=ZooError)
+        if self.attention_dropout is not None:
+            check_number("attention_dropout", self.attention_dropout, low=0, high=1,
+                         high_open=True, error=ZooError)  # fmt: skip
 
     @property
     def learning_rate(self) -> float:
@@ -306,6 +316,8 @@ class TrainingConfig:
         record = dataclasses.asdict(self)
         for key in ("overwrite", "restart", "memory_budget"):
             record.pop(key)
+        if record["attention_dropout"] is None:  # the base's own: cards as they always were
+            record.pop("attention_dropout")
         return {k: list(v) if isinstance(v, tuple) else v for k, v in record.items()}
 
 

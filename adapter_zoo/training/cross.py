@@ -39,8 +39,8 @@ from adapter_zoo.training.data import (
     resolve_forums,
     with_neighbours,
 )
-from adapter_zoo.training.memory import plan_memory
-from adapter_zoo.training.models import fusion_weights, setup_model
+from adapter_zoo.training.memory import keeps_attention_matrices, plan_memory
+from adapter_zoo.training.models import fusion_weights, set_attention_dropout, setup_model
 from adapter_zoo.training.processes import process_state
 from adapter_zoo.training.selection import (
     DEV_LISTS,
@@ -194,6 +194,7 @@ def memory_plan(config: TrainingConfig, model_config):
         texts=config.batch_size * per_example,
         length=config.max_length,
         budget=config.memory_budget,
+        attention_matrices=keeps_attention_matrices(model_config, config.attention_dropout),
     )
 
 
@@ -216,6 +217,7 @@ def train_cross_encoder(config: TrainingConfig, hosts: list[str]) -> Path:
 
     set_seed(config.seed)  # the new adapter's and head's initial weights
     model, tokenizer, setup = setup_model(config)
+    set_attention_dropout(model, config.attention_dropout)
     cast_frozen_for_training(model, config.precision)  # before any step or dev score
     memory = memory_plan(config, model.config)
     if memory.recompute:

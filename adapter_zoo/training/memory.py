@@ -3,7 +3,11 @@ where a training step would not fit.
 
 A step keeps, for backward, the activations of every text it encodes: with attention dropout
 on, CPU attention takes the math path, which keeps each layer's attention matrices (batch x
-heads x length x length floats, several per layer). Three ways bound that, each at a price in
+heads x length x length floats, several per layer). Without attention dropout
+(``TrainingConfig.attention_dropout=0``) it takes PyTorch's fused kernel instead, which keeps
+none of them (:func:`keeps_attention_matrices`).
+
+Three ways bound that, each at a price in
 compute, and a plan takes the cheapest that fits the budget:
 
 1. ``plain``: the whole batch's activations held (one forward pass, one backward pass).
@@ -125,18 +129,38 @@ def default_budget() -> int:
     return int(psutil.virtual_memory().available * DEFAULT_SHARE * cores)
 
 
-def activation_bytes(model_config, *, texts: int, length: int, layers: int | None = None) -> int:
+def activation_bytes(model_config, *, texts: int, length: int, layers: int | None = None,
+                     attention_matrices: bool = True) -> int:  # fmt: skip
     """Estimated bytes held for backward by ``texts`` texts of ``length`` tokens through
-    ``layers`` layers (default: all of ``model_config``'s)."""
+    ``layers`` layers (default: all of ``model_config``'s), with or without each layer's
+    attention matrices."""
     layers = model_config.num_hidden_layers if layers is None else layers
-    per_layer = (
-        length * model_config.hidden_size * HIDDEN_FLOATS
-        + model_config.num_attention_heads * length * length * ATTENTION_FLOATS
-    )
+    per_layer = length * model_config.hidden_size * HIDDEN_FLOATS
+    if attention_matrices:
+        per_layer += model_config.num_attention_heads * length * length * ATTENTION_FLOATS
     return texts * layers * per_layer * FLOAT_BYTES
 
 
-def plan_memory(model_config, *, texts: int, length: int, budget: int | None) -> MemoryPlan:
+def keeps_attention_matrices(model_config, attention_dropout: float | None) -> bool:
+    """Whether a training step holds each layer's attention matrices for backward: always,
+    but where attention runs through PyTorch's fused kernel (``sdpa``) without dropout,
+    which keeps only a row statistic per token (the training config's
+    ``attention_dropout``: None is the base's own, ``attention_probs_dropout_prob``).
+
+    Example:
+        >>> from transformers import BertConfig
+        >>> config = BertConfig(attn_implementation="sdpa")
+        >>> keeps_attention_matrices(config, None), keeps_attention_matrices(config, 0.0)
+        (True, False)
+    """
+    dropout = attention_dropout
+    if dropout is None:
+        dropout = getattr(model_config, "attention_probs_dropout_prob", 0.0)
+    return not (getattr(model_config, "_attn_implementation", None) == "sdpa" and dropout == 0)
+
+
+def plan_memory(model_config, *, texts: int, length: int, budget: int | None,
+                attention_matrices: bool = True) -> MemoryPlan:  # fmt: skip
     """The cheapest way for a step of ``texts`` texts (pairs, for a cross-encoder) of up to
     ``length`` tokens to fit ``budget`` bytes (None: :func:`default_budget`).
 
@@ -146,15 +170,19 @@ def plan_memory(model_config, *, texts: int, length: int, budget: int | None) ->
             cross-encoder's pairs).
         length: the longest a text is truncated to.
         budget: bytes, or None for the default share of the memory available.
+        attention_matrices: whether the step holds attention matrices
+            (:func:`keeps_attention_matrices`).
     """
     budget = default_budget() if budget is None else int(budget)
-    held = activation_bytes(model_config, texts=texts, length=length)
+    held = activation_bytes(model_config, texts=texts, length=length,
+                            attention_matrices=attention_matrices)  # fmt: skip
     if held <= budget:
         return MemoryPlan(budget, held, "plain")
     # checkpointing keeps each layer's input (tokens x hidden floats per layer) and rebuilds
     # one layer at a time
     inputs = texts * model_config.num_hidden_layers * length * model_config.hidden_size
-    one_layer = activation_bytes(model_config, texts=texts, length=length, layers=1)
+    one_layer = activation_bytes(model_config, texts=texts, length=length, layers=1,
+                                 attention_matrices=attention_matrices)  # fmt: skip
     if inputs * FLOAT_BYTES + one_layer <= budget:
         return MemoryPlan(budget, held, "recompute")
     return MemoryPlan(budget, held, "bounded")

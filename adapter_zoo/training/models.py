@@ -245,6 +245,25 @@ def freeze_lower_layers(model, drop_lower: int) -> None:
             param.requires_grad_(False)
 
 
+def set_attention_dropout(model, dropout: float | None) -> None:
+    """Train ``model``'s attention with ``dropout`` on its attention weights (None: leave the
+    base's own). Both of transformers' attention paths read it at each forward: the fused
+    kernel's ``dropout_prob`` and the math path's ``nn.Dropout``.
+
+    Example:
+        >>> set_attention_dropout(transformer, 0.0)  # doctest: +SKIP
+    """
+    if dropout is None:
+        return
+    for module in model.modules():
+        if not type(module).__name__.endswith("SelfAttention"):
+            continue
+        if hasattr(module, "dropout_prob"):
+            module.dropout_prob = dropout
+        if hasattr(getattr(module, "dropout", None), "p"):  # an nn.Dropout
+            module.dropout.p = dropout
+
+
 def bound_activation_memory(model) -> None:
     """Recompute each transformer layer's activations in backward instead of holding them.
 

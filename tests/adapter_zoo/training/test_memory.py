@@ -142,3 +142,60 @@ def test_a_cross_encoder_chunks_and_recomputes_only_past_its_budget(
     else:
         # 8 pairs a chunk: two listwise examples of a positive and 3 negatives
         assert len(recomputed) == 1 and chunks == {2}
+
+
+def test_without_attention_dropout_the_fused_kernel_holds_no_attention_matrix(minilm_config):
+    from adapter_zoo.training.memory import keeps_attention_matrices
+
+    minilm_config._attn_implementation = "sdpa"
+    assert keeps_attention_matrices(minilm_config, None)  # MiniLM's own 0.1
+    assert not keeps_attention_matrices(minilm_config, 0.0)
+    minilm_config._attn_implementation = "eager"  # the math path holds them whatever the dropout
+    assert keeps_attention_matrices(minilm_config, 0.0)
+    step = {"texts": 96, "length": 256}
+    held = activation_bytes(minilm_config, **step)
+    fused = activation_bytes(minilm_config, **step, attention_matrices=False)
+    # 12 heads x 256^2 attention floats a text and layer, beside 384 x 256 x 21 hidden ones
+    assert round(held / fused, 2) == round(1 + 12 * 256 * 4 / (384 * 21), 2)
+    assert plan_memory(minilm_config, **step, budget=fused).mode == "recompute"
+    assert plan_memory(minilm_config, **step, budget=fused, attention_matrices=False).mode == (
+        "plain"
+    )
+
+
+@pytest.mark.parametrize("implementation", ["sdpa", "eager"])
+def test_attention_dropout_set_for_training_reaches_both_attention_paths(
+    implementation, tiny_bert_path
+):
+    import torch
+    from transformers import AutoModel
+
+    from adapter_zoo.training.models import set_attention_dropout
+
+    model = AutoModel.from_pretrained(
+        tiny_bert_path, attn_implementation=implementation, hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.5,
+    ).train()  # fmt: skip
+    ids = torch.tensor([[101, 2054, 2003, 1037, 27077, 102]])
+
+    def twice():
+        torch.manual_seed(0)
+        first = model(input_ids=ids).last_hidden_state
+        return torch.equal(first, model(input_ids=ids).last_hidden_state)
+
+    assert not twice()  # attention dropout draws a new mask each forward
+    set_attention_dropout(model, None)  # None keeps the base's own
+    assert not twice()
+    set_attention_dropout(model, 0.0)
+    assert twice()
+
+
+def test_attention_dropout_is_checked_and_recorded_only_when_set():
+    config = TrainingConfig(mode="adapter", data="parsed", forums=("beer",), name="b")
+    assert "attention_dropout" not in config.to_dict()
+    config = TrainingConfig(mode="adapter", data="parsed", forums=("beer",), name="b",
+                            attention_dropout=0.0)  # fmt: skip
+    assert config.to_dict()["attention_dropout"] == 0.0
+    with pytest.raises(ZooError, match=r"^attention_dropout must be .*, not 1$"):
+        TrainingConfig(mode="adapter", data="parsed", forums=("beer",), name="b",
+                       attention_dropout=1)  # fmt: skip
