@@ -2,8 +2,8 @@
 
 Every results or performance table in README.md and docs/ sits between ``<!-- table: NAME -->``
 markers and is generated from the JSON in ``benchmarks/perf/results/`` (or the benchmark
-registry's recorded scores) by ``benchmarks/perf/tables.py``; ``python -m
-benchmarks.perf.report`` rewrites them. These tests regenerate every table and compare, so a
+registry's recorded scores) by ``benchmarks/report/tables.py``; ``python -m
+benchmarks.report`` rewrites them. These tests regenerate every table and compare, so a
 number edited by hand, or a JSON re-recorded without the pages, fails here.
 """
 
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.perf import tables
+from benchmarks.report import tables
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -51,7 +51,7 @@ def test_every_marked_table_is_what_the_recorded_json_gives(page):
     for name, body in written.items():
         assert body == expected[name], (
             f"{page.relative_to(ROOT)}: table {name!r} differs from the recorded JSON; "
-            "run .venv/bin/python -m benchmarks.perf.report\n"
+            "run .venv/bin/python -m benchmarks.report\n"
             f"--- page\n{body}--- from the JSON\n{expected[name]}"
         )
 
@@ -66,7 +66,7 @@ def test_every_recorded_json_is_shown_on_a_page(monkeypatch, tmp_path):
     """Each perf script's JSON in results/ reaches the pages: through a generated table
     (``tables.load``) or as rows of the performance table (``report.table``: the table
     changes when the file is taken away)."""
-    from benchmarks.perf import report
+    from benchmarks.report import cli as report
 
     read = set()
     real_load = tables.load

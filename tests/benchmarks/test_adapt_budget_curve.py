@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.perf.adapt_budget_curve import plot
-from benchmarks.perf.tables import adapt_curve_table, readme_curve_table
+from benchmarks.report.tables import adapt_curve_table, readme_curve_table
 
 RECORDED = Path(__file__).resolve().parents[2] / "benchmarks/perf/results/adapt_budget_curve.json"
 

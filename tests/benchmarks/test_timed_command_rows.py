@@ -3,7 +3,7 @@ marked shared only when other work loaded the machine before it started."""
 
 from __future__ import annotations
 
-from benchmarks.perf import report
+from benchmarks.report import cli as report
 
 
 def _record(before: float, after: float) -> dict:

@@ -3,8 +3,8 @@ on a record of the benchmark's shape."""
 
 from __future__ import annotations
 
-from benchmarks.perf import report
 from benchmarks.perf.train_throughput import compare
+from benchmarks.report import cli as report
 
 SPEED = {
     "today": {"cold": 6.0, "warm": 6.0, "evaluation": 40.0},

@@ -2,25 +2,23 @@
 
 Each perf script saves its own JSON; this only reads them, so the pages show exactly what
 was measured (machine included) and whether each target was met. ``main`` regenerates every
-marked table of README.md and docs/ (``benchmarks/perf/tables.py``: this table and the
+marked table of README.md and docs/ (``benchmarks/report/tables.py``: this table and the
 others, all from the recorded JSON).
 
 Usage:
-    .venv/bin/python -m benchmarks.perf.report            # rewrite the pages' tables
-    .venv/bin/python -m benchmarks.perf.report --check    # exit 1 if a page is stale
-    .venv/bin/python -m benchmarks.perf.report --print    # print the performance table only
+    .venv/bin/python -m benchmarks.report            # rewrite the pages' tables
+    .venv/bin/python -m benchmarks.report --check    # exit 1 if a page is stale
+    .venv/bin/python -m benchmarks.report --print    # print the performance table only
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 
 from benchmarks.perf.adapt_study import FUSED
+from benchmarks.report.paths import RESULTS, ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
-RESULTS = Path(__file__).resolve().parent / "results"
 NEAR_CHANCE_P1 = 0.1
 HEADER = (
     "| benchmark | measured | ours | peer | ratio | target | met | machine |",
@@ -692,7 +690,7 @@ def table() -> str:
 
 
 def main(argv=None) -> int:
-    from benchmarks.perf.tables import stale_pages, write_pages
+    from benchmarks.report.tables import stale_pages, write_pages
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--print", action="store_true", help="print the table, change nothing")

@@ -9,7 +9,7 @@ code's own constants. A page marks each generated table::
     ...generated lines...
     <!-- /table: NAME -->
 
-``python -m benchmarks.perf.report`` rewrites every marked table of README.md and docs/;
+``python -m benchmarks.report`` rewrites every marked table of README.md and docs/;
 ``--check`` changes nothing and exits 1 when a page differs from what the results give
 (``tests/test_readme_numbers.py`` checks the same).
 """
@@ -21,8 +21,8 @@ import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-RESULTS = Path(__file__).resolve().parent / "results"
+from benchmarks.report.paths import RESULTS, ROOT
+
 # the pages whose marked tables are generated
 PAGES = ("README.md", "docs")
 MARKED = re.compile(
@@ -1048,7 +1048,7 @@ def learning_rates_table() -> str:
 
 
 def perf_table() -> str:
-    from benchmarks.perf.report import table
+    from benchmarks.report.cli import table
 
     return table()
 
