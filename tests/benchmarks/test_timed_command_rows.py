@@ -3,7 +3,7 @@ marked shared only when other work loaded the machine before it started."""
 
 from __future__ import annotations
 
-from benchmarks.report.descriptions.perf_rows import quickstart_rows
+from benchmarks.report.descriptions.perf_timed import quickstart_rows
 
 
 def _record(before: float, after: float) -> dict:

@@ -92,17 +92,21 @@ _OBJECTIVE_ROWS = {
 METRICS = ("p@1", "map", "mrr")
 
 
-# the rows are the objectives in their order, those the record lacks left out
-def _objective_rows(data: dict) -> list[list]:
-    rows = []
-    for key, label in _OBJECTIVE_ROWS.items():
-        row = data["table"].get(key)
-        if row is None:
-            continue
-        vs = row.get("vs_none")
-        rows.append([label, *(f"{row[m]:.3f}" for m in METRICS),
-                     *(interval(vs[m]) if vs else "—" for m in METRICS)])  # fmt: skip
-    return rows
+def _objective_row(key: str, label: str) -> Rows:
+    """An objective's row, when the record has it: its scores, and each against no
+    pre-training (the no pre-training row itself has no such interval)."""
+
+    def versus(metric: str):
+        def cell(r) -> str:
+            vs = r["table"][key].get("vs_none")
+            return interval(vs[metric]) if vs else "—"
+
+        return cell
+
+    return Rows(
+        cells=(label, *(f"{{table[{key}][{m}]:.3f}}" for m in METRICS), *map(versus, METRICS)),
+        where=lambda r: key in r["table"],
+    )
 
 
 def _objectives(marker: str, source: str) -> Table:
@@ -113,7 +117,7 @@ def _objectives(marker: str, source: str) -> Table:
         source=source,
         columns=tuple(map(Column, ("MiniLM cross-encoder, fine-tuned after", "P@1", "MAP", "MRR",
                                    "P@1 − none [95%]", "MAP − none [95%]", "MRR − none [95%]"))),
-        rows=_objective_rows,
+        rows=tuple(_objective_row(key, label) for key, label in _OBJECTIVE_ROWS.items()),
     )  # fmt: skip
 
 

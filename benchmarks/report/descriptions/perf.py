@@ -12,7 +12,7 @@ from collections import ChainMap
 from collections.abc import Callable
 
 from benchmarks.report import paths
-from benchmarks.report.descriptions import perf_rows
+from benchmarks.report.descriptions import perf_rows, perf_timed
 from benchmarks.report.descriptions.perf_rows import bf16_hardware, ran_on
 from benchmarks.report.render import Column, Rows, Table, met, render, rows_of
 
@@ -213,8 +213,9 @@ def _named(benchmark: str) -> Callable[[str, dict], bool]:
 
 # Each record's rows: the first kind that matches it (by its benchmark's name; train_infer
 # records by their file, which names the variant; train_memory's by its file; a quality
-# record only with its summary). A function is a row function of ``perf_rows``: its rows'
-# targets and verdicts are worked out from several of the record's fields.
+# record only with its summary). A ``Rows`` is formatted against the record, its file's stem
+# as ``stem``; a function is a row function of ``perf_rows``: its rows' targets and verdicts
+# are worked out from several of the record's fields.
 PERF_ROWS: tuple[tuple[Callable[[str, dict], bool], Rows | tuple[Rows, ...] | Callable], ...] = (
     (_named("parse_throughput"), PARSE),
     (lambda stem, data: stem.startswith("train_infer"), TRAIN_INFER),
@@ -231,9 +232,9 @@ PERF_ROWS: tuple[tuple[Callable[[str, dict], bool], Rows | tuple[Rows, ...] | Ca
     (_named("memory_plan"), MEMORY_PLAN),
     (_named("training_peak"), perf_rows.training_peak_rows),
     (_named("train_throughput"), perf_rows.train_throughput_rows),
-    (_named("quickstart_time"), perf_rows.quickstart_rows),
-    (_named("adapt_time"), perf_rows.adapt_time_rows),
-    (_named("insuranceqa"), perf_rows.insuranceqa_rows),
+    (_named("quickstart_time"), perf_timed.quickstart_rows),
+    (_named("adapt_time"), perf_timed.adapt_time_rows),
+    (_named("insuranceqa"), perf_timed.insuranceqa_rows),
 )  # fmt: skip
 
 
