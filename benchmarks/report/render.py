@@ -114,8 +114,11 @@ class Rows:
     """A group of rows: one per item ``path`` walks from the record (or from the enclosing
     group's item), or one row when the path is empty.
 
-    ``cells`` are the row's (``None``: the table's columns' cells; ``()``: no row of its own,
-    only its ``then`` groups, walked under each item after its own row).
+    A path is keys joined by dots; ``<name>`` walks each item there (a mapping's or a list's),
+    in the record's order, ``<name:field>`` sorted by the items' ``field``. ``where`` keeps
+    the rows it is true of. ``cells`` are the row's (``None``: the table's columns' cells;
+    ``()``: no row of its own), and the ``then`` groups are walked under each item, after its
+    own row.
     """
 
     path: str = ""
@@ -136,7 +139,7 @@ class Table:
 
     marker: str
     source: str | Callable[[], Mapping]
-    columns: tuple[Column, ...] | Callable[[Mapping], tuple[Column, ...]]
+    columns: tuple[Column, ...]
     rows: str | tuple[Rows, ...] | Callable[[Mapping], Iterable[Sequence]] = ""
     note: str | Callable[[Mapping], str] | None = None
 
@@ -214,9 +217,8 @@ def _walk(value: Any, path: list[str], bound: dict) -> Iterator[dict]:
 
 def _columns(table: Table, record: Mapping) -> list[tuple[str, Cell | None, str]]:
     """(header, cell, alignment) of each column, the ``over`` columns expanded."""
-    columns = table.columns(record) if callable(table.columns) else table.columns
     expanded = []
-    for column in columns:
+    for column in table.columns:
         if column.over is None:
             expanded.append((fill_in(column.header, record), column.cell, column.align))
             continue

@@ -8,6 +8,7 @@ import re
 import benchmarks
 from benchmarks.perf.insuranceqa import FUSED, ZERO_SHOT, row_name
 from benchmarks.perf.outside_study import MULTITASK
+from benchmarks.report import render
 from benchmarks.report.render import Column, Rows, Table, interval
 
 SEMEVAL = ("semeval2016", "semeval2017")
@@ -117,13 +118,11 @@ def _insuranceqa_label(key: str, row: dict) -> str:
     return INSURANCEQA_LABELS.get(model, f"`{model}`") + (f" [{precision}" if precision else "")
 
 
-# our rows (the record's) and then the published ones (the registry's)
-def _insuranceqa_rows(data: dict) -> list[list]:
-    rows = [[_insuranceqa_label(key, row), "ours", f"{100 * row['p@1']:.1f}",
-             f"{100 * row['map']:.1f}"] for key, row in data["rows"].items()]  # fmt: skip
-    for ref in benchmarks.get("insuranceqa").published:
-        rows.append([ref.model, "published", f"{100 * ref.metrics['p@1']:.1f}", "–"])
-    return rows
+def _insuranceqa_record() -> dict:
+    """``insuranceqa.json`` with the registry's published rows beside its own."""
+    published = benchmarks.get("insuranceqa").published
+    return {**render.load("insuranceqa"),
+            "published": [{"model": ref.model, **ref.metrics} for ref in published]}  # fmt: skip
 
 
 def _insuranceqa_p1(data: dict) -> str:
@@ -135,10 +134,16 @@ def _insuranceqa_p1(data: dict) -> str:
 # MAP, beside MultiCQA's published accuracies (the registry's ``published``, P@1 only).
 INSURANCEQA = Table(
     marker="insuranceqa",
-    source="insuranceqa",
+    source=_insuranceqa_record,
     columns=(Column("model"), Column("source"), Column(_insuranceqa_p1, align="---:"),
              Column("test MAP", align="---:")),
-    rows=_insuranceqa_rows,
+    rows=(
+        Rows("rows.<row>", cells=(
+            lambda r: _insuranceqa_label(r["row"].key, r["row"].value), "ours",
+            lambda r: f"{100 * r['row']['p@1']:.1f}", lambda r: f"{100 * r['row']['map']:.1f}")),
+        Rows("published.<ref>", cells=(
+            "{ref[model]}", "published", lambda r: f"{100 * r['ref']['p@1']:.1f}", "–")),
+    ),
 )  # fmt: skip
 
 BEIR_LABELS = {

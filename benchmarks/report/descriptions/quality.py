@@ -104,30 +104,30 @@ QUALITY_RETRAINED = Table(
 )  # fmt: skip
 
 
-# the zero-shot run has no learning rate and no curve, and the header names the steps
-def _lr_rows(data: dict) -> list[list]:
-    rows = []
-    for run in data["lr_table"]:
-        if not run["lr"]:
-            rows.append(["zero-shot base", "—", "—", map_(run["test_map"])])
-            continue
-        curve = ", ".join(f"{v:.3f}" for v in run["dev_map_by_step"].values())
-        rows.append([f"{run['lr']:g}", curve, run["best_step"], map_(run["test_map"])])
-    return rows
-
-
 def _lr_steps(data: dict) -> str:
+    """The header of the dev curve: the steps of the first run that has a curve."""
     steps = ", ".join(next(r for r in data["lr_table"] if r["lr"])["dev_map_by_step"])
     return f"dev MAP at steps {steps}"
+
+
+def _trained(cell):
+    """A cell of a run at a learning rate; "—" on the zero-shot run, which has none."""
+    return lambda r: cell(r["run"]) if r["run"]["lr"] else "—"
 
 
 # beer's bi-encoder adapter at each learning rate: the dev curve and the test MAP.
 QUALITY_LR = Table(
     marker="quality-lr",
     source="quality",
-    columns=(Column("learning rate"), Column(_lr_steps), Column("best step"),
-             Column("beer test MAP")),
-    rows=_lr_rows,
+    rows="lr_table.<run>",
+    columns=(
+        Column("learning rate", lambda r: f"{r['run']['lr']:g}" if r["run"]["lr"]
+               else "zero-shot base"),
+        Column(_lr_steps, _trained(lambda run: ", ".join(
+            f"{v:.3f}" for v in run["dev_map_by_step"].values()))),
+        Column("best step", _trained(lambda run: run["best_step"])),
+        Column("beer test MAP", "{run[test_map]:map}"),
+    ),
 )  # fmt: skip
 
 # AdapterDrop: beer's bi-encoder adapter without adapters in the lowest k layers.

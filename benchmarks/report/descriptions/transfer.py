@@ -4,27 +4,18 @@ unseen forums and outside domains, and its budget curve."""
 from __future__ import annotations
 
 from benchmarks.perf.adapt_study import MODELS as STUDY_MODELS
-from benchmarks.report.render import Column, Rows, Table, delta, forum, interval, map_
+from benchmarks.report.render import Column, Rows, Table, delta, forum, map_
 
 
-# a one-forum entry shows its forum's row and interval, a multi-task entry its mean
-def _shipped_rows(data: dict) -> list[list]:
-    rows = []
-    for name, entry in data["entries"].items():
-        scores = entry["test_scores"]
-        if len(scores) == 1:
-            ((host, row),) = scores.items()
-            rows.append([f"`{name}`", host, row["questions"], map_(row["map"]),
-                         map_(row["zero_shot_map"]), map_(row["fused_map"]),
-                         interval(row["gain"]["zero_shot"])])  # fmt: skip
-            continue
-        mean = {key: sum(r[key] for r in scores.values()) / len(scores)
-                for key in ("map", "zero_shot_map", "fused_map")}  # fmt: skip
-        rows.append([f"`{name}`", f"mean of its {len(scores)} forums",
-                     sum(r["questions"] for r in scores.values()), map_(mean["map"]),
-                     map_(mean["zero_shot_map"]), map_(mean["fused_map"]),
-                     delta(mean["map"] - mean["zero_shot_map"])])  # fmt: skip
-    return rows
+def _one_forum(r) -> bool:
+    return len(r["entry"]["test_scores"]) == 1
+
+
+def _mean(key: str):
+    """The mean of ``key`` over an entry's forums."""
+    return lambda r: (
+        sum(s[key] for s in r["entry"]["test_scores"].values()) / len(r["entry"]["test_scores"])
+    )
 
 
 # The README's first table: the zoo a user gets, each shipped forum adapter on its own
@@ -36,7 +27,18 @@ README_SHIPPED = Table(
     source="shipped_zoo",
     columns=tuple(map(Column, ("entry", "forum (test split)", "questions", "MAP",
                                "zero-shot base", "base + BM25", "vs zero-shot base [95%]"))),
-    rows=_shipped_rows,
+    rows=(Rows("entries.<entry>", cells=(), then=(
+        Rows("test_scores.<score>", where=_one_forum, cells=(
+            "`{entry.key}`", "{score.key}", "{score[questions]}", "{score[map]:map}",
+            "{score[zero_shot_map]:map}", "{score[fused_map]:map}",
+            "{score[gain][zero_shot]:interval}")),
+        Rows(where=lambda r: not _one_forum(r), cells=(
+            "`{entry.key}`", lambda r: f"mean of its {len(r['entry']['test_scores'])} forums",
+            lambda r: sum(s["questions"] for s in r["entry"]["test_scores"].values()),
+            lambda r: map_(_mean("map")(r)), lambda r: map_(_mean("zero_shot_map")(r)),
+            lambda r: map_(_mean("fused_map")(r)),
+            lambda r: delta(_mean("map")(r) - _mean("zero_shot_map")(r)))),
+    )),),
 )  # fmt: skip
 
 
