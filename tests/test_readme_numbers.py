@@ -2,8 +2,8 @@
 
 Every results or performance table in README.md and docs/ sits between ``<!-- table: NAME -->``
 markers and is generated from the JSON in ``benchmarks/perf/results/`` (or the benchmark
-registry's recorded scores) by ``benchmarks/perf/tables.py``; ``python -m
-benchmarks.perf.report`` rewrites them. These tests regenerate every table and compare, so a
+registry's recorded scores) by the report (``benchmarks/report/``: a description per table,
+one renderer); ``python -m benchmarks.report`` rewrites them. These tests regenerate every table and compare, so a
 number edited by hand, or a JSON re-recorded without the pages, fails here.
 """
 
@@ -15,7 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.perf import tables
+from benchmarks.report import pages, paths, render
+from benchmarks.report.descriptions import TABLES
+from benchmarks.report.descriptions.perf import PERF
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -40,51 +42,49 @@ MEASURED = re.compile(r"[+−-]?\d+\.\d{3,}|\d+\.\d+×|\d+(?:\.\d+)?%")
 
 
 def _pages() -> list[Path]:
-    return tables.pages(ROOT)
+    return pages.pages(ROOT)
 
 
 @pytest.mark.parametrize("page", _pages(), ids=lambda p: str(p.relative_to(ROOT)))
 def test_every_marked_table_is_what_the_recorded_json_gives(page):
     text = page.read_text(encoding="utf-8")
-    written = tables.marked_tables(text)
-    expected = tables.marked_tables(tables.fill(text, str(page)))
+    written = pages.marked_tables(text)
+    expected = pages.marked_tables(pages.fill(text, str(page)))
     for name, body in written.items():
         assert body == expected[name], (
             f"{page.relative_to(ROOT)}: table {name!r} differs from the recorded JSON; "
-            "run .venv/bin/python -m benchmarks.perf.report\n"
+            "run .venv/bin/python -m benchmarks.report\n"
             f"--- page\n{body}--- from the JSON\n{expected[name]}"
         )
 
 
 @pytest.mark.parametrize("page", sorted(REQUIRED))
 def test_the_pages_carry_their_generated_tables(page):
-    names = set(tables.marked_tables((ROOT / page).read_text(encoding="utf-8")))
+    names = set(pages.marked_tables((ROOT / page).read_text(encoding="utf-8")))
     assert REQUIRED[page] <= names, f"{page}: missing tables {sorted(REQUIRED[page] - names)}"
 
 
 def test_every_recorded_json_is_shown_on_a_page(monkeypatch, tmp_path):
-    """Each perf script's JSON in results/ reaches the pages: through a generated table
-    (``tables.load``) or as rows of the performance table (``report.table``: the table
-    changes when the file is taken away)."""
-    from benchmarks.perf import report
-
+    """Each perf script's JSON in results/ reaches the pages: through a table that loads it
+    (``render.load``) or as rows of the performance table (which reads the whole folder: the
+    table changes when the file is taken away)."""
     read = set()
-    real_load = tables.load
-    monkeypatch.setattr(tables, "load", lambda name: (read.add(name), real_load(name))[1])
-    for generate in tables.TABLES.values():
-        generate()
-    full = report.table()
+    real_load = render.load
+    monkeypatch.setattr(render, "load", lambda name: (read.add(name), real_load(name))[1])
+    for table in TABLES.values():
+        render.render(table)
+    full = render.render(PERF)
     unshown = []
-    for path in sorted(tables.RESULTS.glob("*.json")):
+    for path in sorted(paths.RESULTS.glob("*.json")):
         if path.stem in read:
             continue
         others = tmp_path / path.stem
         others.mkdir()
-        for other in tables.RESULTS.glob("*.json"):
+        for other in paths.RESULTS.glob("*.json"):
             if other != path:
                 shutil.copy(other, others / other.name)
-        monkeypatch.setattr(report, "RESULTS", others)
-        if report.table() == full:
+        monkeypatch.setattr(paths, "RESULTS", others)
+        if render.render(PERF) == full:
             unshown.append(path.name)
     assert unshown == []
 
@@ -92,32 +92,32 @@ def test_every_recorded_json_is_shown_on_a_page(monkeypatch, tmp_path):
 def test_a_number_changed_by_hand_fails_the_check():
     """The comparison can fail: a README number edited in a table is caught."""
     text = README.read_text(encoding="utf-8")
-    body = tables.marked_tables(text)["readme-quality"]
+    body = pages.marked_tables(text)["readme-quality"]
     number = re.search(r"\d\.\d{3}", body)[0]
     changed = text.replace(body, body.replace(number, f"{float(number) + 0.001:.3f}", 1))
     assert changed != text
-    assert tables.fill(changed) != changed
-    assert tables.fill(text) == text
+    assert pages.fill(changed) != changed
+    assert pages.fill(text) == text
 
 
 def test_a_re_recorded_json_fails_the_check(monkeypatch):
     """The other way round: the JSON changes (a new run), the page does not."""
     text = README.read_text(encoding="utf-8")
-    quality = tables.load("quality")
+    quality = render.load("quality")
     quality["table"]["bm25"]["beer"]["map"] += 0.01
-    real_load = tables.load
+    real_load = render.load
     monkeypatch.setattr(
-        tables, "load", lambda name: quality if name == "quality" else real_load(name)
+        render, "load", lambda name: quality if name == "quality" else real_load(name)
     )
-    assert tables.fill(text) != text
+    assert pages.fill(text) != text
 
 
 def test_the_readme_prose_quotes_no_number_its_tables_do_not_hold():
     """A measured number in the README's prose (outside tables and code) must appear in one
     of its generated tables: the prose may quote the JSON, never a number of its own."""
     text = README.read_text(encoding="utf-8")
-    generated = "\n".join(tables.marked_tables(text).values())
-    prose = tables.MARKED.sub("", text)
+    generated = "\n".join(pages.marked_tables(text).values())
+    prose = pages.MARKED.sub("", text)
     prose = re.sub(r"```.*?```", "", prose, flags=re.S)
     strays = [n for n in MEASURED.findall(prose) if n not in generated]
     assert strays == []

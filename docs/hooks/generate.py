@@ -10,7 +10,7 @@ A page holds a marker line, and the build replaces it:
 - ``<!-- generated: benchmarks -->``: the benchmark registry (``benchmarks.names()``).
 
 The pages' tables of measured numbers are not generated here but written into the pages by
-``python -m benchmarks.perf.report`` from the recorded JSON (``benchmarks/perf/tables.py``),
+``python -m benchmarks.report`` from the recorded JSON (``benchmarks/report/``),
 so they read the same on GitHub; ``tests/test_readme_numbers.py`` checks them.
 
 Building the parsers imports no torch: the registering modules import heavy libraries inside

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from benchmarks.perf.adapt_budget_curve import plot
-from benchmarks.perf.tables import adapt_curve_table, readme_curve_table
+from benchmarks.report.descriptions.transfer import ADAPT_CURVE, README_CURVE
+from benchmarks.report.render import render
 
 RECORDED = Path(__file__).resolve().parents[2] / "benchmarks/perf/results/adapt_budget_curve.json"
 
@@ -32,9 +33,9 @@ def test_each_recorded_point_is_against_the_fused_base_of_its_own_test_queries()
 def test_the_tables_and_the_figure_are_made_from_the_record(tmp_path):
     record = json.loads(RECORDED.read_text(encoding="utf-8"))
     points = sum(len(ps) for r in record["learners"].values() for ps in r["sets"].values())
-    assert len(adapt_curve_table().splitlines()) == 2 + points
+    assert len(render(ADAPT_CURVE).splitlines()) == 2 + points
     rows = sum(len(r["sets"]) for r in record["learners"].values() if "variant" not in r)
-    assert len(readme_curve_table().splitlines()) == 2 + rows
+    assert len(render(README_CURVE).splitlines()) == 2 + rows
     plot(record, tmp_path / "curve.png")
     assert (tmp_path / "curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 

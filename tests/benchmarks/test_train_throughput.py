@@ -3,8 +3,8 @@ on a record of the benchmark's shape."""
 
 from __future__ import annotations
 
-from benchmarks.perf import report
 from benchmarks.perf.train_throughput import compare
+from benchmarks.report.descriptions import perf_rows
 
 SPEED = {
     "today": {"cold": 6.0, "warm": 6.0, "evaluation": 40.0},
@@ -36,10 +36,9 @@ def test_the_report_row_says_the_speedup_and_whether_a_pair_teaches_as_much():
         "map_tolerance": 0.005,
         "targets": {"arguana": {"compared": compare(SPEED, LEARNING, block_steps=20)}},
     }
-    (row,) = report._train_throughput_rows(data)
-    cells = [c.strip() for c in row.strip("|").split(" | ")]
+    (cells,) = perf_rows.train_throughput_rows(data)
     assert cells[0] == "`train_throughput` arguana, upper-4 vs today"
     assert cells[1].endswith("selection MAP after 640 pairs")
-    assert cells[2:7] == ["8.00 (2.67×); MAP 0.515 vs 0.520", "today 4.00", "2.00×",
+    assert list(cells[2:7]) == ["8.00 (2.67×); MAP 0.515 vs 0.520", "today 4.00", "2.00×",
                           "≥ 3.0× at equal MAP per pair", "**no**"]  # fmt: skip
     assert cells[7] == "2 CPU cores, AMD EPYC, 2026-11-29"
