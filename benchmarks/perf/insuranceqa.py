@@ -115,7 +115,8 @@ def alias_of(model: str) -> tuple[str | None, dict | None]:
     elif adapt:
         adapt = {"budget_minutes": adapt["budget"]["minutes"], "seconds": adapt["seconds"],
                  "training": adapt["training"], "chosen": adapt["decision"]["chosen"],
-                 "reason": adapt["reason"]}  # fmt: skip
+                 "reason": adapt["reason"],
+                 "zoo_entries": sorted((adapt.get("zoo") or {}).get("similarities", {}))}  # fmt: skip
     if card.get("composition") not in ("alias", "fusion") or "max_length" in card:
         return None, adapt
     return card["spec"], adapt

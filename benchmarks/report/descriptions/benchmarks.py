@@ -241,7 +241,9 @@ def _readme_insuranceqa_rows(data: dict) -> list[list]:
     if (learned := latest(by_similarity=False)) is not None:
         key, row = learned
         adapt = row["adapt"]
-        adapt_row = [f"`adapt` from its own texts, empty zoo ({adapt['budget_minutes']:g} "
+        entries = adapt.get("zoo_entries") or []
+        zoo = f"a zoo of {len(entries)}" if entries else "empty zoo"
+        adapt_row = [f"`adapt` from its own texts, {zoo} ({adapt['budget_minutes']:g} "
                      f"minutes; chose `{adapt['chosen']}`)", ours(key), "–"]  # fmt: skip
     # the zoo's single adapter for the domain, picked by similarity (no label read)
     nearest_row = ["forum zoo's nearest adapter (`adapt --strategy nearest`)", "–", "–"]
