@@ -167,6 +167,7 @@ def test_without_attention_dropout_the_fused_kernel_holds_no_attention_matrix(mi
 def test_attention_dropout_set_for_training_reaches_both_attention_paths(
     implementation, tiny_bert_path
 ):
+    import adapters
     import torch
     from transformers import AutoModel
 
@@ -175,7 +176,12 @@ def test_attention_dropout_set_for_training_reaches_both_attention_paths(
     model = AutoModel.from_pretrained(
         tiny_bert_path, attn_implementation=implementation, hidden_dropout_prob=0.0,
         attention_probs_dropout_prob=0.5,
-    ).train()  # fmt: skip
+    )  # fmt: skip
+    adapters.init(model)  # the attention classes training runs: the adapters library's
+    model.add_adapter("a")
+    model.train_adapter("a")
+    model.train()
+    assert "WithAdapters" in type(model.encoder.layer[0].attention.self).__name__
     ids = torch.tensor([[101, 2054, 2003, 1037, 27077, 102]])
 
     def twice():
