@@ -7,6 +7,7 @@ real model weights or minutes of work; every other example must print exactly wh
 docstring says. Each module's examples run in an empty working directory with the test's own
 zoo (``tests/conftest.py``, which also switches the Hub off), and the environment variables
 they set are undone afterwards.
+The rooms of ``benchmarks`` (``speed``, ``studies``, ``reliability``) are packages and walked too;
 ``benchmarks/perf/`` holds scripts, not a package: it is not walked.
 """
 
