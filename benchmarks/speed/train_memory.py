@@ -112,11 +112,10 @@ class PeakRss:
         self._done.set()
         self._sampler.join()
         self.peak_gb = self._peak / 1e9
-        self.start_gb = round(self.start_gb, 3)
 
     def record(self) -> dict:
         return {"wall_s": round(self.wall_s, 1), "peak_rss_gb": round(self.peak_gb, 3),
-                "rss_at_start_gb": self.start_gb}  # fmt: skip
+                "rss_at_start_gb": round(self.start_gb, 3)}  # fmt: skip
 
 
 def measure(command: list[str], env: dict, interval: float, log: Path) -> dict:
