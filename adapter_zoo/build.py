@@ -60,7 +60,7 @@ from stackexchange.paths import check_path_text
 logger = logging.getLogger(__name__)
 
 BUILD_BASE = DEFAULT_BASE
-# recipes/quickstart.py's BI_STEPS and benchmarks/perf/quality.py's ZOO_STEPS: dev MAP stops
+# recipes/quickstart.py's BI_STEPS and benchmarks/studies/quality.py's ZOO_STEPS: dev MAP stops
 # rising by step 30-40 at every learning rate of the quality benchmark's lr table.
 BUILD_STEPS = 40
 BUILD_EVAL_STEPS = 10
@@ -70,7 +70,7 @@ DUMPS_FOLDER = ".dumps"  # in the zoo home: a cut-short download waits there to 
 # an entry, and a later build of the name removes it when its process died.
 BUILD_MARK = ".tmp-build-"
 BUILT_BY = "adapter_zoo.build.build_entry"  # the card's source.built_by
-# Rough costs on 2 CPU cores (benchmarks/perf/results/quality.json: beer's adapter, 40 steps
+# Rough costs on 2 CPU cores (benchmarks/results/quality.json: beer's adapter, 40 steps
 # with five dev evaluations of 49 lists, 198 s; parse_throughput.json: ~10,000 questions/s
 # through the parser, plus unpacking the archive).
 STEP_SECONDS = 2.5

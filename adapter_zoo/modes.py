@@ -11,7 +11,7 @@ Cross-encoder rates (and the cascade's, which trains a cross-encoder's exits) ar
 adapters and multi-task adapters 1e-4, AdapterFusion 5e-5; full fine-tuning 2e-5 (BERT's
 usual rate); TANDA adapts with a rate ten times below its transfer rate.
 
-Bi-encoder rates: benchmarks/perf/quality.py's lr table (beer, 80 steps, dev MAP every 10 at
+Bi-encoder rates: benchmarks/studies/quality.py's lr table (beer, 80 steps, dev MAP every 10 at
 length 256): 5e-4 is best on dev (0.874 vs 0.869 at 2e-4, 0.861 at 1e-4; base 0.847) and on
 test (0.901 vs 0.899, 0.891; base 0.897); 1e-3 overfits (shared notes: 0.877 after 100
 steps). A full fine-tune moves every weight, so it takes the usual BERT rate; fusion trains

@@ -4,7 +4,7 @@
 default of ``adapter_zoo.load`` and of the commands that score) is bfloat16 on a CUDA device
 whose compute capability supports bf16 (``torch.cuda.is_bf16_supported``) and float32 on
 every CPU, because bf16 was measured outside the ±0.003 MAP that ``auto`` allows itself on
-the CPU it was meant for (``benchmarks/perf/precision.py``, all-MiniLM-L6-v2):
+the CPU it was meant for (``benchmarks/speed/precision.py``, all-MiniLM-L6-v2):
 
 - An Intel Xeon with AMX-BF16 (a lent GPU machine's host): bf16 scoring ran 1.60x fp32's
   pairs/s on 2 cores and 1.55x on 16, while beer's LAS-style test set lost 0.011 MAP, as
@@ -21,8 +21,8 @@ the CPU (:mod:`adapter_zoo.onnx`): bi-encoder and cross-encoder entries (adapter
 and ``sbert:`` bases, and a composition's members; BM25 alone and cascades are refused in one line.
 ``resolve_precision`` gives float32 for it, the dtype of the PyTorch model the export is
 made from, and training asked for int8 (``adapt`` passes its precision on) trains in fp32.
-``auto`` does not pick int8: on the measured sets (``benchmarks/perf/int8.py``,
-``benchmarks/perf/results/int8.json``, an AVX512-VNNI Xeon) int8 kept MAP within the ±0.003
+``auto`` does not pick int8: on the measured sets (``benchmarks/speed/int8.py``,
+``benchmarks/results/int8.json``, an AVX512-VNNI Xeon) int8 kept MAP within the ±0.003
 that ``auto`` allows itself on WikiQA and SemEval 2016 but lost 0.033 on beer's long texts,
 so int8 is the user's to ask for, a speed-for-exactness trade like bf16.
 
@@ -43,8 +43,8 @@ way (:func:`cast_frozen_for_training`), while every trainable weight (adapters, 
 the head) and the optimizer's state stay float32. Full fine-tuning trains every weight, so
 it runs in float32. ``auto`` trains as it scores, fp32 on every CPU: on the AVX512-BF16 CPU
 bf16 training ran 1.76x fp32's speed but moved dev selection's step on small forums, and test
-MAP with it by up to 0.034 (``benchmarks/perf/precision_training.py``); on the AMX-BF16 CPU
-(16 cores) it ran 1.20x (``benchmarks/perf/training_peak.py``). On the H100 two bi-encoder
+MAP with it by up to 0.034 (``benchmarks/speed/precision_training.py``); on the AMX-BF16 CPU
+(16 cores) it ran 1.20x (``benchmarks/speed/training_peak.py``). On the H100 two bi-encoder
 adapters trained in bf16 kept their selected step and their MAP (within 0.0001 on three sets).
 
 Example:
@@ -214,7 +214,7 @@ def cast_for_inference(module, dtype, *, keep_float=()):
 
     Casting the whole model instead (every activation in bf16) was 2.0x fp32's speed on the
     beer forum's LAS set but lost 0.011 MAP (near-tied candidates swapped by the bf16
-    residual stream); linear layers alone lose 0.003 at 1.5x (``benchmarks/perf/precision.py``).
+    residual stream); linear layers alone lose 0.003 at 1.5x (``benchmarks/speed/precision.py``).
     Returns ``module``.
     """
     # torch on first use: the CLI starts without it

@@ -74,7 +74,7 @@ def zero_shot(base: str) -> str:
 
 def fused(base: str) -> str:
     """The zero-shot base fused with BM25 (per-query z-scores), as
-    ``benchmarks/perf/outside_study.py`` measures targets against: no training either."""
+    ``benchmarks/studies/outside_study.py`` measures targets against: no training either."""
     return base_fused_spec(zero_shot(base))
 
 
@@ -89,7 +89,7 @@ def _cli(argv: list[str]) -> None:
 
 class StageClock:
     """Announces each stage and times it: a user sees where the minutes go, and
-    ``quickstart.json`` records them (``benchmarks/perf/quickstart_time.py`` reads them)."""
+    ``quickstart.json`` records them (``benchmarks/speed/quickstart_time.py`` reads them)."""
 
     def __init__(self):
         self.seconds: dict[str, float] = {}
@@ -235,7 +235,7 @@ def _smoke_base(out: Path):
     entry may be a composite, whose members are names, never paths of this machine
     (adapter_zoo.kinds.composite), and ``sbert:<name>`` of it is one."""
     from adapter_zoo.ranker.model import BASE_MODEL_ALIASES
-    from recipes.tiny import build_tiny_bert
+    from adapter_zoo.tiny import build_tiny_bert
 
     path = build_tiny_bert(out / "tiny-sentence-bert", sentence_encoder=True, error=ZooError)
     BASE_MODEL_ALIASES[SMOKE_BASE] = str(path)

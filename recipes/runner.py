@@ -17,6 +17,7 @@ from recipes.recipe import Recipe, RecipeError, Step
 from recipes.steps import build_jobs
 from stackexchange.catalog import shipped_data
 from stackexchange.paths import check_folder_path
+from stackexchange.source import forum_short_name
 
 PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 FOREACH = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s+in\s+\{([A-Za-z_][A-Za-z0-9_]*)\}\s*$")
@@ -71,15 +72,6 @@ def builtin_variables(work: Path) -> dict:
     """The variables every recipe may use: ``{shipped}`` (the shipped forum archives) and
     ``{tiny_base}`` (the tiny random BERT of smoke runs)."""
     return {"shipped": str(shipped_data()), "tiny_base": str(work / "tiny-bert")}
-
-
-def forum_short_name(host: str) -> str:
-    """``beer.stackexchange.com`` → ``beer``; ``bicycles.meta.stackexchange.com`` → ``bicycles-meta``."""
-    for suffix in (".stackexchange.com", ".com", ".net"):
-        if host.endswith(suffix):
-            host = host[: -len(suffix)]
-            break
-    return host.replace(".", "-")
 
 
 def _resolve_value(value):
@@ -307,7 +299,7 @@ def run_recipe(
             log(f"  {label}: adapter-zoo {shlex.join(argv)}")
         return work
     if smoke:
-        from recipes.tiny import build_tiny_bert
+        from adapter_zoo.tiny import build_tiny_bert
 
         claim_smoke_folder(work, recipe)
         build_tiny_bert(work / "tiny-bert", error=RecipeError)

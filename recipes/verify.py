@@ -106,7 +106,7 @@ def _shipped_checks(recipe: Recipe, records: list, variables: dict, tolerance: f
     # the zoo's modules load only for a recipe that ships entries
     from adapter_zoo.zoo.store import read_card, shipped_home
     from benchmarks.results import benchmark_key
-    from recipes.runner import forum_short_name
+    from stackexchange.source import forum_short_name
 
     template = recipe.published["shipped"].get("benchmark", "")
     where = f"{recipe.path}: [published] shipped"

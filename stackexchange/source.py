@@ -56,6 +56,22 @@ def forum_host(source: str | os.PathLike, forum: str | None = None) -> str:
     return path.name
 
 
+def forum_short_name(host: str) -> str:
+    """A forum host's short name, as entries and benchmark folders are named after it.
+
+    Example:
+        >>> forum_short_name("beer.stackexchange.com")
+        'beer'
+        >>> forum_short_name("bicycles.meta.stackexchange.com")
+        'bicycles-meta'
+    """
+    for suffix in (".stackexchange.com", ".com", ".net"):
+        if host.endswith(suffix):
+            host = host[: -len(suffix)]
+            break
+    return host.replace(".", "-")
+
+
 def _find_member(names: list[str], wanted: str) -> str | None:
     for name in names:
         if name.replace("\\", "/").rsplit("/", 1)[-1].lower() == wanted.lower():

@@ -103,7 +103,7 @@ def minilm_path() -> Path:
 @pytest.fixture(scope="session")
 def tiny_bert_path(tmp_path_factory) -> Path:
     """A tiny random BERT (2 layers, hidden 32) saved with MiniLM's tokenizer, for logic tests."""
-    from recipes.tiny import build_tiny_bert
+    from adapter_zoo.tiny import build_tiny_bert
 
     return build_tiny_bert(tmp_path_factory.mktemp("models") / "tiny-bert")
 
@@ -111,7 +111,7 @@ def tiny_bert_path(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def tiny_sentence_bert_path(tmp_path_factory) -> Path:
     """The tiny BERT as a mean-pooling sentence encoder: it gets MiniLM's pair-cosine head."""
-    from recipes.tiny import build_tiny_bert
+    from adapter_zoo.tiny import build_tiny_bert
 
     return build_tiny_bert(tmp_path_factory.mktemp("models") / "tiny-st", sentence_encoder=True)
 

@@ -7,7 +7,8 @@ real model weights or minutes of work; every other example must print exactly wh
 docstring says. Each module's examples run in an empty working directory with the test's own
 zoo (``tests/conftest.py``, which also switches the Hub off), and the environment variables
 they set are undone afterwards.
-``benchmarks/perf/`` holds scripts, not a package: it is not walked.
+The rooms of ``benchmarks`` (``speed``, ``studies``, ``reliability``, ``report``) are packages
+and walked too.
 """
 
 from __future__ import annotations

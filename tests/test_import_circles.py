@@ -5,7 +5,7 @@ module-level import graph of ``adapter_zoo`` and ``benchmarks`` has no circle bu
 Every import counts, those inside functions too (a circle through an import inside a function
 still means neither module can be read or changed alone); ``TYPE_CHECKING`` imports do not
 (they never run). The graph is read from the source with ``ast`` rather than grimp, so that
-``benchmarks/perf`` (scripts in a folder without ``__init__.py``) is in it.
+every script of ``benchmarks``' rooms is in it, run as a file or imported.
 ``python tests/test_import_circles.py`` prints the circles.
 """
 
@@ -120,7 +120,7 @@ def test_the_graph_reads_imports_inside_functions_and_the_perf_scripts():
     edges = module_imports()
     # inside a function of adapt.adapt (learn is imported on the auto strategy's first use)
     assert "adapter_zoo.adapt.learn" in edges["adapter_zoo.adapt.adapt"]
-    assert "benchmarks.perf.adapt_study" in edges  # a folder without __init__.py
+    assert "benchmarks.studies.adapt_study" in edges  # a script of a room
     assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == {("a", "b", "c")}
 
 

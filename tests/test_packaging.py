@@ -1,4 +1,5 @@
-"""The wheel holds what the commands need (recipes, shipped archives) and not the perf scripts."""
+"""The wheel holds what the commands need (recipes, shipped archives), not the scripts that
+measure (``benchmarks``' rooms) nor their results."""
 
 from __future__ import annotations
 
@@ -50,7 +51,7 @@ def wheel(tmp_path_factory) -> Path:
     return path
 
 
-def test_wheel_ships_recipes_and_archives_not_perf_scripts(wheel):
+def test_wheel_ships_recipes_and_archives_not_the_measuring_scripts(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
     recipes = sorted(recipe_dir().glob("*.toml"))
     archives = sorted(shipped_data().glob("*.7z"))
@@ -59,7 +60,8 @@ def test_wheel_ships_recipes_and_archives_not_perf_scripts(wheel):
         assert path.relative_to(ROOT).as_posix() in names
     assert "stackexchange/samples/ATTRIBUTION.md" in names
     assert "benchmarks/evaluate.py" in names
-    assert [n for n in names if n.startswith("benchmarks/perf")] == []
+    rooms = ("perf", "speed", "studies", "reliability", "results")
+    assert [n for n in names if n.startswith(tuple(f"benchmarks/{r}/" for r in rooms))] == []
 
 
 def test_wheel_ships_the_shipped_zoo_every_file_of_every_entry(wheel):

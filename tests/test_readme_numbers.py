@@ -1,7 +1,7 @@
 """The README's and the docs' numbers are the recorded ones.
 
 Every results or performance table in README.md and docs/ sits between ``<!-- table: NAME -->``
-markers and is generated from the JSON in ``benchmarks/perf/results/`` (or the benchmark
+markers and is generated from the JSON in ``benchmarks/results/`` (or the benchmark
 registry's recorded scores) by the report (``benchmarks/report/``: a description per table,
 one renderer); ``python -m benchmarks.report`` rewrites them. These tests regenerate every table and compare, so a
 number edited by hand, or a JSON re-recorded without the pages, fails here.

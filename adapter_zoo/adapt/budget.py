@@ -10,7 +10,7 @@ step by a step of the run's own training timed on this machine
 and padding cost the scoring rate a factor that differs from machine to machine. From them
 :func:`plan` estimates each remaining stage and fits them into what is left of the
 budget, keeping what the leave-one-forum-out study found worth most
-(``benchmarks/perf/results/adapt_study.json``: the target's own adapter and the fusion of
+(``benchmarks/results/adapt_study.json``: the target's own adapter and the fusion of
 the best candidate with the base won 7 of 8 forums; the continued zoo adapters won none):
 it drops the least valuable stages first (:data:`DROP_ORDER`), then shortens the target's
 own run (fewer selection lists, fewer evaluations, fewer steps), and when not even
@@ -110,7 +110,7 @@ class Rate:
 
 # The base's speed before the decision lists' own scoring measures it: all-MiniLM-L6-v2 on
 # 2 CPU cores, near the slow end of what the outside-domain study's sets read (long texts at
-# the 256-token cap: benchmarks/perf/results/outside_study.json).
+# the 256-token cap: benchmarks/results/outside_study.json).
 PRIOR_RATE = Rate(seconds_per_token=2.5e-4)
 
 

@@ -89,7 +89,7 @@ def decide(
     learned from, and their negatives are BM25's nearest texts, so they overrate the one and
     underrate the other: a trained adapter can win its lists by far and gain little on the
     test, and the base fused with BM25, what a user has without training, is seldom below
-    the base on a test where its lists put it below (benchmarks/perf/results/outside_study.json
+    the base on a test where its lists put it below (benchmarks/results/outside_study.json
     and adapt_study.json; docs/results.md).
 
     Returns:

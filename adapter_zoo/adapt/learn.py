@@ -85,11 +85,11 @@ EVALUATIONS = 4
 # below then run forward only, once per distinct text: adapter_zoo.training.prefix_cache, and
 # the planner prices a step by them: budget.step_cost). None: adapters in the upper layers
 # only train more pairs a second but teach far less per pair than adapters in every layer
-# (benchmarks/perf/results/train_throughput.json; docs/performance.md, "adapt's learner").
+# (benchmarks/results/train_throughput.json; docs/performance.md, "adapt's learner").
 OWN_DROP_LOWER = 0
 # What the own run trains beyond the shared fields: a new bottleneck adapter in every layer.
 # The alternatives (LoRA, full fine-tuning, guided or distilled losses, mined negatives) are
-# tried by patching this (benchmarks/perf/adapt_budget_curve.py --variant): none made adapt's
+# tried by patching this (benchmarks/studies/adapt_budget_curve.py --variant): none made adapt's
 # entry better, and a fully trained entry is the whole model instead of an adapter
 # (results/adapt_budget_curve.json; docs/results.md, "What each pair teaches").
 OWN_TRAINING: dict = {"mode": "adapter"}
@@ -99,7 +99,7 @@ OWN_TRAINING: dict = {"mode": "adapter"}
 SELECTION_LISTS = 200
 # A run to a budget trades the base's attention dropout for more steps: without it a CPU
 # takes attention's fused kernel, whose steps are faster and hold no attention matrix
-# (TrainingConfig.attention_dropout; the measurement in benchmarks/perf/attention_dropout.py).
+# (TrainingConfig.attention_dropout; the measurement in benchmarks/speed/attention_dropout.py).
 ATTENTION_DROPOUT = 0.0
 BATCH = 32
 # Texts a training example reads: the anchor, its positive and one hard negative.
@@ -151,7 +151,7 @@ def learn_and_decide(
             planned from this machine's measured speed to fit; None: no budget).
         keep_candidates: keep the trained candidates' entries (``<name>--<candidate>``,
             listed in the card's ``kept``), for a study that scores each of them on a test
-            set the decision never saw (``benchmarks/perf/outside_study.py``).
+            set the decision never saw (``benchmarks/studies/outside_study.py``).
         request: what the run was asked (``adapt``'s arguments), recorded in the card.
 
     Returns:

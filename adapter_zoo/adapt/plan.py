@@ -43,7 +43,7 @@ AUTO = "auto"
 SIMILARITY_TEMPERATURE = 0.05
 # The centroid rule: use AUTO_STRATEGY when the best similarity is at least
 # AUTO_MIN_SIMILARITY, else the zero-shot base. Chosen by the leave-one-forum-out study
-# (benchmarks/perf/transfer.py, results/transfer.json: the rule with the best mean MAP gain
+# (benchmarks/studies/transfer.py, results/transfer.json: the rule with the best mean MAP gain
 # over the eight forums, nested so that no forum chose its own rule): score fusion of the
 # top 3, only when the nearest entry reaches 0.3.
 AUTO_STRATEGY = FUSION

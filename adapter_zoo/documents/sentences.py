@@ -1,9 +1,9 @@
 """Sentences of a text, by sentencex (Wikimedia's rule-based segmenter, in Rust).
 
 Chosen over BlingFire (the segmenter Di Liello et al. used) and pySBD on the project's real
-texts: ``benchmarks/perf/sentence_splitters.py`` measures speed and agreement with
+texts: ``benchmarks/speed/sentence_splitters.py`` measures speed and agreement with
 hand-checked sentences of forum posts, MedQuAD, ArguAna and InsuranceQA;
-``benchmarks/perf/results/sentence_splitters.json`` holds the numbers.
+``benchmarks/results/sentence_splitters.json`` holds the numbers.
 
 Example:
     >>> split_sentences("Dr. Smith paid $3.50 on Jan. 5. Was it good?  Yes.")

@@ -63,7 +63,7 @@ class CrossEncoderLoss(nn.Module):
 
 # Pairs scored per forward and backward in a training step: backward rebuilds one layer's
 # attention matrices at a time for the whole batch, so a whole batch of long pairs peaks at
-# gigabytes on CPU; in chunks of 8 pairs it holds a quarter (benchmarks/perf/train_memory.py;
+# gigabytes on CPU; in chunks of 8 pairs it holds a quarter (benchmarks/speed/train_memory.py;
 # docs/performance.md, the measurements behind the defaults).
 CHUNK_PAIRS = 8
 

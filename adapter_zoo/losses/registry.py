@@ -102,7 +102,7 @@ BUILTIN_LOSSES = (
 )  # fmt: skip
 # Bi-encoders: MultipleNegativesRankingLoss; through its GradCache twin only when a step would
 # not fit the run's memory budget: GradCache buys a much lower peak with a second pass
-# (benchmarks/perf/results/train_memory.json; docs/performance.md).
+# (benchmarks/results/train_memory.json; docs/performance.md).
 DEFAULT_LOSSES = {"cross": "bce", "bi": "MultipleNegativesRankingLoss"}
 # The GradCache twin of each in-batch loss: the same loss, embeddings computed
 # CACHED_MINI_BATCH texts at a time; training runs it when a step would not fit its memory

@@ -4,7 +4,7 @@ The quantizer is ``onnxruntime.quantization.quantize_dynamic`` called directly: 
 sentence-transformers route (``export_dynamic_quantized_onnx_model`` through optimum's
 ``AutoQuantizationConfig``) quantizes every MatMul, Gather and Attention with per-tensor
 activations and no way to leave single layers in fp32, which is what costs quality
-(docs/guides/onnx.md; ``benchmarks/perf/int8.py`` runs that route as the peer). Here:
+(docs/guides/onnx.md; ``benchmarks/speed/int8.py`` runs that route as the peer). Here:
 
 - weights int8 per output channel (``per_channel``), activations uint8 per tensor, computed
   at run time (dynamic: no calibration set);
@@ -18,7 +18,7 @@ activations and no way to leave single layers in fp32, which is what costs quali
   transformer layers, the pooler and the heads stay fp32.
 
 Measured on WikiQA candidates, all-MiniLM-L6-v2, cosine of each text's int8 embedding to its
-fp32 one (``benchmarks/perf/int8.py``'s ``int8_settings``): every MatMul per tensor 0.963
+fp32 one (``benchmarks/speed/int8.py``'s ``int8_settings``): every MatMul per tensor 0.963
 mean / 0.919 worst; per channel 0.994 / 0.988; with the down-projections and the last
 layer in fp32 0.997 / 0.993 (the default, at about 0.9x the speed of quantizing them).
 

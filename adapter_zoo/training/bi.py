@@ -416,7 +416,7 @@ def _choose_length(evaluator: DevListsEvaluator, trained, model) -> tuple[int, d
     steps were compared) or the longest the base reads (512 for all-MiniLM-L6-v2); the
     measurement at the longer length is added to ``trained.log``.
 
-    Forum answers run long: benchmarks/perf/quality.py's length table has beer's adapter at
+    Forum answers run long: benchmarks/studies/quality.py's length table has beer's adapter at
     dev MAP 0.870 with 512 tokens against 0.845 with 256 (test 0.924 against 0.910), while
     the zero-shot base gains less. Encoding up to twice the tokens costs up to twice the
     time, so the longer limit is kept only when dev says so.

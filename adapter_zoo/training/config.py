@@ -125,7 +125,7 @@ class TrainingConfig:
         attention_dropout: the dropout on the base's attention weights while training (None:
             the base's own, 0.1 for MiniLM). At 0 a CPU runs attention through PyTorch's fused
             kernel, which keeps no attention matrix for backward: fewer bytes a step and a
-            faster step (``benchmarks/perf/attention_dropout.py``), what a run to a time budget
+            faster step (``benchmarks/speed/attention_dropout.py``), what a run to a time budget
             (``adapt``) trades the base's attention dropout for. Recorded in the card's config
             when set.
         memory_budget: bytes a training step's activations may take (None: half the memory

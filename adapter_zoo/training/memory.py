@@ -22,7 +22,7 @@ compute, and a plan takes the cheapest that fits the budget:
 
 The estimate is per text and layer: ``tokens x hidden x HIDDEN_FLOATS`` plus ``heads x
 tokens^2 x ATTENTION_FLOATS`` floats, calibrated on all-MiniLM-L6-v2 on 2 CPU cores
-(benchmarks/perf/train_memory.py): a bi-encoder step of 64 texts at 256 tokens held 6.8 GB,
+(benchmarks/speed/train_memory.py): a bi-encoder step of 64 texts at 256 tokens held 6.8 GB,
 a cross-encoder step of 32 pairs at 300 tokens 5.1 GB; the constants round both up.
 
 Example:

@@ -132,7 +132,7 @@ def tar_members(path: Path, wanted: Callable[[str], bool]) -> Iterator[tuple[str
                 if member.isfile() and wanted(member.name):
                     yield member.name, archive.extractfile(member).read()
     except _CORRUPT as error:
-        # a member's name may hold a line break (found by benchmarks/perf/fuzz_campaign.py)
+        # a member's name may hold a line break (found by benchmarks/reliability/fuzz_campaign.py)
         raise BenchmarkError(
             one_line(f"{path}: unreadable at {name}: truncated or corrupt archive ({error})")
         ) from None

@@ -286,7 +286,7 @@ PUBLISHED = (
     ("previous state of the art (in-domain)", 49.8),
     ("MultiCQA-RBa-lg fine-tuned (in-domain)", 50.8),
 )
-# Our test run (benchmarks/perf/insuranceqa.py, recorded in results/insuranceqa.json: CPU,
+# Our test run (benchmarks/studies/insuranceqa.py, recorded in results/insuranceqa.json: CPU,
 # torch 2.13, MiniLM at its 256 tokens, BM25 over each query's own candidates); (MAP, MRR,
 # P@1, nDCG@10). tests/benchmarks/test_insuranceqa_perf.py checks them against the record
 MEASURED = {

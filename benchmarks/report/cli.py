@@ -1,4 +1,4 @@
-"""Every marked table of README.md and docs/, from ``benchmarks/perf/results/*.json``.
+"""Every marked table of README.md and docs/, from ``benchmarks/results/*.json``.
 
 Each table is a description (``benchmarks/report/descriptions/``) that one renderer
 (``benchmarks/report/render.py``) turns into Markdown from the recorded JSON, so the pages

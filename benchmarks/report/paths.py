@@ -6,4 +6,4 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 # the one place the report names the perf scripts' results folder
-RESULTS = ROOT / "benchmarks" / "perf" / "results"
+RESULTS = ROOT / "benchmarks" / "results"

@@ -44,7 +44,7 @@ LAYERS = (
     ("objectives",),
     ("documents",),
     ("losses", "metrics", "lengths", "modes", "names"),
-    ("errors", "fusion_defaults"),
+    ("errors", "fusion_defaults", "tiny"),
 )
 
 # (importer, imported): the imports allowed to run up a floor, each for the reason CONTRIBUTING

@@ -24,14 +24,14 @@ def test_auto_is_fp32_on_a_cpu_without_bf16(cpu_without_bf16):
 
 
 def test_auto_is_fp32_on_a_cpu_with_amx_where_bf16_is_asked_for(cpu_with_bf16):
-    # measured there (benchmarks/perf/precision.py): 1.6x, and beer's LAS set -0.011 MAP
+    # measured there (benchmarks/speed/precision.py): 1.6x, and beer's LAS set -0.011 MAP
     assert resolve_precision("auto", "cpu") == torch.float32
     assert resolve_precision("bf16", "cpu") == torch.bfloat16
     assert resolve_precision("fp32", "cpu") == torch.float32
 
 
 def test_auto_keeps_fp32_on_avx512_bf16_without_amx_where_bf16_is_asked_for(monkeypatch):
-    # measured there (benchmarks/perf/precision.py): bf16 scoring 0.88x fp32 on short texts
+    # measured there (benchmarks/speed/precision.py): bf16 scoring 0.88x fp32 on short texts
     monkeypatch.setattr(precision, "cpu_bf16_flags", lambda: ("avx512_bf16",))
     assert resolve_precision("auto", "cpu") == torch.float32
     assert resolve_precision("bf16", "cpu") == torch.bfloat16

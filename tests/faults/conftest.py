@@ -3,12 +3,12 @@
 This folder mirrors no package (CONTRIBUTING's rule that ``tests/`` mirrors the packages
 has this exception): its tests kill the commands of every floor (parse, train, adapt,
 build-benchmark, evaluate, compose, push, pull, a recipe's run) the same way, so they sit
-together. They are the CI's few seeded kills of what ``benchmarks/perf/crash_campaign.py``
+together. They are the CI's few seeded kills of what ``benchmarks/reliability/crash_campaign.py``
 does by the hundred.
 
 A command runs in a process forked from the test's (its libraries already imported, so a
 run takes what its work takes), through the campaign's hooks
-(``benchmarks/perf/crash_hooks.py``): the process kills itself with SIGKILL right after its
+(``benchmarks/reliability/crash_hooks.py``): the process kills itself with SIGKILL right after its
 k-th change to the file system. The forked process keeps torch to one thread: OpenMP's
 thread pool does not survive a fork, and one thread also keeps the numbers of every run
 alike.
@@ -68,7 +68,7 @@ class Forked:
                 # imported by the parent before it forked
                 import torch
 
-                from benchmarks.perf import crash_hooks
+                from benchmarks.reliability import crash_hooks
 
                 torch.set_num_threads(1)
                 os.environ.update({
@@ -144,7 +144,7 @@ def survives(tmp_path):
     the rerun leaves ``out`` as the uninterrupted run did (``outputs()``, by default
     ``crash_checks.fingerprint`` of ``out``). ``out`` is emptied before each run; ``keep``:
     its folders that are inputs, put back."""
-    from benchmarks.perf.crash_checks import fingerprint
+    from benchmarks.reliability.crash_checks import fingerprint
 
     def check(argv, out: Path, seed: str, problems, *, keep=(), count: int = 2,
               outputs=None) -> None:  # fmt: skip
@@ -196,6 +196,6 @@ def parsed_augur(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def faults_kit():
     """The campaign's checks, for the test modules (conftest is not importable)."""
-    from benchmarks.perf import crash_checks
+    from benchmarks.reliability import crash_checks
 
     return types.SimpleNamespace(checks=crash_checks, fork_cli=fork_cli, Forked=Forked)

@@ -15,15 +15,15 @@ from pathlib import Path
 import pytest
 
 from adapter_zoo.zoo.store import save_entry
-from benchmarks.perf.crash_hooks import GIT_UPLOAD_ENV
+from benchmarks.reliability.crash_hooks import GIT_UPLOAD_ENV
 
 PULLED = "served/entry"
 
 
 @pytest.fixture(scope="module")
 def olah(tmp_path_factory):
-    """An olah on loopback serving ``<root>/mirrors`` (``benchmarks/perf/hub_pull.py``'s)."""
-    from benchmarks.perf.hub_pull import start_olah
+    """An olah on loopback serving ``<root>/mirrors`` (``benchmarks/olah.py``)."""
+    from benchmarks.olah import start_olah
 
     root = tmp_path_factory.mktemp("olah")
     (root / "mirrors" / "models").mkdir(parents=True)

@@ -1,5 +1,5 @@
 """The fuzz tests' shared pieces: ``fuzz_readers`` (the readers, their seeds and the rule),
-which ``benchmarks/perf/fuzz_campaign.py`` loads too."""
+which ``benchmarks/reliability/fuzz_campaign.py`` loads too."""
 
 from __future__ import annotations
 

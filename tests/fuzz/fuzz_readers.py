@@ -2,7 +2,7 @@
 the seeds of its corpus cut from the real files and the rule each input must keep.
 
 One table (:data:`READERS`) serves both fuzzers: ``tests/fuzz/`` (Hypothesis, a few hundred
-inputs per reader in CI) and ``benchmarks/perf/fuzz_campaign.py`` (Atheris, coverage-guided,
+inputs per reader in CI) and ``benchmarks/reliability/fuzz_campaign.py`` (Atheris, coverage-guided,
 outside CI), so both feed the same bytes to the same calls and judge them by one rule
 (:func:`run_input`): the reader returns, or raises the project's own error naming the file;
 never another exception, never a hang, never memory beyond :data:`MEMORY_BOUND`, never a

@@ -72,7 +72,7 @@ CASES = [
     ("recipe-toml", b'name = "x"\nv = ' + b"[" * 100_000, "TOML nested 10^5 deep"),
     # found while seeding the campaign: json.loads recursed to a RecursionError
     ("onnx-manifest", DEEP_JSON, "a manifest nested 10^6 deep"),
-    # found by benchmarks/perf/fuzz_campaign.py: a tar member's name holding a line break
+    # found by benchmarks/reliability/fuzz_campaign.py: a tar member's name holding a line break
     # broke the error about the archive cut short in its middle over two lines
     ("arguana-tar", _tar_header("a\nb.txt", 100) + b"x" * 10, "a member's name breaks lines"),
     # the issue's hostile inputs, each reader of its format

@@ -6,7 +6,7 @@ The mutations are what breaks files in the wild and in a stranger's hands: cut s
 dropped, flipped or repeated, and the format's own words spliced in (entities, deep
 brackets, byte-order marks, NULs, tabs). Settings are deterministic (``derandomize``, no
 example database), so a CI run is the same run every time; the long coverage-guided search
-is ``benchmarks/perf/fuzz_campaign.py``'s.
+is ``benchmarks/reliability/fuzz_campaign.py``'s.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from recipes import RecipeError, load_recipe, run_recipe
-from recipes.runner import expand, forum_short_name, plan
+from recipes.runner import expand, plan
 
 RECIPE = """
 name = "demo"
@@ -99,13 +99,6 @@ def test_a_failing_step_stops_the_run_and_names_the_command(tmp_path):
     assert "step 2 [beer.stackexchange.com] failed with exit code 2: adapter-zoo train" in str(
         error.value
     )
-
-
-def test_forum_short_names():
-    assert forum_short_name("beer.stackexchange.com") == "beer"
-    assert forum_short_name("bicycles.meta.stackexchange.com") == "bicycles-meta"
-    assert forum_short_name("askubuntu.com") == "askubuntu"
-    assert forum_short_name("mathoverflow.net") == "mathoverflow"
 
 
 def test_expand_keeps_quoted_arguments_whole():

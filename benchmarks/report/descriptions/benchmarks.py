@@ -6,10 +6,10 @@ from __future__ import annotations
 import re
 
 import benchmarks
-from benchmarks.perf.insuranceqa import FUSED, ZERO_SHOT, row_name
-from benchmarks.perf.outside_study import MULTITASK
 from benchmarks.report import render
 from benchmarks.report.render import Column, Rows, Table, interval
+from benchmarks.studies.insuranceqa import FUSED, ZERO_SHOT, row_name
+from benchmarks.studies.outside_study import MULTITASK
 
 SEMEVAL = ("semeval2016", "semeval2017")
 _SEMEVAL_RUNS = {"semeval": "`adapt` on QatarLiving's train and dev questions, empty zoo",

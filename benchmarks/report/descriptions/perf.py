@@ -1,5 +1,5 @@
 """The performance table (docs/performance.md) and the README's short one: a row or more
-per record of ``benchmarks/perf/results/``, each record's rows by its benchmark.
+per record of ``benchmarks/results/``, each record's rows by its benchmark.
 
 Each perf script saves its own JSON; the table only reads them, so the pages show exactly
 what was measured (machine included) and whether each target was met.

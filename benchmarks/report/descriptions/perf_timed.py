@@ -4,10 +4,10 @@
 
 from __future__ import annotations
 
-from benchmarks.perf.adapt_study import FUSED
-from benchmarks.perf.insuranceqa import ZERO_SHOT, row_name
 from benchmarks.report.descriptions.perf_rows import Cells, ran_on
 from benchmarks.report.render import met as _met
+from benchmarks.studies.adapt_study import FUSED
+from benchmarks.studies.insuranceqa import ZERO_SHOT, row_name
 
 
 def command_time_row(label: str, data: dict, measured: str) -> Cells:

@@ -3,8 +3,8 @@ unseen forums and outside domains, and its budget curve."""
 
 from __future__ import annotations
 
-from benchmarks.perf.adapt_study import MODELS as STUDY_MODELS
 from benchmarks.report.render import Column, Rows, Table, delta, forum, map_
+from benchmarks.studies.adapt_study import MODELS as STUDY_MODELS
 
 
 def _one_forum(r) -> bool:

@@ -10,7 +10,7 @@ clearly better than the untrained MiniLM. Measured on the 30: untrained 0.548, a
 cross-encoder training on real weights and data, kept small (a quarter of the steps the
 test once took, 170 s on 2 cores; its dev selection reads 20 of the dev lists, with the
 same numbers as with all 49): what a longer run reaches is the quality benchmark's
-(``benchmarks/perf/quality.py``: the cross-encoder adapters' rows), never a test's.
+(``benchmarks/studies/quality.py``: the cross-encoder adapters' rows), never a test's.
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ def minilm_config(minilm_path):
 
 
 def test_the_estimate_covers_the_measured_steps_of_minilm(minilm_config):
-    # benchmarks/perf/train_memory.py: a bi-encoder step of 64 texts at 256 tokens held
+    # benchmarks/speed/train_memory.py: a bi-encoder step of 64 texts at 256 tokens held
     # 6.8 GB, a cross-encoder step of 32 pairs at 300 tokens 5.1 GB; the estimate rounds up
     bi = activation_bytes(minilm_config, texts=64, length=256) / GB
     cross = activation_bytes(minilm_config, texts=32, length=300) / GB

@@ -125,7 +125,7 @@ def test_writers_never_write_into_the_shipped_zoo(shipped, tiny_sentence_bert_pa
 
 
 # The package's own shipped zoo, as a fresh install has it: the shipped_zoo recipe's entries
-# that were trained and shipped (benchmarks/perf/results/shipped_zoo.json lists the same).
+# that were trained and shipped (benchmarks/results/shipped_zoo.json lists the same).
 SHIPPED_NAMES = {"beer", "ai", "matheducators", "music-meta", "raspberrypi-meta"}
 
 
@@ -165,9 +165,7 @@ def test_a_shipped_forum_loads_and_ranks_offline(shipped_zoo, snapshot):
 
 def test_the_shipped_json_lists_the_shipped_entries(shipped_zoo):
     record = json.loads(
-        (
-            Path(__file__).resolve().parents[3] / "benchmarks/perf/results/shipped_zoo.json"
-        ).read_text()
+        (Path(__file__).resolve().parents[3] / "benchmarks/results/shipped_zoo.json").read_text()
     )
     assert set(record["entries"]) == SHIPPED_NAMES
     for name, entry in record["entries"].items():

@@ -3,7 +3,7 @@
 quality benchmark's run (tests/benchmarks/fixtures/leaderboard).
 
 Set ``SAVE_SCREENSHOT=1`` to also write the page's screenshot to
-``benchmarks/perf/results/leaderboard_screenshot.png`` for review.
+``benchmarks/results/leaderboard_screenshot.png`` for review.
 """
 
 from __future__ import annotations
@@ -25,9 +25,7 @@ pytestmark = pytest.mark.xdist_group("browser")
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "leaderboard" / "results.jsonl"
 CHROMIUM = "/usr/bin/chromium"
-SCREENSHOT = (
-    Path(__file__).parents[3] / "benchmarks" / "perf" / "results" / "leaderboard_screenshot.png"
-)
+SCREENSHOT = Path(__file__).parents[3] / "benchmarks" / "results" / "leaderboard_screenshot.png"
 PAYLOAD = "<svg onload=alert(1)>"
 
 
