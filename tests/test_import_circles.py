@@ -24,8 +24,6 @@ KNOWN = {
     # the CLI (report.main) writes the pages through tables, whose performance table is
     # report.table
     ("benchmarks.perf.report", "benchmarks.perf.tables"),
-    # CascadeRanker.save/load call storage, which builds a CascadeRanker when it loads
-    ("adapter_zoo.cascade.model", "adapter_zoo.cascade.storage"),
 }
 
 

@@ -13,6 +13,8 @@ from stackexchange.numbers import MAX_LAYERS, MAX_TOKENS, MAX_WIDTH, check_numbe
 # encoder (MiniLM) gets an exit every 2 layers.
 DEFAULT_EXITS = {6: (2, 4, 6), 12: (4, 6, 8, 10, 12)}
 EXIT_HEADS = (None, "cls", "pair_cosine")
+# The name the cascade's one bottleneck adapter has in the encoder and in its saved folder.
+ADAPTER_NAME = "cascade"
 
 
 def default_exits(num_layers: int) -> tuple[int, ...]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
+from pathlib import Path
 
 import adapters
 import numpy as np
@@ -17,10 +18,10 @@ from torch import nn
 from tqdm.auto import tqdm
 from transformers import AutoModel, AutoTokenizer
 
-from adapter_zoo.cascade.config import CascadeConfig
+from adapter_zoo.cascade.config import ADAPTER_NAME, CascadeConfig
 from adapter_zoo.cascade.inference import run_cascade
 from adapter_zoo.cascade.schedule import head_flops, layer_flops
-from adapter_zoo.cascade.storage import load_cascade, save_cascade
+from adapter_zoo.cascade.storage import read_cascade, save_cascade
 from adapter_zoo.errors import ZooError
 from adapter_zoo.names import DEFAULT_BASE
 from adapter_zoo.ranker import resolve_base_model
@@ -28,12 +29,6 @@ from adapter_zoo.ranker.heads import INITIAL_BIAS, INITIAL_SCALE, SEGMENTS_KEY, 
 from adapter_zoo.ranker.inputs import check_max_length, check_ranking, text_pairs
 from adapter_zoo.ranker.model import mean_pooling_base, quiet_adapter_activation
 from adapter_zoo.ranker.ranker import encode_pairs
-
-ADAPTER_NAME = "cascade"
-
-
-def _resolve_base_model(name: str) -> str:
-    return resolve_base_model(name)
 
 
 def exit_head(hidden: int, head_hidden: int, dropout: float) -> nn.Sequential:
@@ -116,7 +111,7 @@ class CascadeRanker(nn.Module):
         """An untrained cascade over a pretrained encoder; heads (and adapter) seeded."""
 
         config = config or CascadeConfig()
-        path = _resolve_base_model(base)
+        path = resolve_base_model(base)
         tokenizer = AutoTokenizer.from_pretrained(path, trust_remote_code=False)
         encoder = AutoModel.from_pretrained(path, add_pooling_layer=False, trust_remote_code=False)
         torch.manual_seed(seed)
@@ -254,6 +249,23 @@ class CascadeRanker(nn.Module):
         """Load a cascade zoo entry (checks every file's sha256 first)."""
 
         return load_cascade(name_or_path, device=device)
+
+
+def load_cascade(name_or_path: str | Path, *, device: str | None = None) -> CascadeRanker:
+    """Load a cascade zoo entry written by ``save_cascade`` (every file's sha256 checked
+    first)."""
+
+    parts = read_cascade(name_or_path)
+    ranker = CascadeRanker(
+        parts.encoder,
+        parts.tokenizer,
+        parts.config,
+        base_model=parts.card["base_model"],
+        device=device,
+    )
+    ranker.heads.load_state_dict(parts.exits)
+    ranker.card = parts.card
+    return ranker.to(ranker.device).eval()
 
 
 def attach_adapter(encoder, adapter_config: str) -> None:

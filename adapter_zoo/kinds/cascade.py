@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-from adapter_zoo.cascade.storage import load_cascade
 from adapter_zoo.errors import ZooError
 from adapter_zoo.registry import ModelKind, register_kind
 
@@ -18,6 +17,9 @@ class Cascade(ModelKind):
     summary = "cascade ranker (early exits)"
 
     def load_entry(self, path, card: dict, *, device=None):
+        # heavy: cascade.model loads torch, transformers, adapters when imported
+        from adapter_zoo.cascade.model import load_cascade
+
         return load_cascade(path, device=device)
 
     def set_max_length(self, model, max_length, name):
