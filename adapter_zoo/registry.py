@@ -37,6 +37,7 @@ from typing import ClassVar
 from adapter_zoo.errors import ZooError
 from adapter_zoo.lengths import default_max_length
 from adapter_zoo.names import ENTRY, ModelName, parse_model_name
+from stackexchange.errors import unknown_name
 
 BUILTIN_KIND_MODULES = (
     "adapter_zoo.kinds.cross",
@@ -174,7 +175,7 @@ def get_kind(name: str) -> ModelKind:
     """The kind registered as ``name``."""
     kinds = registered_kinds()
     if name not in kinds:
-        raise ZooError(f"unknown model kind {name!r} (known: {', '.join(sorted(kinds))})")
+        raise unknown_name("model kind", name, sorted(kinds), ZooError)
     return kinds[name]
 
 

@@ -52,7 +52,7 @@ def test_registry_names_and_fields():
 
 def test_unknown_benchmark_and_split(fixtures):
     with pytest.raises(
-        BenchmarkError, match="unknown benchmark 'nope'; known: arguana-01, arguana-02"
+        BenchmarkError, match="^unknown benchmark 'nope'; choose one of arguana-01, arguana-02"
     ):
         benchmarks.get("nope")
     with pytest.raises(BenchmarkError, match=r"wikiqa: unknown split 'val'"):
