@@ -419,7 +419,8 @@ def test_local_benchmark_unknown_option_in_descriptor(tmp_path, field, value, kn
     with pytest.raises(BenchmarkError) as error:
         benchmarks.get(f"local:{folder}")
     assert str(error.value) == (
-        f"{folder / 'benchmark.json'}: benchmark 'tiny': unknown {field} {value!r}; one of {known}"
+        f"{folder / 'benchmark.json'}: benchmark 'tiny': unknown {field} {value!r}; "
+        f"choose one of {known}"
     )
 
 

@@ -77,11 +77,3 @@ def test_the_metadata_comes_first_in_its_module(module):
     assert isinstance(docstring, ast.Expr) and isinstance(docstring.value, ast.Constant)
     assert isinstance(first, ast.Assign) and ast.unparse(first.targets[0]) == "METADATA"
     assert ast.unparse(first.value.func) == "DatasetMetadata"
-
-
-def test_a_metadata_metric_is_one_the_registry_scores():
-    with pytest.raises(benchmarks.BenchmarkError) as error:
-        DatasetMetadata("X", "d", "https://x", "c", "", ("test",), ("acc",))
-    assert str(error.value) == (
-        "dataset 'X': unknown metric 'acc'; choose one of map, mrr, p@1, ndcg@10"
-    )
