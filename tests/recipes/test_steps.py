@@ -97,7 +97,7 @@ def test_a_step_declares_its_resources(tmp_path):
     with pytest.raises(RecipeError) as error:
         load_recipe(path)
     assert str(error.value) == (
-        f"{path}: step 5: unknown resource 'gpu'; did you mean gpus? choose one of cpus, gpus"
+        f"{path}: step 5: unknown resource 'gpu'; did you mean gpus, cpus? choose one of cpus, gpus"
     )
     path.write_text(text.replace("gpus = 0.5", "gpus = -1"))
     with pytest.raises(
