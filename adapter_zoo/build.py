@@ -70,9 +70,9 @@ DUMPS_FOLDER = ".dumps"  # in the zoo home: a cut-short download waits there to 
 # an entry, and a later build of the name removes it when its process died.
 BUILD_MARK = ".tmp-build-"
 BUILT_BY = "adapter_zoo.build.build_entry"  # the card's source.built_by
-# Rough costs on 2 CPU cores (benchmarks/results/quality.json: beer's adapter, 40 steps
-# with five dev evaluations of 49 lists, 198 s; parse_throughput.json: ~10,000 questions/s
-# through the parser, plus unpacking the archive).
+# Rough costs on 2 CPU cores, for the estimate a build prints before it starts: rounded up
+# from the recorded runs (benchmarks/results/quality.json, beer's adapter with its dev
+# evaluations; parse_throughput.json, the parser), with the archive's unpacking on top.
 STEP_SECONDS = 2.5
 DEV_LIST_SECONDS = 0.4  # per dev list and evaluation
 DEV_LISTS_MAX = 200  # TrainingConfig.dev_queries

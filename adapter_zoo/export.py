@@ -257,8 +257,8 @@ def _readme(card: dict, name: str, *, lora: bool = False, bi: bool = False) -> s
 # --- LoRA entries, merged into their base (export_merged_lora) ---------------------------
 # Merging adds scale * B @ A into each LoRA'd weight once, so the export computes W' x where
 # the entry computes W x + scale * B (A x): the same function, summed in another float order.
-# PROBE_TOLERANCE (1e-5) bounds that rounding on cosines and logits (measured: ~1e-7);
-# more is a wrong export.
+# PROBE_TOLERANCE bounds that rounding on cosines and logits, float32's rounding over a
+# layer's sums sitting far below it; more is a wrong export.
 MERGED_TOLERANCE = PROBE_TOLERANCE
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
+from typing import Any
 
 from adapter_zoo.build import build_entry
 from adapter_zoo.errors import ZooError
@@ -67,13 +68,13 @@ def load(
     name_or_path: str,
     *,
     revision: str | None = None,
-    device=None,
+    device: str | None = None,
     base_model: str | None = None,
     build: bool = True,
     build_steps: int | None = None,
     max_length: int | None = None,
     precision: str = "auto",
-):
+) -> Any:  # the model its kind opens: Ranker, BiEncoder, a composite, a cascade, BM25...
     """Load any model the zoo knows as a ranker, a zoo entry after checking its files.
 
     The model's kind (:mod:`adapter_zoo.kinds`) opens it: the name's spelling says it for

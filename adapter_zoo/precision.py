@@ -64,6 +64,7 @@ from pathlib import Path
 
 from adapter_zoo.devices import pick_device
 from adapter_zoo.errors import ZooError
+from stackexchange.errors import unknown_name
 
 logger = logging.getLogger(__name__)
 
@@ -138,7 +139,7 @@ def device_has_bf16(device) -> bool:
 def check_precision(precision: str) -> str:
     """``precision`` if it is one of :data:`PRECISIONS`, else a one-line PrecisionError."""
     if precision not in PRECISIONS:
-        raise PrecisionError(f"precision {precision!r}: must be one of {', '.join(PRECISIONS)}")
+        raise unknown_name("precision", precision, PRECISIONS, PrecisionError)
     return precision
 
 

@@ -32,11 +32,13 @@ from __future__ import annotations
 
 import importlib
 import os
-from typing import ClassVar
+from pathlib import Path
+from typing import Any, ClassVar
 
 from adapter_zoo.errors import ZooError
 from adapter_zoo.lengths import default_max_length
 from adapter_zoo.names import ENTRY, ModelName, parse_model_name
+from stackexchange.errors import unknown_name
 
 BUILTIN_KIND_MODULES = (
     "adapter_zoo.kinds.cross",
@@ -92,16 +94,18 @@ class ModelKind:
         """Whether the zoo entry of ``card`` is of this kind (by default: its ``mode``)."""
         return card.get("mode") in self.card_modes
 
-    def check_card(self, card: dict, card_file) -> None:
+    def check_card(self, card: dict, card_file: Path | str) -> None:
         """Refuse, in one line naming ``card_file`` and the field, a card whose fields this
         kind reads are wrong (the fields every card has are checked before)."""
 
-    def load_name(self, name: ModelName, *, device=None, base_model: str | None = None):
+    def load_name(
+        self, name: ModelName, *, device: str | None = None, base_model: str | None = None
+    ) -> Any:
         """The model a name of this kind means (kinds recognised by their name); ``base_model``
         only for kinds that take it."""
         raise ZooError(f"{name.text!r}: a {self.name} is opened from its entry folder")
 
-    def load_entry(self, path, card: dict, *, device=None):
+    def load_entry(self, path: Path, card: dict, *, device: str | None = None) -> Any:
         """The model of the verified entry at ``path`` (kinds recognised by their card)."""
         raise ZooError(f"{path}: {self.name} models are not zoo entries")
 
@@ -109,7 +113,7 @@ class ModelKind:
         """The token limit the entry of ``card`` was trained and selected at."""
         return int(card.get("max_length", self.default_max_length))
 
-    def set_max_length(self, model, max_length: int, name: str) -> None:
+    def set_max_length(self, model: Any, max_length: int, name: str) -> None:
         """Make ``model`` (of this kind) score at ``max_length`` tokens instead of its own.
 
         Raises:
@@ -122,7 +126,7 @@ class ModelKind:
             )
         model.max_length = max_length
 
-    def export_refusal(self, card: dict, path=None) -> str | None:
+    def export_refusal(self, card: dict, path: Path | None = None) -> str | None:
         """Why the entry cannot be exported as a plain sentence-transformers folder
         (``adapter-zoo export``); None when it can."""
         return f"it is a {self.name} entry, which no plain sentence-transformers folder holds"
@@ -132,7 +136,9 @@ class ModelKind:
         expression of its name (a zoo name, or ``pull(repo)`` for a Hub card)."""
         return ["import adapter_zoo", "", f"ranker = adapter_zoo.load({source})"]
 
-    def library_lines(self, card: dict, folder: tuple[str, list[str]], head_type) -> list[str]:
+    def library_lines(
+        self, card: dict, folder: tuple[str, list[str]], head_type: str | None
+    ) -> list[str]:
         """Markdown lines that open the entry without adapter-zoo (none by default)."""
         return []
 
@@ -174,7 +180,7 @@ def get_kind(name: str) -> ModelKind:
     """The kind registered as ``name``."""
     kinds = registered_kinds()
     if name not in kinds:
-        raise ZooError(f"unknown model kind {name!r} (known: {', '.join(sorted(kinds))})")
+        raise unknown_name("model kind", name, sorted(kinds), ZooError)
     return kinds[name]
 
 
@@ -190,7 +196,7 @@ def kind_for_name(name: str | os.PathLike | ModelName) -> ModelKind | None:
     return None
 
 
-def kind_for_card(card: dict, card_file=None) -> ModelKind:
+def kind_for_card(card: dict, card_file: Path | str | None = None) -> ModelKind:
     """The kind of the zoo entry whose card is ``card``.
 
     Raises:
@@ -210,7 +216,7 @@ def kind_for_card(card: dict, card_file=None) -> ModelKind:
     )
 
 
-def is_baseline(name) -> bool:
+def is_baseline(name: object) -> bool:
     """Whether ``name`` (a model name; anything else is a model object) is a baseline: a
     scorer nothing was trained for (``bm25``, ``tfidf``, ``sbert:``): no adapter goes on it,
     nothing fine-tunes it, it reads no zoo entry. Its kind says (the one place the baselines

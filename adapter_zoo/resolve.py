@@ -19,7 +19,6 @@ Example:
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable
 from pathlib import Path
 
@@ -27,7 +26,7 @@ from adapter_zoo.errors import ZooError
 from adapter_zoo.zoo.store import local_cards, local_entry, zoo_home
 from adapter_zoo.zoo.untrusted import UnsafeEntryError
 from stackexchange.catalog import Forum, find_forum
-from stackexchange.errors import DumpError, first_line
+from stackexchange.errors import DumpError, closest_names, first_line
 
 
 def catalog_forum(name: str) -> Forum | None:
@@ -98,7 +97,7 @@ def resolve_entry(
             f"{how_to_build(forum)}"
         )
     known = [card["name"] for card in local_cards() if "broken" not in card]
-    close = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
+    close = closest_names(name, known)
     hint = f"did you mean {', '.join(close)}?" if close else "no similar local name"
     message = f"unknown adapter {name!r}; {hint}; local zoo at {home}"
     raise ZooError(f"{message}; hub: {hub_error}")

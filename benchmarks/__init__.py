@@ -15,12 +15,13 @@ from benchmarks.errors import BenchmarkError
 from benchmarks.evaluate import evaluate, evaluate_each, evaluate_models
 from benchmarks.finetune import to_parse_folder
 from benchmarks.leaderboard import write_leaderboard
-from benchmarks.registry import Benchmark, Reference, SourceFile, get, names
+from benchmarks.registry import Benchmark, DatasetMetadata, Reference, SourceFile, get, names
 from benchmarks.results import check_record, read_results
 
 __all__ = [
     "Benchmark",
     "BenchmarkError",
+    "DatasetMetadata",
     "Reference",
     "SourceFile",
     "build_from_forum",

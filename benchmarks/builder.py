@@ -31,6 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks.errors import BenchmarkError
+from stackexchange.errors import unknown_name
 from stackexchange.io import (
     atomic_directory,
     atomic_write_json,
@@ -178,7 +179,7 @@ def build_from_forum(
     import datasets
 
     if task not in DEFAULT_CANDIDATES:
-        raise BenchmarkError(f"unknown task {task!r}; one of {', '.join(DEFAULT_CANDIDATES)}")
+        raise unknown_name("task", task, DEFAULT_CANDIDATES, BenchmarkError)
     size = DEFAULT_CANDIDATES[task] if candidates is None else candidates
     check_number("candidates", size, integer=True, low=2, high=MAX_LIST, error=BenchmarkError)
     check_number("seed", seed, integer=True, low=0, high=2**32 - 1, error=BenchmarkError)

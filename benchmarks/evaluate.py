@@ -34,6 +34,7 @@ from benchmarks.results import (
     make_record,
 )
 from benchmarks.retrieval import retrieval_run
+from stackexchange.errors import unknown_name
 from stackexchange.numbers import MAX_STEPS, MAX_TOKENS, check_number
 
 logger = logging.getLogger(__name__)
@@ -307,7 +308,7 @@ def evaluate(
         # the model's own limit is checked at load
         check_number("max_length", max_length, low=1, high=MAX_TOKENS, **whole)
     if precision not in PRECISIONS:
-        raise BenchmarkError(f"precision {precision!r}: must be one of {', '.join(PRECISIONS)}")
+        raise unknown_name("precision", precision, PRECISIONS, BenchmarkError)
     check_results_folder(results)
     if not is_lexical(model):
         resolve_precision(precision)  # bf16 on hardware without it: one line, before any work

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from adapter_zoo.training.selection import DEV_CANDIDATES, DEV_LISTS
 from benchmarks.errors import BenchmarkError
+from stackexchange.errors import unknown_name
 from stackexchange.io import atomic_directory, atomic_write_json
 from stackexchange.parse import STATS_FILE
 
@@ -189,7 +190,7 @@ def finetune(
         PosixPath('.../adapter-zoo/wikiqa-adapter-minilm-l6-s0')
     """
     if mode not in MODES:
-        raise BenchmarkError(f"--finetune must be one of {', '.join(MODES)}, not {mode!r}")
+        raise unknown_name("fine-tuning mode", mode, MODES, BenchmarkError)
     missing = [s for s in ("train", "dev") if s not in benchmark.splits]
     if "train" in missing:
         raise BenchmarkError(

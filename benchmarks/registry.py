@@ -22,6 +22,7 @@ from pathlib import Path
 
 from benchmarks.errors import BenchmarkError
 from benchmarks.fetch import benchmark_root, ensure_files
+from stackexchange.errors import unknown_name
 
 COLUMNS = ("query_id", "query", "candidate_ids", "candidates", "labels")
 TASKS = ("answer_selection", "question_similarity", "retrieval")
@@ -55,6 +56,37 @@ class Reference:
 
 
 @dataclasses.dataclass(frozen=True)
+class DatasetMetadata:
+    """What a benchmark family is, as data first in its module (in the manner of MTEB's
+    ``TaskMetadata``): one per dataset, shared by the variants registered from it.
+
+    Attributes:
+        name: the dataset's name as its paper spells it.
+        description: what a query and its candidates are, in a sentence or two.
+        reference: where the data is described (the benchmark's ``homepage``).
+        citation: the defining paper in one line (authors. title. venue), as tables show it.
+        bibtex: the defining paper's BibTeX entry (``@inproceedings{key, ...}``).
+        splits: the splits it has, in order (the benchmark's ``split_files`` keys).
+        metrics: the metrics its papers report (of :data:`METRICS`), the main one first
+            (the benchmark's ``main_metric`` unless a variant sets its own).
+
+    Example:
+        >>> import benchmarks
+        >>> meta = benchmarks.get("wikiqa").metadata
+        >>> meta.name, meta.splits, meta.metrics[0], meta.bibtex.split("{")[0]
+        ('WikiQA', ('train', 'dev', 'test'), 'map', '@inproceedings')
+    """
+
+    name: str
+    description: str
+    reference: str
+    citation: str
+    bibtex: str
+    splits: tuple[str, ...]
+    metrics: tuple[str, ...]
+
+
+@dataclasses.dataclass(frozen=True)
 class Benchmark:
     """A ranking benchmark. Subclasses set the fields and implement ``read``.
 
@@ -66,12 +98,13 @@ class Benchmark:
             ``"retrieval"`` (queries against a whole corpus: ``beir:PATH``, scored by
             :mod:`benchmarks.retrieval`).
         folder: folder name under the data dir.
-        homepage: where the data is described.
-        citation: the paper that defines the benchmark.
+        metadata: what the dataset is (:class:`DatasetMetadata`: its paper, BibTeX, splits
+            and metrics), first in its module; ``homepage`` and ``citation`` are its.
         files: every original file, with URL and sha256 where known.
         split_files: split → paths (within ``files``) that split needs.
         candidate_pool: how each query's candidates are formed.
-        main_metric: the metric the papers report first (one of METRICS).
+        main_metric: the metric the papers report first (one of METRICS); empty: the
+            metadata's first.
         no_positive: ``"drop"`` (queries without a relevant candidate are left out of the
             mean) or ``"zero"`` (they count 0), as that benchmark's papers did.
         bm25_scope: ``"query"`` (BM25 statistics over each query's candidates) or ``"corpus"``
@@ -84,12 +117,11 @@ class Benchmark:
     title: str = ""
     task: str = "answer_selection"
     folder: str = ""
-    homepage: str = ""
-    citation: str = ""
+    metadata: DatasetMetadata | None = None
     files: tuple[SourceFile, ...] = ()
     split_files: Mapping[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)
     candidate_pool: str = ""
-    main_metric: str = "map"
+    main_metric: str = ""
     no_positive: str = "drop"
     bm25_scope: str = "query"
     published: tuple[Reference, ...] = ()
@@ -98,6 +130,14 @@ class Benchmark:
     )
 
     def __post_init__(self) -> None:
+        if self.metadata is not None:
+            if not self.main_metric:
+                object.__setattr__(self, "main_metric", self.metadata.metrics[0])
+            if self.split_files and self.splits != self.metadata.splits:
+                raise BenchmarkError(
+                    f"benchmark {self.name!r}: splits {self.splits} differ from its "
+                    f"metadata's {self.metadata.splits}"
+                )
         options = {
             "task": (self.task, TASKS),
             "main_metric": (self.main_metric, METRICS),
@@ -106,9 +146,18 @@ class Benchmark:
         }
         for field, (value, known) in options.items():
             if value not in known:
-                raise BenchmarkError(
-                    f"benchmark {self.name!r}: unknown {field} {value!r}; one of {', '.join(known)}"
-                )
+                where = f"benchmark {self.name!r}"
+                raise unknown_name(field, value, known, BenchmarkError, where=where)
+
+    @property
+    def homepage(self) -> str:
+        """Where the data is described (the metadata's ``reference``)."""
+        return self.metadata.reference if self.metadata else ""
+
+    @property
+    def citation(self) -> str:
+        """The defining paper in one line (the metadata's ``citation``)."""
+        return self.metadata.citation if self.metadata else ""
 
     @property
     def label(self) -> str:
@@ -141,7 +190,7 @@ class Benchmark:
             BenchmarkError: unknown split, missing files, or a malformed record.
         """
         if split not in self.split_files:
-            raise BenchmarkError(f"{self.name}: unknown split {split!r}; one of {self.splits}")
+            raise unknown_name("split", split, self.splits, BenchmarkError, where=self.name)
         root = self.root(data_dir)
         by_path = {f.path: f for f in self.files}
         ensure_files(self, root, [by_path.get(p, SourceFile(p)) for p in self.split_files[split]])
@@ -264,5 +313,5 @@ def get(name: str) -> Benchmark:
         if name.startswith(prefix):
             return from_path(name[len(prefix) :])
     if name not in _REGISTRY:
-        raise BenchmarkError(f"unknown benchmark {name!r}; known: {', '.join(sorted(_REGISTRY))}")
+        raise unknown_name("benchmark", name, sorted(_REGISTRY), BenchmarkError)
     return _REGISTRY[name]

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from adapter_zoo.errors import ZooError
+from stackexchange.errors import unknown_name
 from stackexchange.numbers import check_number
 
 REQUIRED_KEYS = ("name", "paper", "description", "hardware", "published", "step")
@@ -87,7 +88,7 @@ def _resources(raw, where: str) -> dict:
         raise RecipeError(f"{where}: resources must be a table like {{cpus = 2, gpus = 1}}")
     for key, value in raw.items():
         if key not in RESOURCE_KEYS:
-            raise RecipeError(f"{where}: unknown resource {key!r} (known: cpus, gpus)")
+            raise unknown_name("resource", key, RESOURCE_KEYS, RecipeError, where=where)
         check_number(f"{where}: resource {key}", value, low=0, error=RecipeError)
     return dict(raw)
 

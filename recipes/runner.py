@@ -16,6 +16,7 @@ from recipes.ledger import plan_resume, record_finished
 from recipes.recipe import Recipe, RecipeError, Step
 from recipes.steps import build_jobs
 from stackexchange.catalog import shipped_data
+from stackexchange.errors import unknown_name
 from stackexchange.paths import check_folder_path
 from stackexchange.source import forum_short_name
 
@@ -53,14 +54,15 @@ def find_recipe(name_or_path: str) -> Path:
     candidate = recipe_dir() / f"{name_or_path.replace('-', '_')}.toml"
     if candidate.is_file():
         return candidate
-    known = ", ".join(sorted(p.stem for p in recipe_dir().glob("*.toml")))
+    names = sorted(p.stem for p in recipe_dir().glob("*.toml"))
+    known = ", ".join(names)
     if os.path.lexists(path):
         what = "a folder" if path.is_dir() else "not a file"
         raise RecipeError(
             f"{name_or_path}: {what}, not a recipe; a recipe is a .toml file, or the name of "
             f"one shipped in {recipe_dir()}: {known}"
         )
-    raise RecipeError(f"unknown recipe {name_or_path!r}; known recipes: {known}")
+    raise unknown_name("recipe", name_or_path, names, RecipeError)
 
 
 def work_folder(recipe: Recipe, smoke: bool, work=None) -> Path:

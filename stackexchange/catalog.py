@@ -19,14 +19,13 @@ Example:
 from __future__ import annotations
 
 import csv
-import difflib
 import os
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from pathlib import Path
 
-from stackexchange.errors import DumpError, one_line
+from stackexchange.errors import DumpError, closest_names, one_line, unknown_name
 
 CATEGORIES = (
     "technology",
@@ -211,7 +210,7 @@ def find_forum(name: str, forums: list[Forum] | None = None) -> Forum:
 
 def unknown_forum(name: str, known: list[str]) -> DumpError:
     """The error for an unknown forum name, naming the closest known names."""
-    close = difflib.get_close_matches(name, known, n=3, cutoff=0.6)
+    close = closest_names(name, known)  # not every choice: the catalog has hundreds
     hint = f"; did you mean {', '.join(close)}?" if close else ""
     return DumpError(f"unknown forum {name!r}{hint}")
 
@@ -234,7 +233,7 @@ def forum_set(name: str, *, exclude_eval: bool = False) -> list[str]:
         False
     """
     if name not in SETS:
-        raise DumpError(f"unknown forum set {name!r}; known sets: {', '.join(SETS)}")
+        raise unknown_name("forum set", name, SETS, DumpError)
     forums = [f for f in catalog() if f.english and not f.meta]
     if exclude_eval:
         forums = [f for f in forums if f.short_name not in EVAL_FORUMS]

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import difflib
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from typing import TypeVar
+
+E = TypeVar("E", bound=Exception)
 
 
 class AdapterZooError(ValueError):
@@ -26,6 +30,40 @@ class DumpError(AdapterZooError):
         >>> str(DumpError("beer.7z: corrupt 7z archive"))
         'beer.7z: corrupt 7z archive'
     """
+
+
+def closest_names(name: object, known: Iterable[str]) -> list[str]:
+    """The (at most three) names of ``known`` closest in spelling to ``name``, closest first:
+    what every "unknown name" message suggests.
+
+    Example:
+        >>> closest_names("spp", ["ict", "sp", "ssp", "title"])
+        ['sp', 'ssp']
+    """
+    return difflib.get_close_matches(str(name), list(known), n=3, cutoff=0.5)
+
+
+def unknown_name(
+    what: str, name: object, known: Iterable[str], error: type[E], *, where: object = None
+) -> E:
+    """The error for a name no registry of ``what`` holds: the name asked for, the closest
+    known names (:func:`closest_names`) and every choice, in ``known``'s order, after
+    ``where:`` (the file or record that named it) when given. Every registry of the project
+    raises it for a name it does not hold.
+
+    Example:
+        >>> print(unknown_name("objective", "spp", ["ict", "sp", "ssp"], DumpError))
+        unknown objective 'spp'; did you mean sp, ssp? choose one of ict, sp, ssp
+        >>> print(unknown_name("objective", "zzz", ["ict", "sp", "ssp"], DumpError))
+        unknown objective 'zzz'; choose one of ict, sp, ssp
+        >>> print(unknown_name("split", "tset", ["train", "test"], DumpError, where="wikiqa"))
+        wikiqa: unknown split 'tset'; did you mean test? choose one of train, test
+    """
+    known = list(known)
+    close = closest_names(name, known)
+    hint = f"; did you mean {', '.join(close)}?" if close else ";"
+    prefix = f"{where}: " if where is not None else ""
+    return error(f"{prefix}unknown {what} {name!r}{hint} choose one of {', '.join(known)}")
 
 
 def one_line(text: str) -> str:

@@ -136,9 +136,9 @@ seed_int = number_option(integer=True, low=0, high=2**32 - 1)
 # model itself is checked when it is known (``adapter_zoo.ranker.inputs.check_max_length``).
 MAX_TOKENS = 1_000_000
 max_length_int = number_option(integer=True, low=1, high=MAX_TOKENS)
-# A count of training steps or epochs: a billion steps is years at the 1.4 steps/s measured on
-# 2 CPU cores (benchmarks/results/train_infer.json: 22.5 pairs/s at batch 16) and months
-# on a GPU fifty times faster, so a larger count is a typo, refused before any work; and the
+# A count of training steps or epochs: a billion steps is years at the training speed recorded
+# on 2 CPU cores (benchmarks/results/train_infer.json) and months on a GPU fifty times
+# faster, so a larger count is a typo, refused before any work; and the
 # card and trainer_state.json keep it in JSON, exact only below 2**53 for most readers.
 MAX_STEPS = 10**9
 step_int = number_option(integer=True, low=1, high=MAX_STEPS)

@@ -36,7 +36,7 @@ def test_an_unknown_recipe_is_one_line_and_exit_2(capsys):
     err = capsys.readouterr().err
     known = ", ".join(sorted(path.stem for path in recipe_dir().glob("*.toml")))
     assert err == (
-        f"adapter-zoo run: error: unknown recipe 'no-such-recipe'; known recipes: {known}\n"
+        f"adapter-zoo run: error: unknown recipe 'no-such-recipe'; choose one of {known}\n"
     )
 
 

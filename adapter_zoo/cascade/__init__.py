@@ -18,10 +18,9 @@ from __future__ import annotations
 from adapter_zoo.cascade.config import CASCADE_CONFIGS, CascadeConfig, default_exits, get_config
 from adapter_zoo.cascade.data import pairs_from_parsed
 from adapter_zoo.cascade.schedule import keep_schedule, layer_flops, sample_exits
-from adapter_zoo.cascade.storage import load_cascade
 from adapter_zoo.cascade.train import train_cascade, train_entry
 
-_LAZY = ("CascadeOutput", "CascadeRanker", "run_cascade")
+_LAZY = ("CascadeOutput", "CascadeRanker", "load_cascade", "run_cascade")
 
 __all__ = [
     "CASCADE_CONFIGS",
@@ -46,6 +45,9 @@ def __getattr__(name: str):
     if name == "CascadeRanker":
         # heavy: cascade.model loads torch, transformers, adapters when imported
         from adapter_zoo.cascade.model import CascadeRanker as value
+    elif name == "load_cascade":
+        # heavy: cascade.model loads torch, transformers, adapters when imported
+        from adapter_zoo.cascade.model import load_cascade as value
     elif name == "CascadeOutput":
         # heavy: cascade.inference loads torch when imported
         from adapter_zoo.cascade.inference import CascadeOutput as value

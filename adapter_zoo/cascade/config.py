@@ -7,12 +7,15 @@ from dataclasses import dataclass
 
 from adapter_zoo.errors import ZooError
 from adapter_zoo.lengths import CROSS_MAX_LENGTH
+from stackexchange.errors import unknown_name
 from stackexchange.numbers import MAX_LAYERS, MAX_TOKENS, MAX_WIDTH, check_number
 
 # Exit layers used by the Cascade Transformer paper for 12-layer encoders; a 6-layer
 # encoder (MiniLM) gets an exit every 2 layers.
 DEFAULT_EXITS = {6: (2, 4, 6), 12: (4, 6, 8, 10, 12)}
 EXIT_HEADS = (None, "cls", "pair_cosine")
+# The name the cascade's one bottleneck adapter has in the encoder and in its saved folder.
+ADAPTER_NAME = "cascade"
 
 
 def default_exits(num_layers: int) -> tuple[int, ...]:
@@ -128,9 +131,6 @@ CASCADE_CONFIGS: dict[str, CascadeConfig] = {
 
 def get_config(name: str) -> CascadeConfig:
     """A registered cascade preset by name."""
-    try:
-        return CASCADE_CONFIGS[name]
-    except KeyError:
-        raise ZooError(
-            f"unknown cascade config {name!r}; known: {sorted(CASCADE_CONFIGS)}"
-        ) from None
+    if name not in CASCADE_CONFIGS:
+        raise unknown_name("cascade config", name, sorted(CASCADE_CONFIGS), ZooError)
+    return CASCADE_CONFIGS[name]

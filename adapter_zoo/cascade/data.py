@@ -12,7 +12,9 @@ Example:
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -20,10 +22,15 @@ from adapter_zoo.documents.forums import forum_dirs
 from adapter_zoo.errors import ZooError
 from adapter_zoo.training.data import forum_examples, load_pairs
 
+if TYPE_CHECKING:
+    import datasets
+
 TRAIN_KINDS = ("title_answer",)
 
 
-def pairs_from_parsed(parsed, *, negatives: int = 3, seed: int = 0, split: str = "train"):
+def pairs_from_parsed(
+    parsed: str | os.PathLike, *, negatives: int = 3, seed: int = 0, split: str = "train"
+) -> list[tuple[str, str, int]]:
     """Pointwise pairs from the title-answer ``split`` of every forum under ``parsed``."""
 
     rng = np.random.default_rng(seed)
@@ -37,6 +44,6 @@ def pairs_from_parsed(parsed, *, negatives: int = 3, seed: int = 0, split: str =
     return examples
 
 
-def ranking_lists(dataset) -> list[tuple[str, list[str]]]:
+def ranking_lists(dataset: datasets.Dataset) -> list[tuple[str, list[str]]]:
     """``(query, candidates)`` per row of a benchmark split."""
     return [(q, list(c)) for q, c in zip(dataset["query"], dataset["candidates"])]

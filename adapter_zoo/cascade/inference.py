@@ -8,7 +8,9 @@ kept so the next segment of layers starts where the previous one stopped.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
@@ -20,6 +22,12 @@ from adapter_zoo.errors import ZooError
 from adapter_zoo.ranker.inputs import check_ranking
 from adapter_zoo.ranker.ranker import pair_segments
 from stackexchange.numbers import MAX_BATCH, check_number
+
+if TYPE_CHECKING:
+    from adapter_zoo.cascade.model import CascadeRanker
+
+# (query, its candidates), one per query
+QueryLists = Sequence[tuple[str, Sequence[str]]]
 
 
 @dataclass
@@ -50,7 +58,7 @@ class CascadeOutput:
         return self.pairs / self.seconds if self.seconds else float("nan")
 
 
-def _chunks(queries_with_candidates, chunk_pairs: int):
+def _chunks(queries_with_candidates: QueryLists, chunk_pairs: int) -> Iterator[list[int]]:
     chunk, size = [], 0
     for index, (_, candidates) in enumerate(queries_with_candidates):
         chunk.append(index)
@@ -64,8 +72,8 @@ def _chunks(queries_with_candidates, chunk_pairs: int):
 
 @torch.inference_mode()
 def run_cascade(
-    ranker,
-    queries_with_candidates,
+    ranker: CascadeRanker,
+    queries_with_candidates: QueryLists,
     *,
     alpha: float | None = None,
     batch_size: int = 64,
@@ -110,7 +118,9 @@ def run_cascade(
     return out
 
 
-def _run_chunk(ranker, items, chunk, out: CascadeOutput, batch_size: int) -> None:
+def _run_chunk(
+    ranker: CascadeRanker, items: QueryLists, chunk: list[int], out: CascadeOutput, batch_size: int
+) -> None:
     owners = [(q, c) for q in chunk for c in range(len(items[q][1]))]
     if not owners:
         return

@@ -9,18 +9,20 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
+from pathlib import Path
 
 import adapters
 import numpy as np
 import torch
 from torch import nn
 from tqdm.auto import tqdm
-from transformers import AutoModel, AutoTokenizer
+from transformers import AutoModel, AutoTokenizer, BatchEncoding, PreTrainedModel
+from transformers.tokenization_utils_base import PreTrainedTokenizerBase
 
-from adapter_zoo.cascade.config import CascadeConfig
-from adapter_zoo.cascade.inference import run_cascade
+from adapter_zoo.cascade.config import ADAPTER_NAME, CascadeConfig
+from adapter_zoo.cascade.inference import QueryLists, run_cascade
 from adapter_zoo.cascade.schedule import head_flops, layer_flops
-from adapter_zoo.cascade.storage import load_cascade, save_cascade
+from adapter_zoo.cascade.storage import read_cascade, save_cascade
 from adapter_zoo.errors import ZooError
 from adapter_zoo.names import DEFAULT_BASE
 from adapter_zoo.ranker import resolve_base_model
@@ -28,12 +30,6 @@ from adapter_zoo.ranker.heads import INITIAL_BIAS, INITIAL_SCALE, SEGMENTS_KEY, 
 from adapter_zoo.ranker.inputs import check_max_length, check_ranking, text_pairs
 from adapter_zoo.ranker.model import mean_pooling_base, quiet_adapter_activation
 from adapter_zoo.ranker.ranker import encode_pairs
-
-ADAPTER_NAME = "cascade"
-
-
-def _resolve_base_model(name: str) -> str:
-    return resolve_base_model(name)
 
 
 def exit_head(hidden: int, head_hidden: int, dropout: float) -> nn.Sequential:
@@ -56,11 +52,11 @@ class PairCosineExit(nn.Module):
         self.scale = nn.Parameter(torch.tensor(INITIAL_SCALE))
         self.bias = nn.Parameter(torch.tensor(INITIAL_BIAS))
 
-    def forward(self, hidden, segments):
+    def forward(self, hidden: torch.Tensor, segments: torch.Tensor) -> torch.Tensor:
         return pair_cosine_logits(hidden, segments, self.scale, self.bias)
 
 
-def default_exit_head(encoder) -> str:
+def default_exit_head(encoder: PreTrainedModel) -> str:
     """``pair_cosine`` for a mean-pooling sentence encoder (MiniLM), else ``cls``."""
 
     return "pair_cosine" if mean_pooling_base(encoder.config.name_or_path) else "cls"
@@ -81,7 +77,15 @@ class CascadeRanker(nn.Module):
         >>> ranker.rank_many([("Is stout strong?", ["No.", "Hops."])], alpha=0.3)  # doctest: +SKIP
     """
 
-    def __init__(self, encoder, tokenizer, config: CascadeConfig, *, base_model: str, device=None):
+    def __init__(
+        self,
+        encoder: PreTrainedModel,
+        tokenizer: PreTrainedTokenizerBase,
+        config: CascadeConfig,
+        *,
+        base_model: str,
+        device: str | torch.device | None = None,
+    ):
         super().__init__()
         self.encoder = encoder
         self.tokenizer = tokenizer
@@ -110,13 +114,13 @@ class CascadeRanker(nn.Module):
         base: str = DEFAULT_BASE,
         config: CascadeConfig | None = None,
         *,
-        device=None,
+        device: str | torch.device | None = None,
         seed: int = 0,
     ) -> CascadeRanker:
         """An untrained cascade over a pretrained encoder; heads (and adapter) seeded."""
 
         config = config or CascadeConfig()
-        path = _resolve_base_model(base)
+        path = resolve_base_model(base)
         tokenizer = AutoTokenizer.from_pretrained(path, trust_remote_code=False)
         encoder = AutoModel.from_pretrained(path, add_pooling_layer=False, trust_remote_code=False)
         torch.manual_seed(seed)
@@ -133,20 +137,26 @@ class CascadeRanker(nn.Module):
         return self.encoder.encoder.layer
 
     # -- building blocks ----------------------------------------------------------------
-    def tokenize(self, queries: Sequence[str], candidates: Sequence[str], *, padding=True):
+    def tokenize(
+        self, queries: Sequence[str], candidates: Sequence[str], *, padding: bool = True
+    ) -> BatchEncoding:
         """Tokenized (query, candidate) pairs, truncated to ``config.max_length``."""
         return encode_pairs(
             self.tokenizer, queries, candidates, self.config.max_length, padding=padding
         )
 
-    def embed(self, input_ids, token_type_ids=None) -> torch.Tensor:
+    def embed(
+        self, input_ids: torch.Tensor, token_type_ids: torch.Tensor | None = None
+    ) -> torch.Tensor:
         """Embedding-layer output (B, L, H)."""
         kwargs = {"input_ids": input_ids.to(self.device)}
         if token_type_ids is not None:
             kwargs["token_type_ids"] = token_type_ids.to(self.device)
         return self.encoder.embeddings(**kwargs)
 
-    def run_layers(self, hidden, attention_mask, start: int, stop: int) -> torch.Tensor:
+    def run_layers(
+        self, hidden: torch.Tensor, attention_mask: torch.Tensor, start: int, stop: int
+    ) -> torch.Tensor:
         """Run encoder layers ``start..stop-1`` (0-based) on ``hidden`` with a 0/1 mask."""
         mask = attention_mask.to(self.device)
         extended = self.encoder.get_extended_attention_mask(mask, mask.shape)
@@ -157,7 +167,9 @@ class CascadeRanker(nn.Module):
             hidden = out[0] if isinstance(out, tuple) else out
         return hidden
 
-    def exit_logits(self, hidden, exit_index: int, segments=None) -> torch.Tensor:
+    def exit_logits(
+        self, hidden: torch.Tensor, exit_index: int, segments: torch.Tensor | None = None
+    ) -> torch.Tensor:
         """Logits (B,) of exit ``exit_index`` (0-based) from hidden states (B, L, H).
 
         ``segments`` (B, L): the ``pair_segments`` of the batch, which pair-cosine exits read.
@@ -166,7 +178,7 @@ class CascadeRanker(nn.Module):
             return self.heads[exit_index](hidden, segments.to(hidden.device))
         return self.heads[exit_index](hidden[:, 0]).squeeze(-1)
 
-    def forward(self, batch, exit_index: int) -> torch.Tensor:
+    def forward(self, batch: BatchEncoding | dict, exit_index: int) -> torch.Tensor:
         """Logits of one exit, running only the layers below it (used in training)."""
         hidden = self.embed(batch["input_ids"], batch.get("token_type_ids"))
         hidden = self.run_layers(hidden, batch["attention_mask"], 0, self.exits[exit_index])
@@ -174,7 +186,9 @@ class CascadeRanker(nn.Module):
 
     # -- monolithic scoring --------------------------------------------------------------
     @torch.inference_mode()
-    def score(self, pairs, *, batch_size: int = 64, progress: bool = False) -> np.ndarray:
+    def score(
+        self, pairs: Sequence[tuple[str, str]], *, batch_size: int = 64, progress: bool = False
+    ) -> np.ndarray:
         """Final-exit logits of (query, candidate) pairs with the encoder's own forward.
 
         This is the monolithic model (no candidate dropped); pairs are batched by length.
@@ -202,7 +216,9 @@ class CascadeRanker(nn.Module):
         return scores
 
     # -- cascade inference ---------------------------------------------------------------
-    def rank_many(self, queries_with_candidates, *, alpha: float | None = None, **kwargs):
+    def rank_many(
+        self, queries_with_candidates: QueryLists, *, alpha: float | None = None, **kwargs
+    ) -> list[np.ndarray]:
         """Cascade scores, one float32 array per query, in the candidates' input order.
 
         A candidate that reached exit ``k`` (0-based) of ``K`` gets ``k + sigmoid(logit_k)``,
@@ -212,12 +228,21 @@ class CascadeRanker(nn.Module):
 
         return run_cascade(self, queries_with_candidates, alpha=alpha, **kwargs).scores
 
-    def exit_scores(self, queries_with_candidates, *, alpha: float | None = None, **kwargs):
+    def exit_scores(
+        self, queries_with_candidates: QueryLists, *, alpha: float | None = None, **kwargs
+    ) -> list[np.ndarray]:
         """Per query an array (exits, candidates) of logits; NaN where a candidate was dropped."""
 
         return run_cascade(self, queries_with_candidates, alpha=alpha, **kwargs).exit_logits
 
-    def rank(self, query: str, candidates: Sequence[str], *, alpha=None, top_k=None):
+    def rank(
+        self,
+        query: str,
+        candidates: Sequence[str],
+        *,
+        alpha: float | None = None,
+        top_k: int | None = None,
+    ) -> list[tuple[str, float]]:
         """Candidates sorted best first with their cascade scores."""
         query, candidates = check_ranking(query, candidates, top_k)
         scores = self.rank_many([(query, list(candidates))], alpha=alpha)[0]
@@ -244,19 +269,42 @@ class CascadeRanker(nn.Module):
         return n_layers * per_layer + head_flops(cfg.hidden_size, self.config.head_hidden)
 
     # -- persistence -----------------------------------------------------------------------
-    def save(self, name_or_path, *, card: dict | None = None, overwrite: bool = False):
+    def save(
+        self, name_or_path: str | Path, *, card: dict | None = None, overwrite: bool = False
+    ) -> Path:
         """Write this ranker as a zoo entry of kind ``cascade``; returns its folder."""
 
         return save_cascade(self, name_or_path, card=card, overwrite=overwrite)
 
     @classmethod
-    def load(cls, name_or_path, *, device=None) -> CascadeRanker:
+    def load(
+        cls, name_or_path: str | Path, *, device: str | torch.device | None = None
+    ) -> CascadeRanker:
         """Load a cascade zoo entry (checks every file's sha256 first)."""
 
         return load_cascade(name_or_path, device=device)
 
 
-def attach_adapter(encoder, adapter_config: str) -> None:
+def load_cascade(
+    name_or_path: str | Path, *, device: str | torch.device | None = None
+) -> CascadeRanker:
+    """Load a cascade zoo entry written by ``save_cascade`` (every file's sha256 checked
+    first)."""
+
+    parts = read_cascade(name_or_path)
+    ranker = CascadeRanker(
+        parts.encoder,
+        parts.tokenizer,
+        parts.config,
+        base_model=parts.card["base_model"],
+        device=device,
+    )
+    ranker.heads.load_state_dict(parts.exits)
+    ranker.card = parts.card
+    return ranker.to(ranker.device).eval()
+
+
+def attach_adapter(encoder: PreTrainedModel, adapter_config: str) -> None:
     """Add one trainable bottleneck adapter to ``encoder`` (frozen otherwise) and activate it."""
 
     quiet_adapter_activation()

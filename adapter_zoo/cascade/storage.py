@@ -14,10 +14,11 @@ Layout (CONTRIBUTING's zoo entry plus the cascade's own files)::
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from adapter_zoo.cascade.config import CascadeConfig
+from adapter_zoo.cascade.config import ADAPTER_NAME, CascadeConfig
 from adapter_zoo.errors import ZooError
-from adapter_zoo.ranker.model import quiet_adapter_activation
+from adapter_zoo.ranker.model import quiet_adapter_activation, resolve_base_model
 from adapter_zoo.registry import kind_for_card
 from adapter_zoo.zoo.layouts import base_config, check_base
 from adapter_zoo.zoo.store import (
@@ -29,17 +30,27 @@ from adapter_zoo.zoo.store import (
     verify_entry,
 )
 
+if TYPE_CHECKING:
+    from adapter_zoo.cascade.model import CascadeRanker
 
-def _write_files(ranker, folder: Path) -> None:
+
+class CascadeParts(NamedTuple):
+    """What a cascade entry holds, read and checked, for ``CascadeRanker`` to be built from."""
+
+    encoder: Any
+    tokenizer: Any
+    config: CascadeConfig
+    card: dict
+    exits: dict  # the exit classifiers' state dict
+
+
+def _write_files(ranker: CascadeRanker, folder: Path) -> None:
     # safetensors.torch on first use: importing this module stays light
     from safetensors.torch import save_file
 
     state = {k: v.detach().cpu().contiguous() for k, v in ranker.heads.state_dict().items()}
     save_file(state, str(folder / "exits.safetensors"))
     if ranker.config.adapter:
-        # heavy: cascade.model loads torch, transformers, adapters when imported
-        from adapter_zoo.cascade.model import ADAPTER_NAME
-
         # safetensors: the layer count load_cascade checks against the base is in its keys
         ranker.encoder.save_adapter(str(folder / "adapter"), ADAPTER_NAME, use_safetensors=True)
     else:
@@ -48,7 +59,11 @@ def _write_files(ranker, folder: Path) -> None:
 
 
 def save_cascade(
-    ranker, name_or_path, *, card: dict | None = None, overwrite: bool = False
+    ranker: CascadeRanker,
+    name_or_path: str | Path,
+    *,
+    card: dict | None = None,
+    overwrite: bool = False,
 ) -> Path:
     """Write ``ranker`` atomically as a zoo entry (through the zoo's one entry writer,
     ``adapter_zoo.zoo.save_entry``) and return the entry folder."""
@@ -85,14 +100,13 @@ def verify_cascade(folder: Path) -> dict:
     return card
 
 
-def load_cascade(name_or_path, *, device=None):
-    """Load a cascade zoo entry written by ``save_cascade``."""
+def read_cascade(name_or_path: str | Path) -> CascadeParts:
+    """The encoder, tokenizer, config, card and exit weights of a cascade zoo entry written
+    by ``save_cascade``, every file checked first (``adapter_zoo.cascade.load_cascade`` builds
+    the ranker from them)."""
     # transformers, safetensors.torch on first use: importing this module stays light
     from safetensors.torch import load_file
     from transformers import AutoModel, AutoTokenizer
-
-    # heavy: cascade.model loads torch, transformers, adapters when imported
-    from adapter_zoo.cascade.model import ADAPTER_NAME, CascadeRanker, _resolve_base_model
 
     folder = entry_location(name_or_path)
     if not folder.is_dir():
@@ -103,7 +117,7 @@ def load_cascade(name_or_path, *, device=None):
         # adapters on first use: importing this module stays light
         import adapters
 
-        base = _resolve_base_model(card["base_model"])
+        base = resolve_base_model(card["base_model"])
         encoder = AutoModel.from_pretrained(base, add_pooling_layer=False, trust_remote_code=False)
         tokenizer = AutoTokenizer.from_pretrained(base, trust_remote_code=False)
         quiet_adapter_activation()
@@ -118,7 +132,6 @@ def load_cascade(name_or_path, *, device=None):
             folder / "encoder", add_pooling_layer=False, trust_remote_code=False
         )
         tokenizer = AutoTokenizer.from_pretrained(folder / "encoder", trust_remote_code=False)
-    ranker = CascadeRanker(encoder, tokenizer, config, base_model=card["base_model"], device=device)
-    ranker.heads.load_state_dict(load_file(str(folder / "exits.safetensors")))
-    ranker.card = card
-    return ranker.to(ranker.device).eval()
+    return CascadeParts(
+        encoder, tokenizer, config, card, load_file(str(folder / "exits.safetensors"))
+    )

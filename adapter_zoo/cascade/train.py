@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import random
 import time
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from adapter_zoo.cascade.config import CascadeConfig
 from adapter_zoo.cascade.schedule import sample_exits
@@ -18,10 +21,13 @@ from adapter_zoo.zoo.store import check_zoo_writable, entry_folder, entry_lock
 from stackexchange.io import refuse_input_inside_output
 from stackexchange.numbers import MAX_BATCH, MAX_LIST, MAX_STEPS, check_number
 
+if TYPE_CHECKING:
+    from adapter_zoo.cascade.model import CascadeRanker
+
 
 def train_cascade(
-    ranker,
-    pairs,
+    ranker: CascadeRanker,
+    pairs: Sequence[tuple[str, str, int]],
     *,
     epochs: int = 1,
     batch_size: int = 32,
@@ -130,9 +136,9 @@ def train_cascade(
 
 
 def planned_config(
-    base: str, *, exits=None, adapter: bool = False, alpha: float = 0.3,
-    max_length: int = CROSS_MAX_LENGTH,
-):  # fmt: skip
+    base: str, *, exits: Sequence[int] | None = None, adapter: bool = False,
+    alpha: float = 0.3, max_length: int = CROSS_MAX_LENGTH,
+) -> CascadeConfig:  # fmt: skip
     """The ``CascadeConfig`` of a run, checked against the base's ``config.json`` (read
     without loading its weights): exits beyond its layers and a ``max_length`` its position
     embeddings cannot hold are refused before the model loads.
@@ -160,13 +166,13 @@ def planned_config(
 
 
 def train_entry(
-    name,
+    name: str | Path,
     *,
     base: str = DEFAULT_BASE,
-    data=None,
-    pairs=None,
+    data: str | os.PathLike | None = None,
+    pairs: Sequence[tuple[str, str, int]] | None = None,
     source: dict | None = None,
-    exits=None,
+    exits: Sequence[int] | None = None,
     adapter: bool = False,
     alpha: float = 0.3,
     max_steps: int | None = None,
@@ -177,8 +183,8 @@ def train_entry(
     negatives: int = 3,
     seed: int = 0,
     overwrite: bool = False,
-    device=None,
-):
+    device: str | None = None,
+) -> Path:
     """Train a cascade on a parse output (``data``) or given ``pairs`` and save it as zoo entry
     ``name``.
 

@@ -44,6 +44,7 @@ from adapter_zoo.zoo.store import (
     read_card,
     save_entry,
 )
+from stackexchange.errors import unknown_name
 
 logger = logging.getLogger(__name__)
 
@@ -118,7 +119,7 @@ def _as_spec(spec_or_members, composition: str, top_k: int) -> Spec:
         if len(members) != 2:
             raise ZooError(f"rerank takes a retriever and a reranker, got {len(members)} names")
         return parse_spec(f"{RERANK}:{members[0]}>{members[1]}@{top_k}")
-    raise ZooError(f"unknown composition {composition!r}: use {FUSION} or {RERANK}")
+    raise unknown_name("composition", composition, (FUSION, RERANK), ZooError)
 
 
 def compose_entry(

@@ -25,6 +25,7 @@ from adapter_zoo.compose.scoring import Composite, query_groups, score_with, zsc
 from adapter_zoo.errors import ZooError
 from adapter_zoo.fusion_defaults import NORMALISATION
 from adapter_zoo.ranker.inputs import text_pairs
+from stackexchange.errors import unknown_name
 
 # RRF's constant: a rank's share falls slowly, so one member's top does not outweigh the rest
 RRF_K = 60
@@ -54,9 +55,7 @@ NORMALISATIONS = {"zscore": zscores, "minmax": minmax, "rrf": reciprocal_ranks}
 def check_normalisation(name: str) -> str:
     """``name`` when it is one of :data:`NORMALISATIONS`, else a ZooError naming them."""
     if name not in NORMALISATIONS:
-        raise ZooError(
-            f"unknown fusion normalisation {name!r}: use one of {', '.join(NORMALISATIONS)}"
-        )
+        raise unknown_name("fusion normalisation", name, NORMALISATIONS, ZooError)
     return name
 
 

@@ -13,7 +13,6 @@ resolve names offline.
 
 from __future__ import annotations
 
-import difflib
 import json
 import os
 from pathlib import Path
@@ -28,6 +27,7 @@ from adapter_zoo.hub.connection import (
     hub_offline,
 )
 from adapter_zoo.zoo.store import migrate_card_fields
+from stackexchange.errors import closest_names
 from stackexchange.jsontext import JSONTextError, loads_text
 
 INDEX_REPO = "adapter-zoo/index"
@@ -109,7 +109,7 @@ def lookup(name: str) -> dict:
         if entry["name"] == name:
             return entry
     names = [entry["name"] for entry in entries]
-    close = difflib.get_close_matches(name, names, n=3, cutoff=0.5)
+    close = closest_names(name, names)  # not every choice: an index may hold hundreds
     hint = f"did you mean {', '.join(close)}?" if close else f"it has {len(names)} entries"
     raise ZooError(f"{name!r} is not in the zoo index {index_repo()}; {hint}")
 

@@ -21,12 +21,18 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
 import torch
 from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
 from torch import Tensor, nn
 from torch.nn import functional
 
 from adapter_zoo.fusion_defaults import BM25_SHARE
+
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
 
 # MultipleNegativesRankingLoss's default scale: the margins are compared as the ranking loss
 # sees similarities, so its term and this one weigh alike.
@@ -48,13 +54,19 @@ class FusedMarginMSELoss(nn.Module):
     batch's candidates (the fusion's z-score of each, over that list).
     """
 
-    def __init__(self, model, guide, scale: float = SCALE, distill_weight: float = 1.0):
+    def __init__(
+        self,
+        model: SentenceTransformer,
+        guide: SentenceTransformer,
+        scale: float = SCALE,
+        distill_weight: float = 1.0,
+    ):
         super().__init__()
         self.model, self.guide = model, guide
         self.scale, self.distill_weight = scale, distill_weight
         self.ranking = MultipleNegativesRankingLoss(model, scale=scale)
 
-    def forward(self, sentence_features, labels: Tensor) -> Tensor:
+    def forward(self, sentence_features: Iterable[dict[str, Tensor]], labels: Tensor) -> Tensor:
         features = list(sentence_features)
         if len(features) != 3:
             raise ValueError(

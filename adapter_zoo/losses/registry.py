@@ -27,6 +27,7 @@ import importlib
 from dataclasses import dataclass
 
 from adapter_zoo.errors import ZooError
+from stackexchange.errors import unknown_name
 
 CROSS_SHAPES = ("pointwise", "pairwise", "listwise")
 BI_SHAPES = ("pairs", "triplets")
@@ -152,11 +153,14 @@ def get_loss(name: str, encoder: str | None = None) -> LossSpec:
         ZooError: unknown, or a loss of the other encoder; the message lists the choices.
     """
     spec = _LOSSES.get(name)
-    if spec is None or (encoder is not None and spec.encoder != encoder):
-        which = f"{encoder}-encoder " if encoder else ""
+    which = f"{encoder}-encoder loss" if encoder else "loss"
+    if spec is None:
+        raise unknown_name(which, name, loss_names(encoder), ZooError)
+    if encoder is not None and spec.encoder != encoder:  # a known name, not a misspelling
         known = ", ".join(loss_names(encoder))
-        other = f" (a {spec.encoder}-encoder loss)" if spec is not None else ""
-        raise ZooError(f"unknown {which}loss {name!r}{other}; choose one of {known}")
+        raise ZooError(
+            f"unknown {which} {name!r} (a {spec.encoder}-encoder loss); choose one of {known}"
+        )
     return spec
 
 

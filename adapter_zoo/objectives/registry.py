@@ -18,7 +18,6 @@ Example:
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -26,6 +25,7 @@ from adapter_zoo.documents import Corpus
 from adapter_zoo.errors import ZooError
 from adapter_zoo.objectives import ict, keywords, psd, sp, ssp, title
 from adapter_zoo.objectives.examples import Draw, ObjectiveExample
+from stackexchange.errors import unknown_name
 from stackexchange.numbers import MAX_QUESTIONS, check_number
 
 
@@ -86,11 +86,7 @@ def get_objective(name: str) -> ObjectiveSpec:
     """
     spec = OBJECTIVES.get(name)
     if spec is None:
-        close = difflib.get_close_matches(str(name), objective_names(), n=3, cutoff=0.5)
-        hint = f"; did you mean {', '.join(close)}?" if close else ";"
-        raise ZooError(
-            f"unknown objective {name!r}{hint} choose one of {', '.join(objective_names())}"
-        )
+        raise unknown_name("objective", name, objective_names(), ZooError)
     return spec
 
 

@@ -36,7 +36,9 @@ import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from adapter_zoo.errors import ZooError
 from adapter_zoo.precision import cpuinfo_flags
+from stackexchange.errors import unknown_name
 
 ARCHS = ("arm64", "avx2", "avx512", "avx512_vnni")
 
@@ -88,7 +90,7 @@ def int8_file(arch: str | None = None) -> str:
     """The folder-relative name of the int8 graph for ``arch`` (default: this CPU's)."""
     arch = arch or cpu_arch()
     if arch not in ARCHS:
-        raise ValueError(f"arch {arch!r}: must be one of {', '.join(ARCHS)}")
+        raise unknown_name("arch", arch, ARCHS, ZooError)
     return f"onnx/model_qint8_{arch}.onnx"
 
 

@@ -14,6 +14,7 @@ from adapter_zoo.names import DEFAULT_BASE
 from adapter_zoo.precision import check_precision
 from adapter_zoo.ranker.model import mean_pooling_base, resolve_base_model
 from adapter_zoo.training.rates import default_lr
+from stackexchange.errors import unknown_name
 from stackexchange.numbers import (
     MAX_BATCH,
     MAX_LAYERS,
@@ -195,7 +196,7 @@ class TrainingConfig:
         if self.encoder is None:
             object.__setattr__(self, "encoder", default_encoder(self.base_model))
         if self.encoder not in ENCODERS:
-            raise ZooError(f"unknown encoder {self.encoder!r}; choose bi or cross")
+            raise unknown_name("encoder", self.encoder, ENCODERS, ZooError)
         if self.pair_kinds is None:
             object.__setattr__(self, "pair_kinds", DEFAULT_PAIR_KINDS[self.encoder])
         if self.max_length is None:
@@ -206,7 +207,7 @@ class TrainingConfig:
                 value = (value,)
             object.__setattr__(self, key, tuple(value))
         if self.mode not in MODES:
-            raise ZooError(f"unknown training mode {self.mode!r}; choose one of {', '.join(MODES)}")
+            raise unknown_name("training mode", self.mode, MODES, ZooError)
         if self.loss is None:
             object.__setattr__(self, "loss", default_loss(self.encoder))
         loss = get_loss(self.loss, self.encoder)  # a ZooError listing the encoder's losses
@@ -220,10 +221,7 @@ class TrainingConfig:
                 f"loss {self.loss} distils each hard negative's margin; it needs --hard-negatives"
             )
         if self.negative_miner not in NEGATIVE_MINERS:
-            raise ZooError(
-                f"unknown negative miner {self.negative_miner!r}; choose one of "
-                f"{', '.join(NEGATIVE_MINERS)}"
-            )
+            raise unknown_name("negative miner", self.negative_miner, NEGATIVE_MINERS, ZooError)
         if self.negative_miner != "bm25" and not (self.hard_negatives and self.encoder == "bi"):
             raise ZooError(
                 f"negative miner {self.negative_miner!r} mines a bi-encoder's hard negatives: "
@@ -231,7 +229,7 @@ class TrainingConfig:
             )
         unknown = [kind for kind in self.pair_kinds if kind not in PAIR_KINDS]
         if unknown:
-            raise ZooError(f"unknown pair kind {unknown[0]!r}; known: {', '.join(PAIR_KINDS)}")
+            raise unknown_name("pair kind", unknown[0], PAIR_KINDS, ZooError)
         if not self.forums:
             raise ZooError("no forums given: name at least one forum or a catalog set")
         check_precision(self.precision)
@@ -239,7 +237,7 @@ class TrainingConfig:
         if self.method is None and not self.init_from:
             object.__setattr__(self, "method", "seqbn")
         if self.method is not None and self.method not in METHODS:
-            raise ZooError(f"unknown method {self.method!r}; choose one of {', '.join(METHODS)}")
+            raise unknown_name("method", self.method, METHODS, ZooError)
         if self.method == "lora" and self.mode == "fusion":
             raise ZooError(
                 "--method lora: the adapters library cannot fuse LoRA modules "

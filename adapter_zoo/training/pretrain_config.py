@@ -20,6 +20,7 @@ from adapter_zoo.names import DEFAULT_BASE
 from adapter_zoo.objectives import objective_names
 from adapter_zoo.precision import check_precision
 from adapter_zoo.training.rates import default_lr
+from stackexchange.errors import unknown_name
 from stackexchange.numbers import (
     MAX_BATCH,
     MAX_QUESTIONS,
@@ -94,7 +95,7 @@ class PretrainConfig:
         ... # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        adapter_zoo.errors.ZooError: unknown objective 'nsp'; choose one of ...
+        adapter_zoo.errors.ZooError: unknown objective 'nsp'; did you mean sp, ssp? choose one of ...
     """
 
     objective: str
@@ -119,13 +120,9 @@ class PretrainConfig:
         object.__setattr__(self, "corpus", str(self.corpus))
         names = pretrain_objectives()
         if self.objective not in names:
-            raise ZooError(
-                f"unknown objective {self.objective!r}; choose one of {', '.join(names)}"
-            )
+            raise unknown_name("objective", self.objective, names, ZooError)
         if self.mode not in PRETRAIN_MODES:
-            raise ZooError(
-                f"unknown pretraining mode {self.mode!r}; choose one of {', '.join(PRETRAIN_MODES)}"
-            )
+            raise unknown_name("pretraining mode", self.mode, PRETRAIN_MODES, ZooError)
         check_precision(self.precision)
         whole = dict(integer=True, error=ZooError)
         check_number("max_steps", self.max_steps, low=1, high=MAX_STEPS, **whole)

@@ -26,9 +26,10 @@ import logging
 import math
 import time
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from adapter_zoo.training.checkpoint import (
     TrainableCheckpoints,
@@ -44,6 +45,14 @@ from adapter_zoo.zoo.domain import with_domain
 from adapter_zoo.zoo.layouts import base_config
 from adapter_zoo.zoo.store import entry_path, save_entry
 from stackexchange.io import write_failure
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel
+
+    from adapter_zoo.training.config import TrainingConfig
+    from adapter_zoo.training.pretrain_config import PretrainConfig
+
+    RunConfig = TrainingConfig | PretrainConfig
 
 log = logging.getLogger(__name__)
 
@@ -217,7 +226,9 @@ class Trained:
     best: dict | None
 
 
-def training_arguments(config, phase: Phase, output_dir: Path, *, resumed: bool) -> dict:
+def training_arguments(
+    config: RunConfig, phase: Phase, output_dir: Path, *, resumed: bool
+) -> dict[str, Any]:
     """The TrainingArguments both encoders train ``phase`` with; the encoder adds its batch
     size and sampler. A resumed phase has scored its start already (its log is in the
     checkpoint)."""
@@ -297,7 +308,9 @@ def new_trainer(trainer_class, **kwargs):
         return trainer_class(**kwargs)
 
 
-def run_phases(config, model, phases: list[Phase], folder: Path, make_trainer: Callable) -> Trained:
+def run_phases(
+    config: RunConfig, model: Any, phases: list[Phase], folder: Path, make_trainer: Callable
+) -> Trained:
     """Train ``phases`` in turn, each in ``folder / phase.name``, resumed from its last
     checkpoint there; a phase a resumed run finished before is read back instead.
 
@@ -331,7 +344,7 @@ def run_phases(config, model, phases: list[Phase], folder: Path, make_trainer: C
     return Trained(records, steps, best)
 
 
-def _run_phase(config, phase: Phase, folder: Path, make_trainer: Callable) -> dict:
+def _run_phase(config: RunConfig, phase: Phase, folder: Path, make_trainer: Callable) -> dict:
     """Train one phase; its log, steps and best dev record."""
     if phase.steps == 0:
         return {"log": [], "steps": 0, "best": None}
@@ -381,8 +394,9 @@ def phase_records(log_history: list[dict], phase: Phase) -> list[dict]:
     return records
 
 
-def entry_card(config, *, hosts, pairs, transformer, setup, trained: Trained, dev_lists: int,
-               memory: dict) -> dict:  # fmt: skip
+def entry_card(config: TrainingConfig, *, hosts: Sequence[str], pairs: dict[str, Any],
+               transformer: PreTrainedModel, setup: dict[str, Any], trained: Trained,
+               dev_lists: int, memory: dict[str, Any]) -> dict[str, Any]:  # fmt: skip
     """The card fields every trained entry has: what trained on what, the training log, the
     selected state's dev scores (its record in ``trained``) and the memory plan.
 
@@ -422,7 +436,8 @@ def entry_card(config, *, hosts, pairs, transformer, setup, trained: Trained, de
     return card
 
 
-def write_entry(config, hosts, card: dict, records: list, folder: Path, write_weights) -> Path:
+def write_entry(config: RunConfig, hosts: Sequence[str], card: dict, records: list, folder: Path,
+                write_weights: Callable[[Path], None]) -> Path:  # fmt: skip
     """Write the zoo entry (``write_weights(target)``, the card, the training log, the domain
     centroid) atomically from the main process, then remove the run folder.
 

@@ -18,6 +18,7 @@ from safetensors import SafetensorError, safe_open
 
 from adapter_zoo.errors import ZooError
 from adapter_zoo.ranker.model import build_model, own_tensors
+from stackexchange.errors import unknown_name
 from stackexchange.jsontext import read_json_object
 
 LAYOUTS = ("adapter", "full", "fusion")
@@ -192,7 +193,7 @@ def read_model(path: Path, card: dict, layout: str):
             model_dir, trust_remote_code=False
         )
     if layout not in LAYOUTS:
-        raise ZooError(f"{path}: unknown layout {layout!r} in the card (known: {LAYOUTS})")
+        raise unknown_name("layout", layout, LAYOUTS, ZooError, where=path)
     model, tokenizer = build_model(card["base_model"])
     for folder in [path] if layout == "adapter" else [path / n for n in card["adapters"]]:
         check_base(model, folder, card, card["base_model"])

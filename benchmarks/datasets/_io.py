@@ -16,7 +16,7 @@ from pathlib import Path
 from lxml import etree
 
 from benchmarks.errors import BenchmarkError
-from stackexchange.errors import one_line
+from stackexchange.errors import one_line, unknown_name
 from stackexchange.io import atomic_write_text
 
 # no DTD, no entity expansion, no network: the files are data, never instructions to the parser
@@ -233,4 +233,4 @@ def keep(rows: list[dict], rule: str) -> list[dict]:
         return with_positive
     if rule == "clean":
         return [r for r in with_positive if any(label <= 0 for label in r["labels"])]
-    raise BenchmarkError(f"unknown query filter {rule!r}")
+    raise unknown_name("query filter", rule, ("raw", "no-all-negative", "clean"), BenchmarkError)

@@ -50,8 +50,33 @@ from pathlib import Path
 from benchmarks.datasets._io import decode, read_tsv, tar_members
 from benchmarks.datasets.beir import write_folder
 from benchmarks.errors import BenchmarkError
-from benchmarks.registry import METRICS, Benchmark, Reference, SourceFile, register
+from benchmarks.registry import METRICS, Benchmark, DatasetMetadata, Reference, SourceFile, register
 from stackexchange.errors import one_line
+
+METADATA = DatasetMetadata(
+    name="ArguAna Counterargs",
+    description=(
+        "Best-counterargument retrieval: a debate point and candidate arguments from "
+        "idebate.org, its own counter labelled 1."
+    ),
+    reference="https://aclanthology.org/P18-1023/",
+    citation=(
+        "Wachsmuth, Syed & Stein. Retrieval of the Best Counterargument without Prior Topic "
+        "Knowledge. ACL 2018"
+    ),
+    bibtex=r"""@inproceedings{wachsmuth-etal-2018-retrieval,
+    title = "Retrieval of the Best Counterargument without Prior Topic Knowledge",
+    author = "Wachsmuth, Henning and Syed, Shahbaz and Stein, Benno",
+    booktitle = "Proceedings of the 56th Annual Meeting of the Association for Computational Linguistics (Volume 1: Long Papers)",
+    year = "2018",
+    address = "Melbourne, Australia",
+    url = "https://aclanthology.org/P18-1023",
+    doi = "10.18653/v1/P18-1023",
+    pages = "241--251",
+}""",
+    splits=("test",),
+    metrics=("map", "mrr", "p@1"),
+)
 
 _REPO = "https://github.com/cchang-vassar/Semantic-Relations-in-Vector-Embeddings"
 _COMMIT = "e48ef4ec3b94bd9ae84e588fe35b30a4cfaa291c"
@@ -250,13 +275,8 @@ class ArguAna(Benchmark):
 
     task: str = "answer_selection"
     folder: str = "arguana"
-    homepage: str = "https://aclanthology.org/P18-1023/"
-    citation: str = (
-        "Wachsmuth, Syed & Stein. Retrieval of the Best Counterargument without Prior Topic "
-        "Knowledge. ACL 2018"
-    )
+    metadata: DatasetMetadata = METADATA
     candidate_pool: str = ""
-    main_metric: str = "map"
     no_positive: str = "drop"  # never used: every point has its own counter
     bm25_scope: str = "corpus"
     candidates: str = "01"

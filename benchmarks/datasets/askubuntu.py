@@ -14,7 +14,29 @@ from pathlib import Path
 
 from benchmarks.datasets._io import read_tsv
 from benchmarks.errors import BenchmarkError
-from benchmarks.registry import Benchmark, Reference, SourceFile, register
+from benchmarks.registry import Benchmark, DatasetMetadata, Reference, SourceFile, register
+
+METADATA = DatasetMetadata(
+    name="AskUbuntu",
+    description=(
+        "Question similarity on AskUbuntu: a question and 20 forum questions Lucene BM25 "
+        "retrieved for it, those users marked as similar labelled 1."
+    ),
+    reference="https://github.com/taolei87/askubuntu",
+    citation="Lei et al. Semi-supervised Question Retrieval with Gated Convolutions. NAACL 2016",
+    bibtex=r"""@inproceedings{lei-etal-2016-semi,
+    title = "Semi-supervised Question Retrieval with Gated Convolutions",
+    author = "Lei, Tao and Joshi, Hrishikesh and Barzilay, Regina and Jaakkola, Tommi and Tymoshenko, Kateryna and Moschitti, Alessandro and M{\`a}rquez, Llu{\'\i}s",
+    booktitle = "Proceedings of the 2016 Conference of the North {A}merican Chapter of the Association for Computational Linguistics: Human Language Technologies",
+    year = "2016",
+    address = "San Diego, California",
+    url = "https://aclanthology.org/N16-1153",
+    doi = "10.18653/v1/N16-1153",
+    pages = "1279--1289",
+}""",
+    splits=("train", "dev", "test"),
+    metrics=("map", "mrr", "p@1"),
+)
 
 _REPO = (
     "https://raw.githubusercontent.com/taolei87/askubuntu/4d0a9169ef0bfa4c93ff1aa9f25bc426a7fa559e/"
@@ -66,10 +88,7 @@ class AskUbuntu(Benchmark):
     name: str = "askubuntu"
     task: str = "question_similarity"
     folder: str = "askubuntu"
-    homepage: str = "https://github.com/taolei87/askubuntu"
-    citation: str = (
-        "Lei et al. Semi-supervised Question Retrieval with Gated Convolutions. NAACL 2016"
-    )
+    metadata: DatasetMetadata = METADATA
     files: tuple[SourceFile, ...] = tuple(
         SourceFile(p, _REPO + p, _SHA.get(p, "")) for p in (CORPUS, *_LISTS.values())
     )
@@ -77,7 +96,6 @@ class AskUbuntu(Benchmark):
         default_factory=lambda: {s: (CORPUS, name) for s, name in _LISTS.items()}
     )
     candidate_pool: str = "20 questions retrieved by Lucene BM25 (the released lists)"
-    main_metric: str = "map"
     no_positive: str = "drop"
 
     def read(self, split: str, root: Path) -> list[dict]:

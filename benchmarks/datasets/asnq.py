@@ -13,7 +13,29 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from benchmarks.datasets._io import group_pairs, keep, lines, read_tsv
-from benchmarks.registry import Benchmark, SourceFile, register
+from benchmarks.registry import Benchmark, DatasetMetadata, SourceFile, register
+
+METADATA = DatasetMetadata(
+    name="ASNQ",
+    description=(
+        "Answer sentence selection: a Natural Questions question and the sentences of its "
+        "Wikipedia page, those in its long answer holding the short answer labelled 1."
+    ),
+    reference="https://github.com/alexa/wqa_tanda",
+    citation="Garg, Vu & Moschitti. TANDA. AAAI 2020",
+    bibtex=r"""@inproceedings{garg-etal-2020-tanda,
+    title = "{TANDA}: Transfer and Adapt Pre-Trained Transformer Models for Answer Sentence Selection",
+    author = "Garg, Siddhant and Vu, Thuy and Moschitti, Alessandro",
+    booktitle = "Proceedings of the AAAI Conference on Artificial Intelligence",
+    volume = "34",
+    number = "05",
+    pages = "7780--7788",
+    year = "2020",
+    doi = "10.1609/aaai.v34i05.6282",
+}""",
+    splits=("train", "dev", "cascade-dev", "cascade-test"),
+    metrics=("map", "mrr", "p@1"),
+)
 
 _CASCADE = (
     "https://raw.githubusercontent.com/alexa/wqa-cascade-transformers/"
@@ -29,8 +51,7 @@ class ASNQ(Benchmark):
     name: str = "asnq"
     task: str = "answer_selection"
     folder: str = "asnq"
-    homepage: str = "https://github.com/alexa/wqa_tanda"
-    citation: str = "Garg, Vu & Moschitti. TANDA. AAAI 2020"
+    metadata: DatasetMetadata = METADATA
     files: tuple[SourceFile, ...] = (
         # asnq.tar (3.5 GB) holds train.tsv and dev.tsv; no checksum was recorded for it.
         SourceFile(
@@ -57,7 +78,6 @@ class ASNQ(Benchmark):
         }
     )
     candidate_pool: str = "the sentences of the question's Wikipedia page"
-    main_metric: str = "map"
     no_positive: str = "drop"
 
     def read(self, split: str, root: Path) -> list[dict]:

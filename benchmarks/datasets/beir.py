@@ -44,7 +44,8 @@ from pathlib import Path
 
 from benchmarks.datasets._io import lines, parse_int, read_tsv
 from benchmarks.errors import BenchmarkError
-from benchmarks.registry import Benchmark, register_prefix
+from benchmarks.registry import Benchmark, DatasetMetadata, register_prefix
+from stackexchange.errors import unknown_name
 from stackexchange.io import atomic_directory
 from stackexchange.jsontext import JSONTextError, loads_text
 
@@ -57,6 +58,13 @@ CITATION = (
     "Thakur, Reimers, Rücklé, Srivastava & Gurevych. BEIR: A Heterogeneous Benchmark for "
     "Zero-shot Evaluation of Information Retrieval Models. NeurIPS 2021 Datasets and Benchmarks"
 )
+BIBTEX = r"""@inproceedings{thakur-etal-2021-beir,
+    title = "{BEIR}: A Heterogeneous Benchmark for Zero-shot Evaluation of Information Retrieval Models",
+    author = "Thakur, Nandan and Reimers, Nils and R{\"u}ckl{\'e}, Andreas and Srivastava, Abhishek and Gurevych, Iryna",
+    booktitle = "Thirty-fifth Conference on Neural Information Processing Systems Datasets and Benchmarks Track (Round 2)",
+    year = "2021",
+    url = "https://openreview.net/forum?id=wCu6T5xFjeJ",
+}"""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -238,8 +246,6 @@ class BeirBenchmark(Benchmark):
     refuses it: it is scored by retrieval over its corpus (:meth:`retrieval_data`)."""
 
     task: str = "retrieval"
-    homepage: str = HOMEPAGE
-    citation: str = CITATION
     candidate_pool: str = "every document of the corpus"
     main_metric: str = "ndcg@10"
     no_positive: str = "zero"
@@ -267,9 +273,19 @@ class BeirBenchmark(Benchmark):
             raise BenchmarkError(
                 f"{folder / QRELS_FOLDER}: no qrels file (expected {QRELS_FOLDER}/test.tsv)"
             )
+        metadata = DatasetMetadata(
+            name=folder.resolve().name,
+            description="queries against a whole corpus, a folder in BEIR's layout",
+            reference=HOMEPAGE,
+            citation=CITATION,
+            bibtex=BIBTEX,
+            splits=tuple(splits),
+            metrics=("ndcg@10", "map", "mrr"),
+        )
         return cls(
             name=folder.resolve().name,
             folder=folder.name,
+            metadata=metadata,
             split_files={split: () for split in splits},
             path=str(folder.resolve()),
         )
@@ -293,7 +309,7 @@ class BeirBenchmark(Benchmark):
                 :func:`read_queries`, :func:`read_qrels`).
         """
         if split not in self.split_files:
-            raise BenchmarkError(f"{self.key}: unknown split {split!r}; one of {self.splits}")
+            raise unknown_name("split", split, self.splits, BenchmarkError, where=self.key)
         root = Path(self.path)
         ids, texts = read_corpus(root / CORPUS_FILE)
         queries = read_queries(root / QUERIES_FILE)

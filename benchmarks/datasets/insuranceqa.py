@@ -47,7 +47,27 @@ from pathlib import Path
 from benchmarks.datasets._io import read_tsv
 from benchmarks.errors import BenchmarkError
 from benchmarks.fetch import ensure_files
-from benchmarks.registry import METRICS, Benchmark, Reference, SourceFile, register
+from benchmarks.registry import METRICS, Benchmark, DatasetMetadata, Reference, SourceFile, register
+
+METADATA = DatasetMetadata(
+    name="InsuranceQA",
+    description=(
+        "Answer selection: an insurance question and 500 answers retrieved by SOLR from the "
+        "answer pool, its own answers labelled 1."
+    ),
+    reference="https://github.com/shuzi/insuranceQA",
+    citation="Feng et al. Applying Deep Learning to Answer Selection. ASRU 2015",
+    bibtex=r"""@inproceedings{feng-etal-2015-applying,
+    title = "Applying Deep Learning to Answer Selection: A Study and an Open Task",
+    author = "Feng, Minwei and Xiang, Bing and Glass, Michael R. and Wang, Lidan and Zhou, Bowen",
+    booktitle = "2015 IEEE Workshop on Automatic Speech Recognition and Understanding (ASRU)",
+    pages = "813--820",
+    year = "2015",
+    doi = "10.1109/ASRU.2015.7404872",
+}""",
+    splits=("train", "dev", "test"),
+    metrics=("p@1", "map", "mrr"),
+)
 
 _REPO = (
     "https://raw.githubusercontent.com/shuzi/insuranceQA/5c380dd086067adacc2fec3bfa920a78e57bdcf6/"
@@ -228,8 +248,7 @@ class InsuranceQA(Benchmark):
     name: str = "insuranceqa"
     task: str = "answer_selection"
     folder: str = "insuranceqa-v2"
-    homepage: str = "https://github.com/shuzi/insuranceQA"
-    citation: str = "Feng et al. Applying Deep Learning to Answer Selection. ASRU 2015"
+    metadata: DatasetMetadata = METADATA
     files: tuple[SourceFile, ...] = (
         *(SourceFile(p, _REPO + p, sha) for p, sha in _SHA.items() if p != ANSWERS),
         ANSWER_SOURCE,
@@ -244,7 +263,6 @@ class InsuranceQA(Benchmark):
         }
     )
     candidate_pool: str = "500 answers retrieved by SOLR (the released pools)"
-    main_metric: str = "p@1"
     no_positive: str = "drop"
 
     def read(self, split: str, root: Path) -> list[dict]:

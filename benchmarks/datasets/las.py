@@ -16,7 +16,28 @@ from pathlib import Path
 
 from benchmarks.datasets._io import read_tsv
 from benchmarks.errors import BenchmarkError
-from benchmarks.registry import Benchmark, SourceFile, register
+from benchmarks.registry import Benchmark, DatasetMetadata, SourceFile, register
+
+METADATA = DatasetMetadata(
+    name="LAS",
+    description=(
+        "Answer selection on a StackExchange forum: a question and 100 answers, its accepted "
+        "answer labelled 1 and answers of similar questions 0."
+    ),
+    reference="https://github.com/UKPLab/emnlp2020-multicqa",
+    citation="Rücklé, Pfeiffer & Gurevych. MultiCQA. EMNLP 2020 (LAS sets)",
+    bibtex=r"""@inproceedings{ruckle-etal-2020-multicqa,
+    title = "{M}ulti{CQA}: Zero-Shot Transfer of Self-Supervised Text Matching Models on a Massive Scale",
+    author = "R{\"u}ckl{\'e}, Andreas and Pfeiffer, Jonas and Gurevych, Iryna",
+    booktitle = "Proceedings of the 2020 Conference on Empirical Methods in Natural Language Processing (EMNLP)",
+    year = "2020",
+    url = "https://aclanthology.org/2020.emnlp-main.194",
+    doi = "10.18653/v1/2020.emnlp-main.194",
+    pages = "2471--2486",
+}""",
+    splits=("train", "dev", "test"),
+    metrics=("p@1", "map", "mrr"),
+)
 
 FORUMS = ("travel", "cooking", "academia", "apple", "aviation")
 _SPLITS = {"train": "train", "dev": "valid", "test": "test"}
@@ -42,8 +63,7 @@ class LAS(Benchmark):
     """One LAS forum in MultiCQA's tsv archive format."""
 
     task: str = "answer_selection"
-    homepage: str = "https://github.com/UKPLab/emnlp2020-multicqa"
-    citation: str = "Rücklé, Pfeiffer & Gurevych. MultiCQA. EMNLP 2020 (LAS sets)"
+    metadata: DatasetMetadata = METADATA
     files: tuple[SourceFile, ...] = tuple(
         SourceFile(p) for p in (*_ITEMS, *(f"{s}.tsv.gz" for s in _SPLITS.values()))
     )
@@ -51,7 +71,6 @@ class LAS(Benchmark):
         default_factory=lambda: {s: (*_ITEMS, f"{name}.tsv.gz") for s, name in _SPLITS.items()}
     )
     candidate_pool: str = "100 answers: the accepted answer and answers of similar questions"
-    main_metric: str = "p@1"
     no_positive: str = "drop"
 
     def read(self, split: str, root: Path) -> list[dict]:

@@ -12,7 +12,8 @@ import json
 from pathlib import Path
 
 from benchmarks.errors import BenchmarkError
-from benchmarks.registry import COLUMNS, Benchmark, check_rows, register_prefix
+from benchmarks.registry import COLUMNS, Benchmark, DatasetMetadata, check_rows, register_prefix
+from stackexchange.errors import unknown_name
 from stackexchange.jsontext import read_json_object
 from stackexchange.lists import BENCHMARK_FILE
 
@@ -43,7 +44,15 @@ class LocalBenchmark(Benchmark):
                 name=spec["name"],
                 task=spec["task"],
                 folder=folder.name,
-                citation=json.dumps(spec.get("source", ""), sort_keys=True),
+                metadata=DatasetMetadata(
+                    name=spec["name"],
+                    description=spec.get("candidate_pool", ""),
+                    reference="",
+                    citation=json.dumps(spec.get("source", ""), sort_keys=True),
+                    bibtex="",  # built from a forum here: no paper defines it
+                    splits=tuple(spec["splits"]),
+                    metrics=(spec["main_metric"],),
+                ),
                 split_files={split: () for split in spec["splits"]},
                 candidate_pool=spec.get("candidate_pool", ""),
                 main_metric=spec["main_metric"],
@@ -66,7 +75,7 @@ class LocalBenchmark(Benchmark):
         from stackexchange.store import read_dataset
 
         if split not in self.split_files:
-            raise BenchmarkError(f"{self.name}: unknown split {split!r}; one of {self.splits}")
+            raise unknown_name("split", split, self.splits, BenchmarkError, where=self.name)
         folder = Path(self.path) / split
         where = f"{self.name}/{split} ({folder})"
         if folder.is_dir() and not any(folder.glob("*.arrow")):  # how datasets saves 0 rows

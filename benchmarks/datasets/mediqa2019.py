@@ -56,7 +56,32 @@ from pathlib import Path
 
 from benchmarks.datasets._io import parse_int, parse_xml
 from benchmarks.errors import BenchmarkError
-from benchmarks.registry import Benchmark, SourceFile, register
+from benchmarks.registry import Benchmark, DatasetMetadata, SourceFile, register
+
+METADATA = DatasetMetadata(
+    name="MEDIQA 2019 Task 3",
+    description=(
+        "Consumer-health answer re-ranking: a question and the answers NLM's CHiQA retrieved "
+        "for it, the correct ones labelled 1."
+    ),
+    reference="https://sites.google.com/view/mediqa2019",
+    citation=(
+        "Ben Abacha, Shivade & Demner-Fushman. Overview of the MEDIQA 2019 Shared Task on "
+        "Textual Inference, Question Entailment and Question Answering. BioNLP 2019"
+    ),
+    bibtex=r"""@inproceedings{ben-abacha-etal-2019-overview,
+    title = "Overview of the {MEDIQA} 2019 Shared Task on Textual Inference, Question Entailment and Question Answering",
+    author = "Ben Abacha, Asma and Shivade, Chaitanya and Demner-Fushman, Dina",
+    booktitle = "Proceedings of the 18th BioNLP Workshop and Shared Task",
+    year = "2019",
+    address = "Florence, Italy",
+    url = "https://aclanthology.org/W19-5039",
+    doi = "10.18653/v1/W19-5039",
+    pages = "370--379",
+}""",
+    splits=("train", "dev", "test"),
+    metrics=("map", "mrr", "p@1"),
+)
 
 _RAW = (
     "https://raw.githubusercontent.com/abachaa/MEDIQA2019/ae5d3826d6c841923b9db831159fef0f1b893593/"
@@ -162,17 +187,12 @@ class MediqaQA(Benchmark):
 
     task: str = "answer_selection"
     folder: str = "mediqa2019"
-    homepage: str = "https://sites.google.com/view/mediqa2019"
-    citation: str = (
-        "Ben Abacha, Shivade & Demner-Fushman. Overview of the MEDIQA 2019 Shared Task on "
-        "Textual Inference, Question Entailment and Question Answering. BioNLP 2019"
-    )
+    metadata: DatasetMetadata = METADATA
     files: tuple[SourceFile, ...] = tuple(SourceFile(p, _RAW + p, sha) for p, sha in _SHA.items())
     split_files: Mapping[str, tuple[str, ...]] = dataclasses.field(
         default_factory=lambda: {"train": (TRAIN1, TRAIN2), "dev": (DEV,), "test": (TEST,)}
     )
     candidate_pool: str = "the answers NLM's CHiQA retrieved for the question (2-11)"
-    main_metric: str = "map"
     no_positive: str = "drop"
     bm25_scope: str = "corpus"
 

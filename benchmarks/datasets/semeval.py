@@ -32,7 +32,40 @@ from pathlib import Path
 
 from benchmarks.datasets._io import group_pairs, lines, parse_int, read_tsv
 from benchmarks.errors import BenchmarkError
-from benchmarks.registry import Benchmark, Reference, SourceFile, register
+from benchmarks.registry import Benchmark, DatasetMetadata, Reference, SourceFile, register
+
+METADATA = DatasetMetadata(
+    name="SemEval-2016/2017 Task 3 subtask B",
+    description=(
+        "Question similarity on QatarLiving: a new question and the 10 forum questions the "
+        "task's search engine retrieved for it, those labelled PerfectMatch or Relevant are "
+        "1."
+    ),
+    reference="https://alt.qcri.org/semeval2016/task3/",
+    citation="Nakov et al. SemEval-2016/2017 Task 3: Community Question Answering",
+    bibtex=r"""@inproceedings{nakov-etal-2016-semeval,
+    title = "{S}em{E}val-2016 Task 3: Community Question Answering",
+    author = "Nakov, Preslav and M{\`a}rquez, Llu{\'\i}s and Moschitti, Alessandro and Magdy, Walid and Mubarak, Hamdy and Freihat, Abed Alhakim and Glass, Jim and Randeree, Bilal",
+    booktitle = "Proceedings of the 10th International Workshop on Semantic Evaluation ({S}em{E}val-2016)",
+    year = "2016",
+    address = "San Diego, California",
+    url = "https://aclanthology.org/S16-1083",
+    doi = "10.18653/v1/S16-1083",
+    pages = "525--545",
+}
+@inproceedings{nakov-etal-2017-semeval,
+    title = "{S}em{E}val-2017 Task 3: Community Question Answering",
+    author = "Nakov, Preslav and Hoogeveen, Doris and M{\`a}rquez, Llu{\'\i}s and Moschitti, Alessandro and Mubarak, Hamdy and Baldwin, Timothy and Verspoor, Karin",
+    booktitle = "Proceedings of the 11th International Workshop on Semantic Evaluation ({S}em{E}val-2017)",
+    year = "2017",
+    address = "Vancouver, Canada",
+    url = "https://aclanthology.org/S17-2003",
+    doi = "10.18653/v1/S17-2003",
+    pages = "27--48",
+}""",
+    splits=("train", "dev", "test"),
+    metrics=("map", "mrr", "p@1"),
+)
 
 TRAIN1 = "v3.2/train/SemEval2016-Task3-CQA-QL-train-part1.xml"
 TRAIN2 = "v3.2/train/SemEval2016-Task3-CQA-QL-train-part2.xml"
@@ -125,14 +158,12 @@ class SemEvalB(Benchmark):
 
     task: str = "question_similarity"
     folder: str = "semeval-task3"
-    homepage: str = "https://alt.qcri.org/semeval2016/task3/"
-    citation: str = "Nakov et al. SemEval-2016/2017 Task 3: Community Question Answering"
+    metadata: DatasetMetadata = METADATA
     files: tuple[SourceFile, ...] = tuple(
         SourceFile(p, "", _SHA.get(p, ""))
         for p in (TRAIN1, TRAIN2, DEV, DEV_GOLD, TEST16, TEST16_GOLD, TEST17_TEXT, TEST17_GOLD)
     )
     candidate_pool: str = "the 10 related questions retrieved by the task's search engine"
-    main_metric: str = "map"
     no_positive: str = "zero"
 
     def read(self, split: str, root: Path) -> list[dict]:

@@ -19,8 +19,29 @@ from pathlib import Path
 
 from benchmarks.datasets._io import group_pairs, keep, lines, parse_int
 from benchmarks.errors import BenchmarkError
-from benchmarks.registry import Benchmark, Reference, SourceFile, register
+from benchmarks.registry import Benchmark, DatasetMetadata, Reference, SourceFile, register
 from stackexchange.jsontext import JSONTextError, loads_text
+
+METADATA = DatasetMetadata(
+    name="TREC-QA",
+    description=(
+        "Answer sentence selection: a TREC 8-13 factoid question and the candidate sentences "
+        "retrieved for it, those that answer it labelled 1."
+    ),
+    reference="https://github.com/castorini/data/tree/master/TrecQA",
+    citation="Wang, Smith & Mitamura. What is the Jeopardy Model? EMNLP 2007",
+    bibtex=r"""@inproceedings{wang-etal-2007-jeopardy,
+    title = "What is the {J}eopardy Model? A Quasi-Synchronous Grammar for {QA}",
+    author = "Wang, Mengqiu and Smith, Noah A. and Mitamura, Teruko",
+    booktitle = "Proceedings of the 2007 Joint Conference on Empirical Methods in Natural Language Processing and Computational Natural Language Learning ({EMNLP}-{C}o{NLL})",
+    year = "2007",
+    address = "Prague, Czech Republic",
+    url = "https://aclanthology.org/D07-1003",
+    pages = "22--32",
+}""",
+    splits=("train", "dev", "test", "raw-dev", "raw-test"),
+    metrics=("map", "mrr", "p@1"),
+)
 
 _FOLDERS = {
     "train": "train-all",
@@ -75,8 +96,7 @@ class TrecQA(Benchmark):
     name: str = "trecqa"
     task: str = "answer_selection"
     folder: str = "trecqa"
-    homepage: str = "https://github.com/castorini/data/tree/master/TrecQA"
-    citation: str = "Wang, Smith & Mitamura. What is the Jeopardy Model? EMNLP 2007"
+    metadata: DatasetMetadata = METADATA
     # either layout may be present, so no split requires a file up front; ``read`` says
     # which are missing
     files: tuple[SourceFile, ...] = tuple(
@@ -86,7 +106,6 @@ class TrecQA(Benchmark):
         default_factory=lambda: {split: () for split in _FOLDERS}
     )
     candidate_pool: str = "the TREC candidate sentences of each question"
-    main_metric: str = "map"
     no_positive: str = "drop"
 
     def read(self, split: str, root: Path) -> list[dict]:

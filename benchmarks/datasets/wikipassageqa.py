@@ -13,8 +13,29 @@ from pathlib import Path
 
 from benchmarks.datasets._io import read_tsv
 from benchmarks.errors import BenchmarkError
-from benchmarks.registry import Benchmark, SourceFile, register
+from benchmarks.registry import Benchmark, DatasetMetadata, SourceFile, register
 from stackexchange.jsontext import read_json_object
+
+METADATA = DatasetMetadata(
+    name="WikiPassageQA",
+    description=(
+        "Non-factoid answer passage retrieval within one document: a question and the "
+        "passages of the Wikipedia article it was written about, those that answer it "
+        "labelled 1."
+    ),
+    reference="https://ciir.cs.umass.edu/downloads/wikipassageqa/",
+    citation="Cohen, Yang & Croft. WikiPassageQA. SIGIR 2018",
+    bibtex=r"""@inproceedings{cohen-etal-2018-wikipassageqa,
+    title = "{W}iki{P}assage{QA}: A Benchmark Collection for Research on Non-factoid Answer Passage Retrieval",
+    author = "Cohen, Daniel and Yang, Liu and Croft, W. Bruce",
+    booktitle = "The 41st International ACM SIGIR Conference on Research and Development in Information Retrieval",
+    pages = "1165--1168",
+    year = "2018",
+    doi = "10.1145/3209978.3210118",
+}""",
+    splits=("train", "dev", "test"),
+    metrics=("map", "mrr", "p@1"),
+)
 
 PASSAGES = "document_passages.json"
 
@@ -26,8 +47,7 @@ class WikiPassageQA(Benchmark):
     name: str = "wikipassageqa"
     task: str = "answer_selection"
     folder: str = "wikipassageqa"
-    homepage: str = "https://ciir.cs.umass.edu/downloads/wikipassageqa/"
-    citation: str = "Cohen, Yang & Croft. WikiPassageQA. SIGIR 2018"
+    metadata: DatasetMetadata = METADATA
     files: tuple[SourceFile, ...] = tuple(
         SourceFile(p) for p in (PASSAGES, "train.tsv", "dev.tsv", "test.tsv")
     )
@@ -35,7 +55,6 @@ class WikiPassageQA(Benchmark):
         default_factory=lambda: {s: (PASSAGES, f"{s}.tsv") for s in ("train", "dev", "test")}
     )
     candidate_pool: str = "every passage of the question's Wikipedia document"
-    main_metric: str = "map"
     no_positive: str = "drop"
 
     def read(self, split: str, root: Path) -> list[dict]:

@@ -15,7 +15,30 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from benchmarks.datasets._io import group_pairs, keep, read_tsv
-from benchmarks.registry import Benchmark, Reference, SourceFile, register
+from benchmarks.registry import Benchmark, DatasetMetadata, Reference, SourceFile, register
+
+METADATA = DatasetMetadata(
+    name="WikiQA",
+    description=(
+        "Answer sentence selection: a Bing query and the sentences of the Wikipedia summary "
+        "paragraph it led to, those that answer it labelled 1."
+    ),
+    reference="https://www.microsoft.com/en-us/download/details.aspx?id=52419",
+    citation="Yang, Yih & Meek. WikiQA: A Challenge Dataset for Open-Domain QA. EMNLP 2015",
+    bibtex=r"""@inproceedings{yang-etal-2015-wikiqa,
+    title = "{W}iki{QA}: A Challenge Dataset for Open-Domain Question Answering",
+    author = "Yang, Yi and Yih, Wen-tau and Meek, Christopher",
+    booktitle = "Proceedings of the 2015 Conference on Empirical Methods in Natural Language Processing",
+    year = "2015",
+    address = "Lisbon, Portugal",
+    publisher = "Association for Computational Linguistics",
+    url = "https://aclanthology.org/D15-1237",
+    doi = "10.18653/v1/D15-1237",
+    pages = "2013--2018",
+}""",
+    splits=("train", "dev", "test"),
+    metrics=("map", "mrr", "p@1"),
+)
 
 _MIRROR = (
     "https://raw.githubusercontent.com/rohantilva/Google-Like-Question-Answering-System/"
@@ -47,14 +70,12 @@ class WikiQA(Benchmark):
 
     task: str = "answer_selection"
     folder: str = "wikiqa"
-    homepage: str = "https://www.microsoft.com/en-us/download/details.aspx?id=52419"
-    citation: str = "Yang, Yih & Meek. WikiQA: A Challenge Dataset for Open-Domain QA. EMNLP 2015"
+    metadata: DatasetMetadata = METADATA
     files: tuple[SourceFile, ...] = FILES
     split_files: Mapping[str, tuple[str, ...]] = dataclasses.field(
         default_factory=lambda: dict(_SPLIT_FILES)
     )
     candidate_pool: str = "the sentences of the question's Wikipedia summary paragraph"
-    main_metric: str = "map"
     no_positive: str = "drop"
     filters: Mapping[str, str] = dataclasses.field(default_factory=dict)
 

@@ -15,6 +15,14 @@ from pathlib import Path
 
 import grimp
 
+# pytest imports test files by path (--import-mode=importlib), and the file runs as a script
+# too: tests/ is on sys.path only while the one graph walk both import tests share is
+# imported (tests/adapter_zoo would otherwise stand for the package in grimp's graph)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import import_graph  # noqa: E402
+
+del sys.path[0]
+
 PACKAGE = "adapter_zoo"
 ROOT = Path(__file__).resolve().parents[2] / PACKAGE
 
@@ -80,38 +88,11 @@ def inner_imports(graph=None) -> dict[tuple[str, str], set[tuple[str, str]]]:
 
 
 def circles(edges) -> list[tuple[str, ...]]:
-    """The strongly connected groups (of two nodes or more) of the node graph."""
-    nodes = sorted({n for edge in edges for n in edge})
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    found: list[tuple[str, ...]] = []
-
-    def visit(node: str) -> None:  # Tarjan's algorithm
-        index[node] = low[node] = len(index)
-        stack.append(node)
-        for a, b in edges:
-            if a != node:
-                continue
-            if b not in index:
-                visit(b)
-                low[node] = min(low[node], low[b])
-            elif b in stack:
-                low[node] = min(low[node], index[b])
-        if low[node] == index[node]:
-            group = []
-            while True:
-                member = stack.pop()
-                group.append(member)
-                if member == node:
-                    break
-            if len(group) > 1:
-                found.append(tuple(sorted(group)))
-
-    for node in nodes:
-        if node not in index:
-            visit(node)
-    return found
+    """The import circles (of two nodes or more) between the package's nodes."""
+    pairs: dict[str, set[str]] = {}
+    for a, b in edges:
+        pairs.setdefault(a, set()).add(b)
+    return sorted(import_graph.circles(pairs))
 
 
 def upward(edges) -> set[tuple[str, str]]:

@@ -49,7 +49,10 @@ def test_bf16_is_refused_in_one_line_where_the_cpu_lacks_it(cpu_without_bf16):
         resolve_precision("bf16", "cpu")
     message = str(error.value)
     assert "\n" not in message and "AVX512-BF16" in message and "--precision" in message
-    with pytest.raises(PrecisionError, match="must be one of auto, fp32, bf16"):
+    with pytest.raises(
+        PrecisionError,
+        match=r"^unknown precision 'fp16'; did you mean bf16, fp32\? choose one of auto, fp32, bf16, int8$",
+    ):
         resolve_precision("fp16", "cpu")
 
 

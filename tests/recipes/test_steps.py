@@ -96,7 +96,9 @@ def test_a_step_declares_its_resources(tmp_path):
     path.write_text(text.replace("gpus = 0.5", "gpu = 1"))
     with pytest.raises(RecipeError) as error:
         load_recipe(path)
-    assert str(error.value) == f"{path}: step 5: unknown resource 'gpu' (known: cpus, gpus)"
+    assert str(error.value) == (
+        f"{path}: step 5: unknown resource 'gpu'; did you mean gpus, cpus? choose one of cpus, gpus"
+    )
     path.write_text(text.replace("gpus = 0.5", "gpus = -1"))
     with pytest.raises(
         RecipeError, match=r"step 5: resource gpus must be a finite number >= 0, not -1$"

@@ -154,4 +154,6 @@ def test_the_normalisations_by_hand():
         )
     with pytest.raises(ZooError) as error:
         fuse([scores], [1.0], normalisation="l2")
-    assert str(error.value) == "unknown fusion normalisation 'l2': use one of zscore, minmax, rrf"
+    assert (
+        str(error.value) == "unknown fusion normalisation 'l2'; choose one of zscore, minmax, rrf"
+    )

@@ -146,5 +146,7 @@ def test_train_refuses_bf16_for_full_fine_tuning_in_one_line(
     assert main(argv) == 2
     assert capsys.readouterr().err == f"adapter-zoo train: error: {FULL_REFUSED}\n"
     assert not (zoo_home() / "beer-full").exists()
-    with pytest.raises(PrecisionError, match="precision 'half': must be one of"):
+    with pytest.raises(
+        PrecisionError, match="^unknown precision 'half'; choose one of auto, fp32, bf16, int8$"
+    ):
         TrainingConfig(mode="adapter", data="d", forums=("beer",), name="x", precision="half")

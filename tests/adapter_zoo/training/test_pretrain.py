@@ -150,7 +150,9 @@ def test_an_unknown_objective_is_one_line_listing_the_names(corpus, capsys):
     argv = ["pretrain", "--objective", "nsp", "--corpus", str(corpus), "--name", "x"]
     assert main(argv) == 2
     err = capsys.readouterr().err
-    assert err.startswith("adapter-zoo pretrain: error: unknown objective 'nsp'; choose one of ")
+    assert err.startswith(
+        "adapter-zoo pretrain: error: unknown objective 'nsp'; did you mean sp, ssp? choose one of "
+    )
     assert err.count("\n") == 1
     assert {"ssp", "sp", "psd", "all", "mlm"} <= set(err.strip().rsplit(" of ", 1)[1].split(", "))
     assert not (zoo_home() / "x").exists()

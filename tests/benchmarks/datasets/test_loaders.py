@@ -52,7 +52,7 @@ def test_registry_names_and_fields():
 
 def test_unknown_benchmark_and_split(fixtures):
     with pytest.raises(
-        BenchmarkError, match="unknown benchmark 'nope'; known: arguana-01, arguana-02"
+        BenchmarkError, match="^unknown benchmark 'nope'; choose one of arguana-01, arguana-02"
     ):
         benchmarks.get("nope")
     with pytest.raises(BenchmarkError, match=r"wikiqa: unknown split 'val'"):
@@ -419,7 +419,8 @@ def test_local_benchmark_unknown_option_in_descriptor(tmp_path, field, value, kn
     with pytest.raises(BenchmarkError) as error:
         benchmarks.get(f"local:{folder}")
     assert str(error.value) == (
-        f"{folder / 'benchmark.json'}: benchmark 'tiny': unknown {field} {value!r}; one of {known}"
+        f"{folder / 'benchmark.json'}: benchmark 'tiny': unknown {field} {value!r}; "
+        f"choose one of {known}"
     )
 
 

@@ -22,7 +22,10 @@ def test_the_evaluate_record_names_the_precision(tiny_bert_path, tiny_benchmark,
     assert benchmarks.evaluate(model, bench)["precision"] == "fp32"
     assert benchmarks.evaluate(model, bench, precision="bf16")["precision"] == "bf16"
     assert benchmarks.evaluate(model, bench, precision="fp32")["precision"] == "fp32"
-    with pytest.raises(ValueError, match="must be one of auto, fp32, bf16"):
+    with pytest.raises(
+        ValueError,
+        match="^unknown precision 'fp16'; did you mean bf16, fp32\\? choose one of auto, fp32, bf16, int8$",
+    ):
         benchmarks.evaluate(model, bench, precision="fp16")
 
 
