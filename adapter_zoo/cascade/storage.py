@@ -18,6 +18,7 @@ from pathlib import Path
 from adapter_zoo.cascade.config import CascadeConfig
 from adapter_zoo.errors import ZooError
 from adapter_zoo.ranker.model import quiet_adapter_activation
+from adapter_zoo.ranker.probe import PROBE_FIELD, check_pair_probe, pair_probe_record
 from adapter_zoo.registry import kind_for_card
 from adapter_zoo.zoo.layouts import base_config, check_base
 from adapter_zoo.zoo.store import (
@@ -67,8 +68,10 @@ def save_cascade(
         "cascade": ranker.config.to_dict(),
         "base_config": base_config(ranker.encoder.config),  # checked at load with the adapter
     }
-    for stale in ("name", "files", "created", "version"):  # filled in by save_entry
+    for stale in ("name", "files", "created", "version", PROBE_FIELD):  # save_entry's, and below
         fields.pop(stale, None)
+    if ranker.config.adapter:  # what loading checks the cascade's adapter by
+        fields[PROBE_FIELD] = pair_probe_record(ranker.encoder, ranker.tokenizer)
     final = save_entry(
         lambda folder: _write_files(ranker, folder), name_or_path, fields, overwrite=overwrite
     )
@@ -121,4 +124,7 @@ def load_cascade(name_or_path, *, device=None):
     ranker = CascadeRanker(encoder, tokenizer, config, base_model=card["base_model"], device=device)
     ranker.heads.load_state_dict(load_file(str(folder / "exits.safetensors")))
     ranker.card = card
-    return ranker.to(ranker.device).eval()
+    ranker = ranker.to(ranker.device).eval()
+    if config.adapter:  # its adapter acts as when saved, or it is refused
+        check_pair_probe(ranker.encoder, ranker.tokenizer, card, folder)
+    return ranker
