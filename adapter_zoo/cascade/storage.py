@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from adapter_zoo.cascade.config import ADAPTER_NAME, CascadeConfig
 from adapter_zoo.errors import ZooError
 from adapter_zoo.ranker.model import quiet_adapter_activation, resolve_base_model
+from adapter_zoo.ranker.probe import PROBE_FIELD, check_pair_probe, pair_probe_record
 from adapter_zoo.registry import kind_for_card
 from adapter_zoo.zoo.layouts import base_config, check_base
 from adapter_zoo.zoo.store import (
@@ -82,8 +83,10 @@ def save_cascade(
         "cascade": ranker.config.to_dict(),
         "base_config": base_config(ranker.encoder.config),  # checked at load with the adapter
     }
-    for stale in ("name", "files", "created", "version"):  # filled in by save_entry
+    for stale in ("name", "files", "created", "version", PROBE_FIELD):  # save_entry's, and below
         fields.pop(stale, None)
+    if ranker.config.adapter:  # what loading checks the cascade's adapter by
+        fields[PROBE_FIELD] = pair_probe_record(ranker.encoder, ranker.tokenizer)
     final = save_entry(
         lambda folder: _write_files(ranker, folder), name_or_path, fields, overwrite=overwrite
     )
@@ -132,6 +135,8 @@ def read_cascade(name_or_path: str | Path) -> CascadeParts:
             folder / "encoder", add_pooling_layer=False, trust_remote_code=False
         )
         tokenizer = AutoTokenizer.from_pretrained(folder / "encoder", trust_remote_code=False)
+    if config.adapter:  # its adapter acts as when saved, or it is refused
+        check_pair_probe(encoder.eval(), tokenizer, card, folder)
     return CascadeParts(
         encoder, tokenizer, config, card, load_file(str(folder / "exits.safetensors"))
     )

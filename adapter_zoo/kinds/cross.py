@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from adapter_zoo.kinds.entry import EntryKind
 from adapter_zoo.ranker import Ranker
+from adapter_zoo.ranker.probe import check_pair_probe
 from adapter_zoo.registry import register_kind
 from adapter_zoo.zoo.layouts import read_model
 from adapter_zoo.zoo.snippets import adapters_library_lines
@@ -21,7 +22,7 @@ class CrossEncoderKind(EntryKind):
 
     def load_entry(self, path, card: dict, *, device=None):
         model, tokenizer = read_model(path, card, self.layout)
-        return Ranker(
+        ranker = Ranker(
             model,
             tokenizer,
             base_model=card["base_model"],
@@ -29,6 +30,9 @@ class CrossEncoderKind(EntryKind):
             max_length=self.max_length(card),
             device=device,
         )
+        if self.layout != "full":  # its adapters act as when saved, or it is refused
+            check_pair_probe(ranker.model, ranker.tokenizer, card, path)
+        return ranker
 
 
 class _CrossAdapterLines(CrossEncoderKind):

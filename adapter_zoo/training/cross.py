@@ -30,6 +30,7 @@ from adapter_zoo.losses.cross import chunk_examples, pairs_per_example
 from adapter_zoo.precision import cast_frozen_for_training
 from adapter_zoo.ranker import Ranker
 from adapter_zoo.ranker.cross_encoder import as_cross_encoder
+from adapter_zoo.ranker.probe import PROBE_FIELD, pair_probe_record
 from adapter_zoo.training.batches import grouped_epoch_batches
 from adapter_zoo.training.checkpoint import open_run_folder
 from adapter_zoo.training.config import TrainingConfig
@@ -240,6 +241,8 @@ def train_cross_encoder(config: TrainingConfig, hosts: list[str]) -> Path:
     card = entry_card(config, hosts=hosts, pairs=pairs, transformer=model, setup=setup,
                       trained=trained, dev_lists=len(dev), memory=memory.to_card())  # fmt: skip
     card["head"] = setup["head"]
+    if config.layout != "full":  # what loading checks the entry's adapters by
+        card[PROBE_FIELD] = pair_probe_record(model, tokenizer)
     if config.mode == "fusion":
         pairs = [(q, c) for q, cands in dev for c in cands][:FUSION_WEIGHT_PAIRS]
         card["fusion_weights"] = fusion_weights(

@@ -45,6 +45,7 @@ from adapter_zoo.ranker import Ranker
 from adapter_zoo.ranker.cross_encoder import as_cross_encoder
 from adapter_zoo.ranker.inputs import check_max_length
 from adapter_zoo.ranker.model import HEAD_ACTIVATION, HEAD_LAYERS, add_ranking_head, build_model
+from adapter_zoo.ranker.probe import PROBE_FIELD, pair_probe_record
 from adapter_zoo.ranker.ranker import encode_pairs
 from adapter_zoo.training.checkpoint import checkpoint_dir, open_run_folder, remove_run_folder
 from adapter_zoo.training.cross import _planned_batches
@@ -398,6 +399,8 @@ def _write(config, model, tokenizer, adapter, card, records, folder, passes) -> 
     texts = sorted({e.anchor for e in passes[0]})
     centroid = domain_centroid(texts, max_texts=MAX_TEXTS, seed=config.seed)
     card["domain"] = domain_card(min(MAX_TEXTS, len(texts)))
+    if adapter is not None:  # what loading checks the entry's adapter by
+        card[PROBE_FIELD] = pair_probe_record(model, tokenizer)
     setup = {"adapter": adapter, "head": module_name(config.name)}
 
     def writer(target: Path) -> None:

@@ -23,6 +23,7 @@ from adapter_zoo.errors import ZooError
 from adapter_zoo.lengths import CROSS_MAX_LENGTH
 from adapter_zoo.ranker import Ranker
 from adapter_zoo.ranker.model import build_model
+from adapter_zoo.ranker.probe import PROBE_FIELD, pair_probe_record
 from adapter_zoo.zoo.layouts import base_config, write_adapter
 from adapter_zoo.zoo.store import entry_folder, save_entry
 
@@ -204,6 +205,7 @@ def import_legacy(
     card.pop("path")
     model = ranker.model
     card["base_config"] = base_config(model.config)
+    card[PROBE_FIELD] = pair_probe_record(model, ranker.tokenizer)  # what loading checks
     return save_entry(
         lambda folder: write_adapter(model, card["head"], folder), name, card, overwrite=overwrite
     )

@@ -14,6 +14,7 @@ from pathlib import Path
 import platformdirs
 
 from adapter_zoo.errors import ZooError
+from adapter_zoo.ranker.probe import PROBE_FIELD, probe_field_problem
 from adapter_zoo.registry import kind_for_card
 from adapter_zoo.zoo.cards import render_card
 from adapter_zoo.zoo.snippets import entry_head_type
@@ -443,25 +444,12 @@ def _check_optional_fields(card: dict, card_file) -> None:
     kind_for_card(card, card_file).check_card(card, card_file)
 
 
-MAX_PROBE_CHARS = 1_000
-
-
 def _check_probe_field(card: dict, card_file) -> None:
-    """The probe loading checks a bi-encoder entry's adapters by
-    (:mod:`adapter_zoo.biencoder.probe`): a text and the cosine it had to the base."""
-    probe = card.get("probe")
-    if probe is None:  # cards written before it, and entries of other kinds
-        return
-    fields = probe if isinstance(probe, dict) else {}
-    text, cosine = fields.get("text"), fields.get("cosine_to_base")
-    number = isinstance(cosine, int | float) and not isinstance(cosine, bool)
-    short = isinstance(text, str) and 0 < len(text) <= MAX_PROBE_CHARS  # loading embeds it
-    if not (short and number and -1 <= cosine <= 1):
-        wanted = (
-            f"an object of a 'text' of 1 to {MAX_PROBE_CHARS} characters and a "
-            "'cosine_to_base' in [-1, 1]"
-        )
-        raise field_error(card_file, "probe", probe, wanted)
+    """The probe loading checks an adapter entry's adapters by
+    (:mod:`adapter_zoo.ranker.probe`): its texts and the cosine they had to the base."""
+    wanted = probe_field_problem(card)  # None: no probe (written before it, no adapters)
+    if wanted is not None:
+        raise field_error(card_file, PROBE_FIELD, card[PROBE_FIELD], wanted)
 
 
 def _check_fusion_weights(card: dict, card_file) -> None:

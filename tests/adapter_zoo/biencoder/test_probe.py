@@ -8,8 +8,9 @@ import pytest
 from safetensors.numpy import load_file, save_file
 
 import adapter_zoo
-from adapter_zoo.biencoder.probe import NOISE, PROBE_TEXT, probe_cosine
+from adapter_zoo.biencoder.probe import PROBE_TEXT, probe_cosine
 from adapter_zoo.errors import ZooError
+from adapter_zoo.ranker.probe import NOISE
 from adapter_zoo.training import TrainingConfig, train
 from stackexchange.io import sha256_file
 

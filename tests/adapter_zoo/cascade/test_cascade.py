@@ -20,6 +20,7 @@ from adapter_zoo.cascade import (
     train_cascade,
 )
 from adapter_zoo.errors import ZooError
+from adapter_zoo.ranker.probe import NOISE, pair_probe_cosine
 
 
 @pytest.fixture(scope="module")
@@ -208,6 +209,41 @@ def test_save_load_bit_identical(base, request, tmp_path, queries, adapter):
     b = run_cascade(loaded, queries, alpha=0.3)
     for x, y in zip(a.scores, b.scores):
         assert np.array_equal(x, y)
+    # an adapter cascade's probe pair: recorded at save, the same on the reloaded encoder
+    assert ("probe" in card) == bool(adapter)
+    if adapter:
+        got = pair_probe_cosine(loaded.encoder, loaded.tokenizer)
+        assert round(got, 7) == card["probe"]["cosine_to_base"] < 1 - 10 * NOISE
+
+
+def test_an_adapter_cascade_whose_adapter_does_nothing_is_refused(tiny_bert_path, tmp_path):
+    """Its adapter's up-projections zeroed and the card's hash made to match: only the probe
+    tells that the loaded cascade is its base's encoder."""
+    from safetensors.numpy import load_file, save_file
+
+    from stackexchange.io import sha256_file
+
+    ranker = CascadeRanker.from_base(
+        str(tiny_bert_path), CascadeConfig(exits=(1, 2), adapter="seq_bn"), device="cpu"
+    )
+    _perturb_adapter(ranker)
+    path = ranker.save(tmp_path / "entry")
+    weights = path / "adapter" / "adapter.safetensors"
+    tensors = load_file(str(weights))
+    save_file({k: v * 0 if "adapter_up" in k else v for k, v in tensors.items()}, str(weights))
+    card = json.loads((path / "card.json").read_text())
+    card["files"]["adapter/adapter.safetensors"] = sha256_file(weights)
+    (path / "card.json").write_text(json.dumps(card))
+    with pytest.raises(ZooError) as refused:
+        CascadeRanker.load(path)
+    assert str(refused.value) == (
+        f"{path}: zoo entry 'entry' does not act as saved (its probe pair's cosine to the base "
+        f"is 1.000000, its card says {card['probe']['cosine_to_base']:.6f}): its weights are "
+        "not active; refused"
+    )
+    del card["probe"]  # a card written before the probe: loads as before
+    (path / "card.json").write_text(json.dumps(card))
+    assert CascadeRanker.load(path).config.adapter == "seq_bn"
 
 
 def test_corrupted_entry_is_rejected(tiny_cascade, tmp_path):

@@ -15,6 +15,7 @@ import torch
 
 import adapter_zoo
 from adapter_zoo.hub import pull
+from adapter_zoo.ranker.probe import pair_probe_cosine
 
 REPO = "AdapterHub/bert-base-uncased_sts_stackexchange_pfeiffer"
 FORUMS = ("travel_stackexchange_com", "cooking_stackexchange_com")
@@ -97,6 +98,10 @@ def test_multicqa_branch_becomes_a_zoo_entry_with_a_new_head(served, reference, 
         assert torch.equal(loaded[key], tensor), key  # every old weight under its new name
     assert str(ranker.model.active_adapters) == f"Stack[{forum}]"
     assert ranker.score([("a question", "an answer")]).shape == (1,)
+    # the probe loading checked: the old weights move it off the base, and acted when loaded
+    assert card["probe"]["cosine_to_base"] < 0.999
+    got = pair_probe_cosine(ranker.model, ranker.tokenizer)
+    assert round(got, 7) == card["probe"]["cosine_to_base"]
     # Pulled again (online, then offline): the converted entry is reused, not re-made.
     stamp = (folder / "adapter.safetensors").stat().st_mtime_ns
     assert pull(REPO, revision=forum) == folder

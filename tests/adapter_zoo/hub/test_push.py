@@ -357,3 +357,37 @@ def test_pushed_card_carries_no_local_path_and_the_local_card_keeps_it(
     for name in ("card.json", "README.md", "adapter_config.json"):
         assert data.encode() not in sent[name] and b"/opt/venv" not in sent[name]
     assert json.loads((folder / "card.json").read_text())["training"]["data"] == data
+
+
+def test_a_pulled_entry_is_refused_when_its_adapter_no_longer_acts(
+    upload_standin, tiny_bert_path, kit
+):
+    """The probe travels with the card: a pulled entry is checked as a local one is. Its
+    second revision's adapter does nothing (up-projections zeroed, the hash made to match),
+    so every file verifies and only the probe tells."""
+    from safetensors.numpy import load_file, save_file
+
+    from adapter_zoo.ranker.probe import pair_probe_record
+    from stackexchange.io import sha256_file
+
+    entry = kit.make_adapter_entry(tiny_bert_path, "acts", 3, ["beer.stackexchange.com"])
+    ranker = adapter_zoo.load(str(entry), device="cpu")  # a card without a probe loads
+    card = json.loads((entry / "card.json").read_text())
+    card["probe"] = pair_probe_record(ranker.model, ranker.tokenizer)
+    (entry / "card.json").write_text(json.dumps(card))
+    first = push(entry, "me/acts")
+    np.testing.assert_array_equal(scores(pull("me/acts", revision=first)), ranker.score(PAIRS))
+    weights = entry / "adapter.safetensors"
+    tensors = load_file(str(weights))
+    save_file({k: v * 0 if "adapter_up" in k else v for k, v in tensors.items()}, str(weights))
+    card["files"]["adapter.safetensors"] = sha256_file(weights)
+    (entry / "card.json").write_text(json.dumps(card))
+    second = push(entry, "me/acts")
+    folder = pull("me/acts", revision=second)
+    with pytest.raises(ZooError) as refused:
+        adapter_zoo.load("me/acts", revision=second, device="cpu")
+    assert str(refused.value) == (
+        f"{folder}: zoo entry 'acts' does not act as saved (its probe pair's cosine to the "
+        f"base is 1.000000, its card says {card['probe']['cosine_to_base']:.6f}): its weights "
+        "are not active; refused"
+    )

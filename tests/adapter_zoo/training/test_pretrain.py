@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 from safetensors.numpy import load_file
 
+import adapter_zoo
 from adapter_zoo.cli import main
+from adapter_zoo.ranker.probe import PROBE_QUESTION, pair_probe_cosine
 from adapter_zoo.training import TrainingConfig, train
 from adapter_zoo.training.pretrain import MLM_HEAD, pretrain, setup_pretraining
 from adapter_zoo.training.pretrain_config import PretrainConfig
@@ -101,6 +103,13 @@ def test_pretrain_writes_an_entry_whose_card_records_the_run(corpus, tiny_senten
     head = json.loads((path / "head_config.json").read_text())
     assert head["config"]["head_type"] == "pair_cosine" and run["ranking_head"] == "new"
     assert {"adapter.safetensors", "model_head.safetensors"} <= set(card["files"])
+    # what loading checks its adapter by, and loading passes it
+    assert card["probe"]["question"] == PROBE_QUESTION
+    ranker = adapter_zoo.load(str(path))
+    assert (
+        round(pair_probe_cosine(ranker.model, ranker.tokenizer), 7)
+        == (card["probe"]["cosine_to_base"])
+    )
 
 
 def test_the_mlm_head_is_tied_to_the_word_embeddings(corpus, tiny_bert_path):
