@@ -252,21 +252,21 @@ def learn_and_decide(
         "zoo": {k: v for k, v in zoo_plans.items() if k not in ("plans", "starts")},
         "candidates": {
             c: {
-                **decision_record["candidates"][c],
+                **decision_record.candidates[c],
                 "model": scorer.models[c],
                 "by_kind": scorer.map_by_kind(c),
             }
             for c in scorer.aps
         },  # fmt: skip
-        "decision": {k: decision_record[k] for k in ("chosen", "best", "base", "rule", "lists")},
+        "decision": decision_record.to_card(),
         "answer_stage": answer.card,
-        "reason": decision_record["reason"],
+        "reason": decision_record.reason,
         "seconds": round(clock.spent(), 1),
         "never_read": "the target's evaluation split (parsed forums' test questions)",
     }
     if target_data.texts_only:
         record["texts_only"] = _texts_only_note(target_data, training)
-    chosen = decision_record["chosen"]
+    chosen = decision_record.chosen
     logger.info("adapt %s: %s", name, record["reason"])
     if keep_candidates:
         record["kept"] = dict(trained)
