@@ -37,10 +37,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
+from adapter_zoo.adapt.candidate_training import BATCH  # noqa: E402  (adapt's, timed here)
 from benchmarks.perf.machine import machine_info  # noqa: E402
 from benchmarks.perf.outside_study import write_target  # noqa: E402
 
-BATCH = 32  # adapt's (adapter_zoo.adapt.learn.BATCH), checked in main
 RESULTS = Path(__file__).resolve().parent / "results"
 TODAY = "today"
 # path -> (drop_lower, training length, learning rate: None for the default)
@@ -62,8 +62,8 @@ SELECTION_LISTS = 30  # learning: selection lists a path is scored on (adapt kep
 def split_target(work: Path, target: str) -> tuple[Path, dict, list]:
     """The target's training folder as ``adapt`` writes it (its training and selection
     threads), the training record, and the selection lists (query, [positive, ...])."""
+    from adapter_zoo.adapt.candidate_training import training_folder
     from adapter_zoo.adapt.heldout import SELECTION, assign, held_out_lists
-    from adapter_zoo.adapt.learn import training_folder
     from adapter_zoo.adapt.threads import read_threads
 
     target_data = read_threads(write_target(work, target))
@@ -231,9 +231,6 @@ def main(argv=None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     import torch
 
-    from adapter_zoo.adapt import learn
-
-    assert learn.BATCH == BATCH
     began = time.perf_counter()
     record = {"benchmark": "train_throughput", "target_speedup": TARGET_SPEEDUP,
               "map_tolerance": MAP_TOLERANCE, "selection_lists": SELECTION_LISTS,

@@ -472,9 +472,9 @@ def test_the_decision_lists_negatives_come_half_from_bm25_half_from_the_base(
         changed += set(candidates) != set(old)
     assert changed > len(lists) / 2
     # the lists a budget keeps: the same lists, mixed, and only their texts embedded
-    from adapter_zoo.adapt.learn import _kept_lists
+    from adapter_zoo.adapt.stage_sizes import kept_lists
 
-    kept = _kept_lists(bm25_only, bm25_only.subset([3, 40, 41, 200]))
+    kept = kept_lists(bm25_only, bm25_only.subset([3, 40, 41, 200]))
     few_embed = _base_embedder(tiny_sentence_bert_path)
     few = held_out_lists(target, parts, DECISION, embed=few_embed, subset=kept)
     assert kept == [3, 40, 41, 200] and few.queries == [bm25_only.queries[i] for i in kept]
