@@ -27,6 +27,20 @@ BASE = "base"
 BASE_LONG = f"{BASE}@{LONG_LENGTH}"
 
 
+def fusion_spec(models, weights, normalisation: str = NORMALISATION) -> str:
+    """The spec of ``models`` fused with BM25, ``weights`` theirs and BM25's last.
+
+    Example:
+        >>> fusion_spec(["beer", "sbert:minilm-l6"], (0.45, 0.45, 0.1), "minmax")
+        'fusion:beer*0.45+sbert:minilm-l6*0.45+bm25*0.1@minmax'
+    """
+    spec = "fusion:" + "+".join(f"{m}*{w:g}" for m, w in zip(models, weights))
+    spec += f"+bm25*{weights[-1]:g}"
+    if normalisation != NORMALISATION:
+        spec += f"@{normalisation}"
+    return spec
+
+
 class DecisionScorer:
     """Each candidate's per-list AP on the decision lists, its member scores kept for
     fusions."""
@@ -101,11 +115,7 @@ class DecisionScorer:
             bm25 = bm25_candidate_scores(self.lists.queries, self.lists.candidates)
             self.bm25 = np.concatenate(bm25)
         parts = [self.scores[m] for m in members] + [self.bm25]
-        spec = "fusion:" + "+".join(
-            f"{self.models[m]}*{w:g}" for m, w in zip(members, weights)
-        ) + f"+bm25*{weights[-1]:g}"  # fmt: skip
-        if normalisation != NORMALISATION:
-            spec += f"@{normalisation}"
+        spec = fusion_spec([self.models[m] for m in members], weights, normalisation)
         self.fuse_scores(candidate, parts, weights, spec, normalisation=normalisation)
         self.fused_members[candidate] = (tuple(members), tuple(weights))
         self.normalisations[candidate] = normalisation

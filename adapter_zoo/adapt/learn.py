@@ -58,6 +58,7 @@ from adapter_zoo.adapt.decision_scores import (
     BASE_LONG,
     LONG_LENGTH,
     DecisionScorer,
+    fusion_spec,
     score_zoo,
     zoo_strategies,
 )
@@ -66,7 +67,7 @@ from adapter_zoo.adapt.stage_sizes import Sizes, fit_decision, kept_lists, token
 from adapter_zoo.adapt.zoo_members import alias_entry
 from adapter_zoo.compose.entry import compose_entry
 from adapter_zoo.errors import ZooError
-from adapter_zoo.fusion_defaults import BASE_FUSED, BASE_FUSION_WEIGHTS, FUSED, NORMALISATION
+from adapter_zoo.fusion_defaults import BASE_FUSED, BASE_FUSION_WEIGHTS, FUSED
 from adapter_zoo.lengths import BI_MAX_LENGTH
 from adapter_zoo.loading import load
 from adapter_zoo.names import DEFAULT_BASE
@@ -303,9 +304,7 @@ def _save(name, chosen, scorer, trained, card, overwrite, zero_shot) -> Path:
             best_model = adapter
         else:
             best_model = scorer.models[best]
-        spec = f"fusion:{best_model}*{weights[0]:g}+{zero_shot}*{weights[1]:g}+bm25*{weights[2]:g}"
-        if scorer.normalisations[FUSED] != NORMALISATION:
-            spec += f"@{scorer.normalisations[FUSED]}"
+        spec = fusion_spec((best_model, zero_shot), weights, scorer.normalisations[FUSED])
         return compose_entry(name, spec, card=card, overwrite=overwrite)
     if chosen.startswith("zoo:"):
         spec = scorer.models[chosen]
