@@ -116,7 +116,7 @@ def time_paths(forum: Path, record: dict, lists: list, paths: dict, rounds: int,
 
     from adapter_zoo.biencoder.encoder import transformer_of
     from adapter_zoo.training import TrainingConfig
-    from adapter_zoo.training.bi import _datasets, _prefix_cache, _setup
+    from adapter_zoo.training.bi import run_prefix_cache, trainable_model, training_sets
 
     models = {}
     for name, (drop_lower, length, _lr) in paths.items():
@@ -125,13 +125,13 @@ def time_paths(forum: Path, record: dict, lists: list, paths: dict, rounds: int,
             name=f"time-{name}", base_model="minilm-l6", pair_kinds=tuple(record["pair_kinds"]),
             hard_negatives=True, max_length=length, batch_size=BATCH, drop_lower=drop_lower,
         )  # fmt: skip
-        model = _setup(config, [forum.name])[0]
+        model = trainable_model(config, [forum.name])[0]
         model.max_seq_length = length
         params = [p for p in model.parameters() if p.requires_grad]
-        cache = _prefix_cache(config, transformer_of(model))
+        cache = run_prefix_cache(config, transformer_of(model))
         models[name] = (model, MultipleNegativesRankingLoss(model),
                         torch.optim.AdamW(params, lr=1e-4), cache)  # fmt: skip
-    data = _datasets(config, str(forum.parent), [forum.name])[0][forum.name]
+    data = training_sets(config, str(forum.parent), [forum.name])[0][forum.name]
     order = np.random.default_rng(0).permutation(len(data))
     batches = [
         data.select(order[i * BATCH : (i + 1) * BATCH]) for i in range(rounds * steps_per_round)
