@@ -180,7 +180,7 @@ def learn_and_decide(
                         clock.says())  # fmt: skip
             scorer.add(candidate, entry)
     # 3. and 4. the answer stage chosen on the same lists, then the decision
-    answer, decision_record = _answer_and_decide(scorer, zero_shot, seed)
+    answer, decided = _answer_and_decide(scorer, zero_shot, seed)
     record = {
         "strategy": "learned",
         "precision": ran,
@@ -199,15 +199,15 @@ def learn_and_decide(
         "zoo": {k: v for k, v in zoo_plans.items() if k not in ("plans", "starts")},
         "candidates": {
             c: {
-                **decision_record.candidates[c],
+                **decided.candidates[c],
                 "model": scorer.models[c],
                 "by_kind": scorer.map_by_kind(c),
             }
             for c in scorer.aps
         },  # fmt: skip
-        "decision": decision_record.to_card(),
+        "decision": decided.to_card(),
         "answer_stage": answer.card,
-        "reason": decision_record.reason,
+        "reason": decided.reason,
         "seconds": round(clock.spent(), 1),
         "never_read": "the target's evaluation split (parsed forums' test questions)",
     }
@@ -217,7 +217,7 @@ def learn_and_decide(
     if keep_candidates:
         record["kept"] = dict(trained)
     card = {"adapt": record, **({"request": request} if request else {})}
-    path = _save(name, decision_record.chosen, scorer, trained, card, overwrite, zero_shot)
+    path = _save(name, decided.chosen, scorer, trained, card, overwrite, zero_shot)
     if not keep_candidates:
         for entry in trained.values():
             _remove_candidate(entry)
@@ -271,6 +271,7 @@ def _answer_and_decide(scorer, zero_shot, seed):
 
 
 def _texts_only_note(target_data, training) -> str:
+    """The card's note on a target of texts only: what trained and what decided."""
     pairs = sum((training.get("pairs") or {}).values())
     used = ", ".join(training.get("objectives") or {}) or "none"
     signal = (f"the objectives' pairs ({used}; {pairs} for training), their pseudo-queries' "
@@ -284,6 +285,8 @@ def _texts_only_note(target_data, training) -> str:
 
 
 def _save(name, chosen, scorer, trained, card, overwrite, zero_shot) -> Path:
+    """Entry ``name``: the ``chosen`` candidate as an alias, a copy of a trained candidate
+    or a composite, with ``card``."""
     if chosen in (BASE, BASE_LONG):
         length = LONG_LENGTH if chosen == BASE_LONG else None
         return alias_entry(name, zero_shot, card=card, overwrite=overwrite, max_length=length)
