@@ -67,7 +67,7 @@ def _top(scores: np.ndarray, depth: int, own: int | None, *, matched: bool = Fal
     return best[np.argsort(-scores[best], kind="stable")]
 
 
-def _run_from_rows(rows, data, depth: int, *, matched: bool = False) -> dict:
+def run_from_rows(rows, data, depth: int, *, matched: bool = False) -> dict:
     """A run from full score rows (one per query of ``data``, over the whole corpus)."""
     index = {document: i for i, document in enumerate(data.corpus_ids)}
     run = {}
@@ -87,7 +87,7 @@ def lexical_run(model: str, data, depth: int = RUN_DEPTH) -> dict:
             for start in range(0, len(queries), _QUERY_CHUNK)
             for row in index.scores(queries[start : start + _QUERY_CHUNK])
         )
-        return _run_from_rows(rows, data, depth, matched=True)
+        return run_from_rows(rows, data, depth, matched=True)
     if model == TFIDF:
         # scikit-learn on first use: the CLI starts without it
         from sklearn.feature_extraction.text import TfidfVectorizer
@@ -100,7 +100,7 @@ def lexical_run(model: str, data, depth: int = RUN_DEPTH) -> dict:
             for row in (vectorizer.transform(queries[start : start + _QUERY_CHUNK])
                         @ documents.T).toarray()
         )  # fmt: skip
-        return _run_from_rows(rows, data, depth, matched=True)
+        return run_from_rows(rows, data, depth, matched=True)
     raise BenchmarkError(f"no corpus retrieval for lexical model {model!r}")
 
 

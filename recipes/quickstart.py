@@ -351,7 +351,7 @@ def _say_what_more_time_buys(record: dict, job_seconds: float | None) -> None:
     card's ``adapt`` ``record`` says), say how to give it more: every minute added to the job
     is adapt's (on 2 CPU cores its own adapter took about 3 more minutes, and then gained on
     the test set: :data:`MORE_MINUTES`)."""
-    from adapter_zoo.adapt.learn import NO_ROOM_TO_TRAIN
+    from adapter_zoo.adapt.candidate_training import NO_ROOM_TO_TRAIN
 
     if job_seconds is not None and record["training"].get("skipped") == NO_ROOM_TO_TRAIN:
         minutes = job_seconds / 60

@@ -7,7 +7,7 @@ import re
 from lxml import etree
 
 # Elements that end a line in the rendered post: paragraphs, list items, headings, code blocks.
-_LINE_ENDING_TAGS = frozenset((
+LINE_ENDING_TAGS = frozenset((
     "p", "li", "br", "div", "pre", "blockquote", "tr", "hr", "ul", "ol", "table",
     "h1", "h2", "h3", "h4", "h5", "h6",
 ))  # fmt: skip
@@ -17,7 +17,7 @@ _LINE_ENDING_TAGS = frozenset((
 _HTML = etree.HTMLParser(remove_comments=True, remove_pis=True, no_network=True, collect_ids=False)
 # A line break, blanks, then at least one more line break and everything blank after it:
 # the same matches as r"\n[ \t\r\f\v]*(?:\n[ \t\r\f\v]*)+", without the nested group.
-_BLANK_LINES = re.compile(r"\n[ \t\r\f\v]*\n[ \t\r\f\v\n]*")
+BLANK_LINES = re.compile(r"\n[ \t\r\f\v]*\n[ \t\r\f\v\n]*")
 _ANGLE_TAGS = re.compile(r"<([^<>]+)>")
 
 
@@ -83,10 +83,10 @@ def _rendered(root) -> str:
     # every element, filtered here: root.iter(*tags) sets up a tag matcher per call, which
     # cost more than the test below over a post's few elements (comments and PIs are gone)
     for element in root.iter():
-        if element.tag in _LINE_ENDING_TAGS:
+        if element.tag in LINE_ENDING_TAGS:
             element.tail = "\n" + element.tail if element.tail else "\n"
     text = etree.tostring(root, method="text", encoding="unicode")
-    return _BLANK_LINES.sub("\n", text).strip()
+    return BLANK_LINES.sub("\n", text).strip()
 
 
 def question_text(title: str | None, body: str | None) -> str:

@@ -1,7 +1,7 @@
 """``adapt``: serve a domain nobody labelled from the zoo, and save the choice as an entry.
 
 By default (``auto``) it learns from the target's own posts and decides on the target's own
-held-out lists (:mod:`adapter_zoo.adapt.learn`). A named strategy instead works from the
+decision lists (:mod:`adapter_zoo.adapt.learn`). A named strategy instead works from the
 target's unlabelled texts alone: (:func:`~adapter_zoo.adapt.targets.read_target`),
 its domain centroid is compared with each zoo entry's (:mod:`adapter_zoo.zoo.domain`), a
 plan is made (:func:`~adapter_zoo.adapt.plan.plan_adaptation`) and its model saved:
@@ -72,7 +72,7 @@ def adapt(
     """Build the zoo model for an unlabelled target domain and save it as entry ``name``.
 
     ``auto`` (the default) learns from the target's own posts and decides on its own
-    held-out lists (:func:`~adapter_zoo.adapt.learn.learn_and_decide`); the other
+    decision lists (:func:`~adapter_zoo.adapt.learn.learn_and_decide`); the other
     strategies build the named strategy from domain similarity alone.
 
     Args:

@@ -1,6 +1,6 @@
-"""Deciding on the target's own held-out lists: every candidate's pseudo-dev MAP, and the
+"""Deciding on the target's decision lists: every candidate's MAP on them, and the
 answer: a candidate that beats the base by more than the lists' noise, else the base fused
-with BM25 (:func:`decide`).
+with BM25 (:func:`decide`, its :class:`Decision`).
 
 The noise is measured by a paired bootstrap over lists (Efron & Tibshirani, 1993; as
 Koehn, 2004 for MT systems): the lists are resampled with replacement
@@ -14,19 +14,18 @@ Example:
     >>> import numpy as np
     >>> base = np.array([0.5, 0.5, 0.5, 0.5] * 25)
     >>> better = base + 0.3
-    >>> decide({"base": base, "own": better}, base="base")["chosen"]
+    >>> decide({"base": base, "own": better}, base="base").chosen
     'own'
-    >>> decide({"base": base, "own": base + 0.0}, base="base")["chosen"]
+    >>> decide({"base": base, "own": base + 0.0}, base="base").chosen
     'base'
-    >>> decide({"base": base, "own": base + 0.0, "fused": base}, base="base", floor="fused")[
-    ...     "chosen"
-    ... ]
+    >>> decide({"base": base, "own": base + 0.0, "fused": base}, base="base", floor="fused").chosen
     'fused'
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -67,6 +66,35 @@ def paired_bootstrap(
     }
 
 
+@dataclass(frozen=True)
+class Decision:
+    """What :func:`decide` chose among the candidates, and why.
+
+    Attributes:
+        chosen: the candidate that answers.
+        best: the best candidate other than the base (None: the base alone was scored).
+        base: the candidate every other is measured against.
+        candidates: name -> its ``map`` and, but for the base, its paired bootstrap against
+            the base (:func:`paired_bootstrap`).
+        lists: the decision lists the candidates were scored on.
+        rule: the rule the decision follows, as a sentence.
+        reason: why ``chosen`` answers, as a sentence for the card.
+    """
+
+    chosen: str
+    best: str | None
+    base: str
+    candidates: dict[str, dict]
+    lists: int
+    rule: str
+    reason: str
+
+    def to_card(self) -> dict:
+        """The card's ``decision`` record (the candidates and the reason are recorded apart)."""
+        return {"chosen": self.chosen, "best": self.best, "base": self.base, "rule": self.rule,
+                "lists": self.lists}  # fmt: skip
+
+
 def decide(
     aps: dict[str, np.ndarray],
     *,
@@ -75,7 +103,7 @@ def decide(
     floor: str | None = None,
     hedge: str | None = None,
     hedged: frozenset[str] = frozenset(),
-) -> dict:
+) -> Decision:
     """The decision among candidates, from each one's per-list APs on the same lists.
 
     A candidate wins when it beats ``base`` by more than the lists' noise. The answer keeps
@@ -85,7 +113,7 @@ def decide(
     * a winner among ``hedged`` (single models) answers through ``hedge``, its fusion with
       the base and BM25.
 
-    The held-out lists are made of the target's own texts, which the trained candidates
+    The decision lists are made of the target's own texts, which the trained candidates
     learned from, and their negatives are BM25's nearest texts, so they overrate the one and
     underrate the other: a trained adapter can win its lists by far and gain little on the
     test, and the base fused with BM25, what a user has without training, is seldom below
@@ -93,9 +121,8 @@ def decide(
     and adapt_study.json; docs/results.md).
 
     Returns:
-        ``chosen`` (a candidate's name), ``best`` (the best candidate other than the base),
-        ``candidates`` (name -> ``map`` and its paired bootstrap against the base),
-        ``lists``, ``rule`` and ``reason`` (a sentence for the card).
+        The :class:`Decision`: the chosen candidate, every candidate's record and the
+        sentences that say why.
     """
     table = {}
     for name, values in aps.items():
@@ -135,12 +162,5 @@ def decide(
             "of the ranking"
         )
         chosen = hedge
-    return {
-        "chosen": chosen,
-        "best": best,
-        "base": base,
-        "candidates": table,
-        "lists": lists,
-        "rule": rule,
-        "reason": reason,
-    }
+    return Decision(chosen=chosen, best=best, base=base, candidates=table, lists=lists,
+                    rule=rule, reason=reason)  # fmt: skip

@@ -231,8 +231,9 @@ class AnswerStage:
 
 def tune_base(scorer, zero_shot: str, *, base: str, seed: int = 0) -> AnswerStage:
     """Choose the base's fusion with BM25 and its query feedback on ``scorer``'s decision
-    lists (``adapt.learn``'s decision scorer: the base scored, its BM25 scores and, when
-    the base is a bi-encoder, its embeddings of the lists' pairs, ``vectors``), adding
+    lists (a :class:`~adapter_zoo.adapt.decision_scores.DecisionScorer`: the base scored, its
+    BM25 scores and, when the base is a bi-encoder, its embeddings of the lists' pairs,
+    ``vectors``), adding
     :data:`BASE_FUSED_TUNED` and :data:`FEEDBACK` as candidates where they replace the
     defaults. ``base`` names the base's candidate."""
     labels = scorer.lists.labels

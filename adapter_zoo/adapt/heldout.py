@@ -2,7 +2,7 @@
 training run's best step, and which decide between the candidates.
 
 Threads are assigned by a seeded hash of their id (the same on every machine and run):
-:data:`DECISION_SHARE` of them form the pseudo-dev that decides (at most
+:data:`DECISION_SHARE` of them give the decision lists (at most
 :data:`MAX_DECISION_THREADS`), :data:`SELECTION_SHARE` the lists a training run selects its
 step on, and the rest are trained on. No candidate ever trains or selects on a decision
 thread, so the decision compares the candidates on threads none of them has seen.
@@ -57,7 +57,7 @@ from adapter_zoo.adapt.objective_pairs import (
 from adapter_zoo.adapt.threads import MIN_BODY_CHARS, MIN_TITLE_CHARS, Target, Thread
 from adapter_zoo.errors import ZooError
 from adapter_zoo.objectives import objective_names
-from adapter_zoo.training.selection import DEV_LISTS
+from adapter_zoo.training.selection import DEV_CANDIDATES, DEV_LISTS
 from stackexchange.lists import (
     BM25Neighbours,
     answer_selection_lists,
@@ -73,7 +73,7 @@ DECISION_SHARE = 0.25
 SELECTION_SHARE = 0.12
 # Hundreds of lists decide; past that, threads are worth more as training data.
 MAX_DECISION_THREADS = 400
-CANDIDATES = 20  # per list, as training's dev lists (adapter_zoo.training.selection)
+CANDIDATES = DEV_CANDIDATES  # per list: a decision list is sized as a training run's dev list
 LIST_KINDS = ("answer", "body", "duplicate", *objective_names())
 OBJECTIVES_KIND = "objectives"  # the training folder's pair kind of the objectives' pairs
 # The objectives' pairs' ids, past the threads' and their answers' (ANSWER_ID_OFFSET).

@@ -1,4 +1,4 @@
-"""Held-out lists that judge every candidate alike: negatives in equal shares from BM25's
+"""Decision lists that judge every candidate alike: negatives in equal shares from BM25's
 nearest texts and the zero-shot base's nearest embeddings.
 
 A list whose negatives are all BM25's nearest texts is easy for a model that learned the
@@ -75,7 +75,7 @@ def base_nearest(
 
 
 class CachedEmbedder:
-    """The zero-shot base's unit embeddings of texts, each text encoded once: the held-out
+    """The zero-shot base's unit embeddings of texts, each text encoded once: the decision
     lists' negatives and the decision's scoring of the base read the same rows.
 
     Args:

@@ -23,8 +23,8 @@ from adapter_zoo.documents import Corpus
 from adapter_zoo.objectives import OBJECTIVES, ObjectiveExample, build_examples, objective_names
 
 # A texts-only target's training examples per objective, at most: adapt's longest run
-# (learn.MAX_STEPS steps of learn.BATCH) reads 12,800 pairs, so four objectives at this cap
-# are more than it can see, and building them takes seconds.
+# (candidate_training.MAX_STEPS steps of candidate_training.BATCH) reads 12,800 pairs, so
+# four objectives at this cap are more than it can see, and building them takes seconds.
 OBJECTIVE_PAIRS = 4000
 # A target with questions: the objectives' pairs in all, at most this many per training pair
 # of its threads (unmeasured: an equal share, so the questions stay half the signal).

@@ -33,7 +33,7 @@ MULTITASK = "multitask"
 # The similarity rule below: a zoo strategy or the base, from centroids alone.
 CENTROID = "centroid"
 STRATEGIES = (ZERO_SHOT, NEAREST, SOUP, FUSION, ROUTE, MULTITASK, CENTROID)
-# adapt's default (adapter_zoo.adapt.learn): learn from the target, decide on its held-out
+# adapt's default (adapter_zoo.adapt.learn): learn from the target, decide on its decision
 # lists; not a plan from similarity, so plan_adaptation does not take it.
 AUTO = "auto"
 

@@ -108,7 +108,7 @@ def pair_dataset(tables, *, hard_negatives: bool, seed: int, bm25_labels: bool =
     return datasets.Dataset.from_dict(columns)
 
 
-def _setup(config, hosts):
+def trainable_model(config, hosts):
     """The SentenceTransformer of ``config.mode`` with its trainable parts, and setup names."""
     if config.layout == "full":
         model = build_sentence_model(config.base_model, with_adapters=False, device="cpu")
@@ -212,7 +212,7 @@ def negative_miner(config):
     return embed
 
 
-def _datasets(config, data, hosts: list[str]) -> tuple[dict, dict]:
+def training_sets(config, data, hosts: list[str]) -> tuple[dict, dict]:
     """Each forum's training pairs as a dataset, and the card's pair counts."""
     sets, counts = {}, {}
     embed = negative_miner(config)
@@ -311,14 +311,14 @@ def train_bi_encoder(config, hosts: list[str]) -> Path:
     # looked up per call: tests monkeypatch training.models.bound_activation_memory
     from adapter_zoo.training.models import bound_activation_memory
 
-    train_sets, pair_counts = _datasets(config, config.data, hosts)
+    train_sets, pair_counts = training_sets(config, config.data, hosts)
     dev = forum_dev_lists(config.data, hosts, queries=config.dev_queries)
     if not dev:
         raise ZooError(
             f"{config.data}: no answered dev question in {', '.join(hosts)} to select on"
         )
     set_seed(config.seed)  # the adapter's initial down-projection comes from the global RNG
-    model, setup = _setup(config, hosts)
+    model, setup = trainable_model(config, hosts)
     set_attention_dropout(transformer_of(model), config.attention_dropout)
     cast_frozen_for_training(model, config.precision)  # before any step or dev score
     plan, run_loss = memory_plan(config, transformer_of(model))
@@ -340,7 +340,7 @@ def train_bi_encoder(config, hosts: list[str]) -> Path:
     phases = []
     if config.mode == "tanda":
         transfer_hosts = resolve_forums(config.transfer_data, config.transfer_forums)
-        transfer_sets, _ = _datasets(config, config.transfer_data, transfer_hosts)
+        transfer_sets, _ = training_sets(config, config.transfer_data, transfer_hosts)
         phases.append(_phase(config, "transfer", transfer_sets, config.transfer_lr,
                              selects=False, start="base"))  # fmt: skip
     # the selecting phase's start: the base, or the entry continued, or TANDA's transfer
@@ -355,7 +355,7 @@ def train_bi_encoder(config, hosts: list[str]) -> Path:
         return _trainer(config, model, phase, run_loss, evaluator, arguments, callbacks, guide)
 
     folder = open_run_folder(config)
-    cache = _prefix_cache(config, transformer_of(model))
+    cache = run_prefix_cache(config, transformer_of(model))
     with cache.installed() if cache else contextlib.nullcontext():
         model.train()
         trained = run_phases(config, model, phases, folder, make_trainer)
@@ -400,7 +400,7 @@ def train_bi_encoder(config, hosts: list[str]) -> Path:
     return write_entry(config, hosts, card, trained.log, folder, write_weights)
 
 
-def _prefix_cache(config, transformer):
+def run_prefix_cache(config, transformer):
     """The run's :class:`~adapter_zoo.training.prefix_cache.PrefixCache` of the layers below
     its adapter (None: adapters in every layer, a fusion, or a fully trained model): every text the
     run reads again (each evaluation's selection lists, the in-batch loss's no-grad pass,

@@ -24,7 +24,7 @@ from adapter_zoo.devices import pick_device
 from adapter_zoo.errors import ZooError
 from adapter_zoo.losses.registry import BM25_MARGIN_LOSSES
 from adapter_zoo.precision import cast_frozen_for_training
-from adapter_zoo.training.bi import _datasets, _setup, memory_plan
+from adapter_zoo.training.bi import memory_plan, trainable_model, training_sets
 from adapter_zoo.training.config import TrainingConfig
 from adapter_zoo.training.train import _resolved
 
@@ -58,12 +58,12 @@ def step_seconds(config: TrainingConfig, *, steps: int = PROBE_STEPS) -> float:
     if config.encoder != "bi":
         raise ZooError(f"a timed step is a bi-encoder's; {config.name!r} is {config.encoder!r}")
     hosts, config = _resolved(config)
-    data = next(iter(_datasets(config, config.data, hosts[:1])[0].values()))
+    data = next(iter(training_sets(config, config.data, hosts[:1])[0].values()))
     rows = np.random.default_rng(config.seed).permutation(len(data))[: config.batch_size]
     batch = data.select(sorted(int(i) for i in rows))
     columns = [c for c in ("anchor", "positive", "negative") if c in batch.column_names]
     set_seed(config.seed)
-    model, _ = _setup(config, hosts)
+    model, _ = trainable_model(config, hosts)
     cast_frozen_for_training(model, config.precision)
     plan, loss_name = memory_plan(config, transformer_of(model))
     if plan.recompute:

@@ -35,12 +35,12 @@ SHARED = Path(os.environ.get("ADAPTER_ZOO_SHARED", ROOT.parent / "shared")) / "d
 FORUMS = SHARED / "stackexchange"
 RESULTS = Path(__file__).resolve().parents[1] / "results"
 
-from stackexchange.text import _BLANK_LINES, _LINE_ENDING_TAGS, html_to_text  # noqa: E402
+from stackexchange.text import BLANK_LINES, LINE_ENDING_TAGS, html_to_text  # noqa: E402
 
-_SELECTOR = ", ".join(sorted(_LINE_ENDING_TAGS))
+_SELECTOR = ", ".join(sorted(LINE_ENDING_TAGS))
 # a line break after each closing line-ending tag and each <br>/<hr>, in the HTML string itself
 _MARKS = re.compile(
-    r"(</(?:{})\s*>|<(?:br|hr)\b[^>]*>)".format("|".join(sorted(_LINE_ENDING_TAGS))), re.I
+    r"(</(?:{})\s*>|<(?:br|hr)\b[^>]*>)".format("|".join(sorted(LINE_ENDING_TAGS))), re.I
 )
 
 
@@ -67,7 +67,7 @@ def load() -> dict[str, list[str]]:
 
 
 def _finish(text: str) -> str:
-    return _BLANK_LINES.sub("\n", text).strip()
+    return BLANK_LINES.sub("\n", text).strip()
 
 
 def candidates() -> dict:

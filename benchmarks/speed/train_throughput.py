@@ -37,10 +37,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
+from adapter_zoo.adapt.candidate_training import BATCH  # noqa: E402  (adapt's, timed here)
 from benchmarks.machine import machine_info  # noqa: E402
 from benchmarks.studies.outside_study import write_target  # noqa: E402
 
-BATCH = 32  # adapt's (adapter_zoo.adapt.learn.BATCH), checked in main
 RESULTS = Path(__file__).resolve().parents[1] / "results"
 TODAY = "today"
 # path -> (drop_lower, training length, learning rate: None for the default)
@@ -62,8 +62,8 @@ SELECTION_LISTS = 30  # learning: selection lists a path is scored on (adapt kep
 def split_target(work: Path, target: str) -> tuple[Path, dict, list]:
     """The target's training folder as ``adapt`` writes it (its training and selection
     threads), the training record, and the selection lists (query, [positive, ...])."""
+    from adapter_zoo.adapt.candidate_training import training_folder
     from adapter_zoo.adapt.heldout import SELECTION, assign, held_out_lists
-    from adapter_zoo.adapt.learn import training_folder
     from adapter_zoo.adapt.threads import read_threads
 
     target_data = read_threads(write_target(work, target))
@@ -116,7 +116,7 @@ def time_paths(forum: Path, record: dict, lists: list, paths: dict, rounds: int,
 
     from adapter_zoo.biencoder.encoder import transformer_of
     from adapter_zoo.training import TrainingConfig
-    from adapter_zoo.training.bi import _datasets, _prefix_cache, _setup
+    from adapter_zoo.training.bi import run_prefix_cache, trainable_model, training_sets
 
     models = {}
     for name, (drop_lower, length, _lr) in paths.items():
@@ -125,13 +125,13 @@ def time_paths(forum: Path, record: dict, lists: list, paths: dict, rounds: int,
             name=f"time-{name}", base_model="minilm-l6", pair_kinds=tuple(record["pair_kinds"]),
             hard_negatives=True, max_length=length, batch_size=BATCH, drop_lower=drop_lower,
         )  # fmt: skip
-        model = _setup(config, [forum.name])[0]
+        model = trainable_model(config, [forum.name])[0]
         model.max_seq_length = length
         params = [p for p in model.parameters() if p.requires_grad]
-        cache = _prefix_cache(config, transformer_of(model))
+        cache = run_prefix_cache(config, transformer_of(model))
         models[name] = (model, MultipleNegativesRankingLoss(model),
                         torch.optim.AdamW(params, lr=1e-4), cache)  # fmt: skip
-    data = _datasets(config, str(forum.parent), [forum.name])[0][forum.name]
+    data = training_sets(config, str(forum.parent), [forum.name])[0][forum.name]
     order = np.random.default_rng(0).permutation(len(data))
     batches = [
         data.select(order[i * BATCH : (i + 1) * BATCH]) for i in range(rounds * steps_per_round)
@@ -231,9 +231,6 @@ def main(argv=None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     import torch
 
-    from adapter_zoo.adapt import learn
-
-    assert learn.BATCH == BATCH
     began = time.perf_counter()
     record = {"benchmark": "train_throughput", "target_speedup": TARGET_SPEEDUP,
               "map_tolerance": MAP_TOLERANCE, "selection_lists": SELECTION_LISTS,

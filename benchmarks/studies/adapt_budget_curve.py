@@ -58,8 +58,8 @@ CURRENT_LEARNER = (
     "and annealed by the clock); the zero-shot base fused with BM25 the decision's floor, a "
     "single winner answering through its fusion with the base and BM25"
 )
-# what the own run trains instead of a bottleneck adapter (adapter_zoo.adapt.learn's
-# OWN_TRAINING), the alternatives a short budget might favour; its points are recorded as
+# what the own run trains instead of a bottleneck adapter (LearnSettings' own_training, and
+# its batch), the alternatives a short budget might favour; its points are recorded as
 # "<learner>, <VARIANT_NAMES[variant]>"
 VARIANTS = {
     "lora": {"mode": "adapter", "method": "lora"},
@@ -79,16 +79,29 @@ VARIANT_NAMES = {"lora": "LoRA", "full": "full fine-tuning", "gist": "GIST-guide
 OWN_RUN_FIELDS = ("steps", "steps_run", "best_step", "pairs_seen", "selection_map", "seconds")
 
 
-def point(work: Path, benchmark: str, minutes: float, learner: str) -> dict:
+def variant_settings(variant: str | None):
+    """How adapt trains for ``variant`` (:data:`VARIANTS`; None: adapt's own way)."""
+    # with the script's other adapter_zoo imports, on use
+    from adapter_zoo.adapt.candidate_training import LearnSettings
+
+    if variant is None:
+        return None
+    how = dict(VARIANTS[variant])
+    return LearnSettings(batch=how.pop("batch_size", LearnSettings().batch), own_training=how)
+
+
+def point(work: Path, benchmark: str, minutes: float, learner: str, settings=None) -> dict:
     """One budget's row: the test MAP of adapt's entry and of its own trained adapter, each
-    against the fused base, and what the budget allowed."""
+    against the fused base, and what the budget allowed (``settings``: how adapt trains, a
+    :class:`~adapter_zoo.adapt.candidate_training.LearnSettings`; None: its own way)."""
     from adapter_zoo.adapt.decide import paired_bootstrap
     from adapter_zoo.zoo.store import local_entry, read_card
 
     data_dir, target = SETS[benchmark]
     label = "".join(c if c.isalnum() else "-" for c in learner)
     entry = f"curve-{target}-{minutes:g}m-{label}"
-    name, seconds = adapted(work, target, [], "auto", minutes, entry)  # empty zoo, kept candidates
+    # empty zoo, kept candidates
+    name, seconds = adapted(work, target, [], "auto", minutes, entry, settings=settings)
     card = read_card(local_entry(name))["adapt"]
     chosen = card["decision"]["chosen"]
     # the entry holds its chosen candidate's files (or names the same models): its test APs
@@ -160,12 +173,8 @@ def main(argv=None) -> int:
     parser.add_argument("--variant", choices=list(VARIANTS),
                         help="what the own run trains instead of a bottleneck adapter")  # fmt: skip
     args = parser.parse_args(argv)
+    settings = variant_settings(args.variant)
     if args.variant:
-        from adapter_zoo.adapt import learn
-
-        how = dict(VARIANTS[args.variant])
-        learn.BATCH = how.pop("batch_size", learn.BATCH)
-        learn.OWN_TRAINING = how
         args.learner = f"{args.learner}, {VARIANT_NAMES[args.variant]}"
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")  # adapt's progress
     os.environ.setdefault("ADAPTER_ZOO_HOME", str(args.work / "zoo"))
@@ -183,7 +192,7 @@ def main(argv=None) -> int:
             points = learner["sets"].setdefault(benchmark, {})
             if f"{minutes:g}" in points:
                 continue
-            points[f"{minutes:g}"] = point(args.work, benchmark, minutes, args.learner)
+            points[f"{minutes:g}"] = point(args.work, benchmark, minutes, args.learner, settings)
             record["machine"] = machine_info()
             tmp = args.out.with_suffix(".tmp")
             tmp.write_text(json.dumps(record, indent=1) + "\n")

@@ -42,7 +42,7 @@ from adapter_zoo.metrics import RETRIEVAL_METRICS, query_metrics  # noqa: E402
 from benchmarks.baselines import is_lexical  # noqa: E402
 from benchmarks.datasets.arguana import BEIR_PUBLISHED, write_beir_folder  # noqa: E402
 from benchmarks.machine import machine_info  # noqa: E402
-from benchmarks.retrieval import _run_from_rows, retrieval_run  # noqa: E402
+from benchmarks.retrieval import retrieval_run, run_from_rows  # noqa: E402
 from benchmarks.studies.adapt_study import FUSED, ZERO_SHOT  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"
@@ -85,7 +85,7 @@ def bm25s_run(data, k1: float, b: float, stemmer=None) -> dict:
         rows.append(
             np.asarray(index.get_scores(known)) if known else np.zeros(len(data.corpus_ids))
         )
-    return _run_from_rows(rows, data, 1000, matched=True)
+    return run_from_rows(rows, data, 1000, matched=True)
 
 
 def variants(data) -> dict:

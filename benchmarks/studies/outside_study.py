@@ -137,10 +137,13 @@ def adapted(
     strategy: str,
     budget: float | None = ADAPT_BUDGET,
     name: str | None = None,
+    settings=None,
 ) -> tuple[str, float]:
     """The entry ``adapt`` makes of ``target`` (``name``, by default
     ``<strategy>-<target>``; made once; ``auto`` keeps its trained candidates, for the
-    decision's agreement with the test sets) and the seconds it took."""
+    decision's agreement with the test sets, and trains as ``settings`` say: a
+    :class:`~adapter_zoo.adapt.candidate_training.LearnSettings`, None: adapt's own way) and
+    the seconds it took."""
     import adapter_zoo
     from adapter_zoo.adapt.learn import learn_and_decide
     from adapter_zoo.precision import scoring_precision
@@ -153,7 +156,7 @@ def adapted(
         if strategy == "auto":  # adapter_zoo.adapt's auto path, its candidates kept
             with scoring_precision("auto"):
                 learn_and_decide(path, name=name, zoo=zoo, keep_candidates=True,
-                                 budget_minutes=budget)  # fmt: skip
+                                 budget_minutes=budget, settings=settings)  # fmt: skip
         else:
             adapter_zoo.adapt(path, name=name, zoo=zoo, strategy=strategy)
         seconds = time.perf_counter() - started

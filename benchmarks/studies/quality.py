@@ -298,7 +298,7 @@ def training_speeds(work: Path, methods) -> dict:
     from sentence_transformers import losses
 
     from adapter_zoo.training import TrainingConfig
-    from adapter_zoo.training.bi import _setup  # the very model a training run builds
+    from adapter_zoo.training.bi import trainable_model  # the very model a training run builds
     from adapter_zoo.training.data import load_pairs
 
     runs = {}
@@ -308,7 +308,7 @@ def training_speeds(work: Path, methods) -> dict:
             name=f"speed-{method}", max_length=128, method=method,
         )  # fmt: skip
         torch.manual_seed(0)
-        model, _ = _setup(config, [FORUMS["beer"]])
+        model, _ = trainable_model(config, [FORUMS["beer"]])
         model.max_seq_length = 128
         model.train()
         trainable = [p for p in model.parameters() if p.requires_grad]

@@ -27,6 +27,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
+from adapter_zoo.fusion_defaults import base_fused_spec  # noqa: E402
 from adapter_zoo.zoo.cards import FORUM_LICENSE, attribution  # noqa: E402
 from adapter_zoo.zoo.store import (  # noqa: E402
     CARD_FILE,
@@ -52,7 +53,7 @@ RECIPE = "shipped_zoo"
 RESULTS = Path(__file__).resolve().parents[1] / "results"
 BASE = "minilm-l6"
 ZERO_SHOT = f"sbert:{BASE}"
-FUSED = f"fusion:{ZERO_SHOT}*0.9+bm25*0.1"  # the quickstart's fused base
+FUSED = base_fused_spec(ZERO_SHOT)  # the quickstart's fused base
 MODELS = ("bm25", ZERO_SHOT, FUSED)
 
 

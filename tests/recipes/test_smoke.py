@@ -263,7 +263,7 @@ def test_the_quickstarts_zoo_is_the_shipped_entries_that_never_saw_the_unseen_fo
 
 
 def test_a_quickstart_whose_adapt_trained_nothing_says_how_to_give_it_more_time(capsys):
-    from adapter_zoo.adapt.learn import NO_ROOM_TO_TRAIN
+    from adapter_zoo.adapt.candidate_training import NO_ROOM_TO_TRAIN
     from recipes.quickstart import OTHER_FORUM, _say_what_more_time_buys
 
     starved = {"training": {"skipped": NO_ROOM_TO_TRAIN}}  # the adapted card's adapt record

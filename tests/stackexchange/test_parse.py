@@ -262,14 +262,14 @@ def test_blank_line_pattern_matches_the_nested_one():
     import random
     import re
 
-    from stackexchange.text import _BLANK_LINES
+    from stackexchange.text import BLANK_LINES
 
     nested = re.compile(r"\n[ \t\r\f\v]*(?:\n[ \t\r\f\v]*)+")
     rng = random.Random(0)
     alphabet = "\n \t\r\f\va\xa0\u2028"
     for _ in range(20_000):
         text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 24)))
-        assert _BLANK_LINES.sub("\n", text) == nested.sub("\n", text)
+        assert BLANK_LINES.sub("\n", text) == nested.sub("\n", text)
 
 
 def test_parse_tags_both_forms():

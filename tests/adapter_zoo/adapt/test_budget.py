@@ -11,7 +11,7 @@ import pytest
 
 from adapter_zoo.adapt import budget
 from adapter_zoo.adapt.budget import Rate, Stages, plan
-from adapter_zoo.adapt.learn import BATCH, own_steps
+from adapter_zoo.adapt.candidate_training import BATCH, own_steps
 from adapter_zoo.errors import ZooError
 from adapter_zoo.zoo.store import read_card
 
@@ -129,7 +129,7 @@ def test_a_run_stops_training_early_enough_for_its_tail_and_the_runs_after_it():
 def test_a_short_budget_scores_a_seeded_sample_of_the_decision_lists_that_fits_its_share():
     """A text several lists share is read once, so it counts once."""
     from adapter_zoo.adapt.heldout import RankingLists
-    from adapter_zoo.adapt.learn import _fit_decision
+    from adapter_zoo.adapt.stage_sizes import fit_decision
 
     lists = RankingLists()
     for i in range(400):
@@ -140,14 +140,14 @@ def test_a_short_budget_scores_a_seeded_sample_of_the_decision_lists_that_fits_i
 
     # 250 lists of two texts of their own, and the shared one once
     seconds = (250 * 20 + 10 + 0.5) * budget.PRIOR_RATE.seconds_per_token / budget.DECISION_SHARE
-    kept, cut = _fit_decision(lists, ten_tokens_each, seconds, seed=0)
+    kept, cut = fit_decision(lists, ten_tokens_each, seconds, seed=0)
     assert (len(kept), cut) == (250, "250 of 400 decision lists")
     assert kept.queries == sorted(kept.queries, key=lambda q: int(q[1:]))  # in their order
-    again, _ = _fit_decision(lists, ten_tokens_each, seconds, seed=0)
+    again, _ = fit_decision(lists, ten_tokens_each, seconds, seed=0)
     assert again.queries == kept.queries
-    assert _fit_decision(lists, ten_tokens_each, None, seed=0) == (lists, None)
-    assert _fit_decision(lists, ten_tokens_each, 10_000, seed=0) == (lists, None)  # all fit
-    least, cut = _fit_decision(lists, ten_tokens_each, 1.0, seed=0)
+    assert fit_decision(lists, ten_tokens_each, None, seed=0) == (lists, None)
+    assert fit_decision(lists, ten_tokens_each, 10_000, seed=0) == (lists, None)  # all fit
+    least, cut = fit_decision(lists, ten_tokens_each, 1.0, seed=0)
     assert len(least) == budget.MIN_DECISION_LISTS and cut == "100 of 400 decision lists"
 
 

@@ -6,6 +6,7 @@ so training takes seconds), and the entry and card it writes.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 
@@ -115,11 +116,11 @@ def test_paired_bootstrap_and_the_decision_rule():
     noise = base + rng.normal(0, 0.2, 300)  # no real gain: mean difference ~ 0
     gain = base + 0.05 + rng.normal(0, 0.05, 300)
     kept = decide({"base": base, "noisy": noise}, base="base")
-    assert kept["chosen"] == "base" and kept["best"] == "noisy"
-    assert kept["candidates"]["noisy"]["lower"] < 0 < kept["candidates"]["noisy"]["p"]
-    assert "is within the noise of 300 held-out lists, so base is kept" in kept["reason"]
+    assert kept.chosen == "base" and kept.best == "noisy"
+    assert kept.candidates["noisy"]["lower"] < 0 < kept.candidates["noisy"]["p"]
+    assert "is within the noise of 300 held-out lists, so base is kept" in kept.reason
     won = decide({"base": base, "noisy": noise, "gain": gain}, base="base")
-    assert won["chosen"] == "gain" and won["candidates"]["gain"]["lower"] > 0.04
+    assert won.chosen == "gain" and won.candidates["gain"]["lower"] > 0.04
     interval = paired_bootstrap(gain, base)["interval"]
     assert interval[0] < 0.05 < interval[1]
     aps = list_average_precisions([0.1, 0.9, 0.5, 0.8, 0.2], [[1, 0], [0, 0, 1]])
@@ -134,23 +135,21 @@ def test_the_answer_keeps_the_base_and_bm25_when_nothing_wins_and_when_a_single_
     floor = base - 0.02  # the held-out lists may rate it below the base: still the floor
     options = {"base": "base", "floor": "floor", "hedge": "fused", "hedged": frozenset({"own"})}
     hedged = decide({"base": base, "floor": floor, "own": own, "fused": fused}, **options)
-    assert (hedged["chosen"], hedged["best"]) == ("fused", "own")
-    assert hedged["reason"].startswith("own beats base by +0.05")
-    assert hedged["reason"].endswith(
+    assert (hedged.chosen, hedged.best) == ("fused", "own")
+    assert hedged.reason.startswith("own beats base by +0.05")
+    assert hedged.reason.endswith(
         "; own answers through fused, which keeps the base's and BM25's shares of the ranking"
     )
-    assert hedged["rule"].startswith(
-        "keep floor unless the best candidate's mean AP gain over base"
-    )
-    assert hedged["rule"].endswith("; a single model that wins answers through fused")
+    assert hedged.rule.startswith("keep floor unless the best candidate's mean AP gain over base")
+    assert hedged.rule.endswith("; a single model that wins answers through fused")
     noisy = base + rng.normal(0, 0.2, 300)
     kept = decide({"base": base, "floor": floor, "own": noisy, "fused": fused - 0.1}, **options)
-    assert (kept["chosen"], kept["best"]) == ("floor", "own")
-    assert kept["reason"].endswith("is within the noise of 300 held-out lists, so floor is kept")
+    assert (kept.chosen, kept.best) == ("floor", "own")
+    assert kept.reason.endswith("is within the noise of 300 held-out lists, so floor is kept")
     # a winner that is no single model answers itself
     aps = {"base": base, "floor": floor, "zoo:fusion": own, "fused": fused}
-    assert decide(aps, **options)["chosen"] == "zoo:fusion"
-    assert decide({"base": base}, **options)["chosen"] == "base"  # no floor scored: the base
+    assert decide(aps, **options).chosen == "zoo:fusion"
+    assert decide({"base": base}, **options).chosen == "base"  # no floor scored: the base
 
 
 def test_pair_files_and_their_errors(tmp_path):
@@ -250,7 +249,7 @@ def test_the_trained_adapter_is_the_entry_when_it_wins(tiny_adapt, parsed_shippe
 
     def own_wins(aps, **kw):
         result = original(aps, **kw)
-        return {**result, "chosen": "own", "reason": "forced for the test"}
+        return dataclasses.replace(result, chosen="own", reason="forced for the test")
 
     monkeypatch.setattr(deciding, "decide", own_wins)
     path = tiny_adapt(parsed_shipped / BICYCLES, "bikes-own")
@@ -294,8 +293,9 @@ def test_keeping_the_base_saves_an_alias_at_the_decided_length(
     from adapter_zoo.adapt import decide as deciding
 
     original = deciding.decide
-    monkeypatch.setattr(deciding, "decide", lambda aps, **kw: {**original(aps, **kw),
-                                                                "chosen": kept})  # fmt: skip
+    monkeypatch.setattr(
+        deciding, "decide", lambda aps, **kw: dataclasses.replace(original(aps, **kw), chosen=kept)
+    )
     path = tiny_adapt(parsed_shipped / BICYCLES, "bikes-kept", zoo=[])
     card = read_card(path)
     assert (card["composition"], card["members"]) == ("alias", [f"sbert:{tiny_sentence_bert_path}"])
@@ -315,8 +315,11 @@ def test_the_base_fused_with_bm25_is_a_candidate_and_its_fusion_the_entry_when_c
     from stackexchange.lists import bm25_candidate_scores
 
     original = deciding.decide
-    monkeypatch.setattr(deciding, "decide", lambda aps, **kw: {**original(aps, **kw),
-                                                                "chosen": "fusion:base+bm25"})  # fmt: skip
+    monkeypatch.setattr(
+        deciding,
+        "decide",
+        lambda aps, **kw: dataclasses.replace(original(aps, **kw), chosen="fusion:base+bm25"),
+    )
     path = tiny_adapt(parsed_shipped / BICYCLES, "bikes-fused", zoo=[])
     card = read_card(path)
     base = f"sbert:{tiny_sentence_bert_path}"
@@ -386,8 +389,11 @@ def test_the_answer_stage_is_chosen_on_the_lists_and_its_choice_is_the_entry(
 
     monkeypatch.setattr(fusion_choice, "choose", forced)
     original = deciding.decide
-    monkeypatch.setattr(deciding, "decide", lambda aps, **kw: {**original(aps, **kw),
-                                                                "chosen": "prf:base"})  # fmt: skip
+    monkeypatch.setattr(
+        deciding,
+        "decide",
+        lambda aps, **kw: dataclasses.replace(original(aps, **kw), chosen="prf:base"),
+    )
     path = tiny_adapt(parsed_shipped / BICYCLES, "bikes-prf", zoo=[])
     card = read_card(path)
     record = card["adapt"]
@@ -466,9 +472,9 @@ def test_the_decision_lists_negatives_come_half_from_bm25_half_from_the_base(
         changed += set(candidates) != set(old)
     assert changed > len(lists) / 2
     # the lists a budget keeps: the same lists, mixed, and only their texts embedded
-    from adapter_zoo.adapt.learn import _kept_lists
+    from adapter_zoo.adapt.stage_sizes import kept_lists
 
-    kept = _kept_lists(bm25_only, bm25_only.subset([3, 40, 41, 200]))
+    kept = kept_lists(bm25_only, bm25_only.subset([3, 40, 41, 200]))
     few_embed = _base_embedder(tiny_sentence_bert_path)
     few = held_out_lists(target, parts, DECISION, embed=few_embed, subset=kept)
     assert kept == [3, 40, 41, 200] and few.queries == [bm25_only.queries[i] for i in kept]

@@ -50,20 +50,16 @@ def test_the_tables_and_the_figure_are_made_from_the_record(tmp_path):
 def test_a_variant_trains_the_own_run_its_way_and_is_recorded_under_its_own_label(
     tmp_path, monkeypatch, variant, training, batch
 ):
-    from adapter_zoo.adapt import learn
     from benchmarks.studies import adapt_budget_curve
 
     seen = []
 
-    def fake_point(work, benchmark, minutes, learner):
-        seen.append((learner, dict(learn.OWN_TRAINING), learn.BATCH))
+    def fake_point(work, benchmark, minutes, learner, settings):
+        seen.append((learner, settings.own_training, settings.batch))
         return {"minutes": minutes, "map": {"adapt": 0.5, "fused": 0.5}, "chosen": "base"}
 
     monkeypatch.setattr(adapt_budget_curve, "point", fake_point)
     monkeypatch.setattr(adapt_budget_curve, "plot", lambda record, path: None)
-    # restored afterwards
-    monkeypatch.setattr(learn, "OWN_TRAINING", learn.OWN_TRAINING)
-    monkeypatch.setattr(learn, "BATCH", learn.BATCH)
     out = tmp_path / "curve.json"
     adapt_budget_curve.main(["--work", str(tmp_path), "--sets", "arguana-02", "--budgets", "5",
                              "--variant", variant, "--out", str(out)])  # fmt: skip
@@ -73,3 +69,35 @@ def test_a_variant_trains_the_own_run_its_way_and_is_recorded_under_its_own_labe
     assert list(learners) == [label]
     assert learners[label]["variant"] == adapt_budget_curve.VARIANTS[variant]
     assert learners[label]["learner"].endswith(adapt_budget_curve.VARIANT_NAMES[variant])
+
+
+def test_a_variant_reaches_adapt_as_its_settings_not_as_patched_globals(tmp_path, monkeypatch):
+    """The study's point hands the variant's LearnSettings to learn_and_decide; adapt's own
+    constants stay as they are."""
+    from benchmarks.studies import adapt_budget_curve, outside_study
+
+    from adapter_zoo.adapt import candidate_training, learn
+
+    settings = adapt_budget_curve.variant_settings("cached")
+    assert settings.batch == 128 and settings.own_training == {
+        "mode": "adapter", "loss": "CachedMultipleNegativesRankingLoss"}  # fmt: skip
+    assert adapt_budget_curve.variant_settings(None) is None  # adapt's own way
+    asked = []
+
+    class Asked(Exception):
+        pass
+
+    def learn_and_decide(target, **options):
+        asked.append((target, options))
+        raise Asked  # what adapt was asked is the point, not its run
+
+    monkeypatch.setattr(learn, "learn_and_decide", learn_and_decide)
+    target = tmp_path / "targets" / "arguana.jsonl"
+    target.parent.mkdir()
+    target.write_text('{"question": "q", "answer": "a"}\n')  # written once: not rebuilt
+    with pytest.raises(Asked):
+        outside_study.adapted(tmp_path, "arguana", [], "auto", 5.0, "curve", settings=settings)
+    ((path, options),) = asked
+    assert path == target and options["settings"] is settings
+    assert options["budget_minutes"] == 5.0 and options["keep_candidates"]
+    assert candidate_training.BATCH == 32 == candidate_training.LearnSettings().batch
