@@ -4,7 +4,7 @@ whether the entry ranks as well.
 With dropout on the attention weights, PyTorch's CPU attention takes the math path, which
 keeps every layer's attention matrices for backward; without it, the fused kernel
 (``sdpa``) keeps none and runs faster. ``adapt`` trains its candidates without it
-(``adapter_zoo.adapt.learn.ATTENTION_DROPOUT``), since its runs are bought by the second.
+(``adapter_zoo.adapt.candidate_training.ATTENTION_DROPOUT``), since its runs are bought by the second.
 This trains adapt's own run (a bi-encoder adapter, its batch, length, hard negatives and
 AdapterDrop) on real forums twice, the same seed and steps: the peer with the base's own
 attention dropout (all-MiniLM-L6-v2's 0.1, what ``train`` and sentence-transformers' ``fit``
@@ -29,7 +29,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
-from adapter_zoo.adapt.learn import BATCH, OWN_DROP_LOWER, TRAIN_LENGTH  # noqa: E402
+from adapter_zoo.adapt.candidate_training import BATCH, OWN_DROP_LOWER, TRAIN_LENGTH  # noqa: E402
 from benchmarks.machine import machine_info  # noqa: E402
 from benchmarks.speed.train_memory import dev_seconds, measure  # noqa: E402
 from stackexchange.catalog import shipped_data  # noqa: E402
