@@ -94,7 +94,8 @@ def test_an_alias_or_fusion_entry_takes_its_spec_s_row_and_its_adapt_run_is_reco
 
     bi = f"sbert:{tiny_bert_path}"
     adapt = {"budget": {"minutes": 20.0}, "seconds": 939.9, "decision": {"chosen": "base"},
-             "training": {"runs": {"own": {"steps_run": 47}}}, "reason": "base is kept"}  # fmt: skip
+             "training": {"runs": {"own": {"steps_run": 47}}}, "reason": "base is kept",
+             "zoo": {"entries": 2, "similarities": {"beer": 0.2, "ai": 0.1}}}  # fmt: skip
     # adapt by similarity (--strategy route) trains nothing: no budget, its pick and why
     routed = {"strategy": "nearest", "requested": "route", "members": [bi],
               "weights": [1.0], "similarities": {bi: 0.4}, "reason": "nearest forum"}  # fmt: skip
@@ -118,7 +119,8 @@ def test_an_alias_or_fusion_entry_takes_its_spec_s_row_and_its_adapt_run_is_reco
     assert rows["kept-base"]["map"] == rows[bi]["map"]
     assert rows["kept-base"]["adapt"] == {"budget_minutes": 20.0, "seconds": 939.9,
                                           "training": adapt["training"], "chosen": "base",
-                                          "reason": "base is kept"}  # fmt: skip
+                                          "reason": "base is kept",
+                                          "zoo_entries": ["ai", "beer"]}  # fmt: skip
     assert rows["routed"]["same_as"] == bi
     assert rows["routed"]["adapt"] == {"strategy": "nearest", "requested": "route",
                                        "members": [bi], "reason": "nearest forum"}  # fmt: skip
