@@ -289,8 +289,8 @@ def bound_activation_memory(model) -> None:
 # no tensor computed there requires grad; autograd records no graph for them and
 # ``loss.backward()`` stops at the first adapter's input. Layer ``drop_lower`` runs its
 # attention and feed-forward block graph-free too: its adapter sits after them. Nothing needs
-# doing here; tests/adapter_zoo/training/test_training.py checks that those outputs have no
-# grad_fn.
+# doing here; tests/adapter_zoo/training/test_training_modes.py checks that those outputs
+# have no grad_fn.
 
 
 def setup_model(config):

@@ -55,7 +55,7 @@ DECISIONS = {
         "kept: adapt deciding on int8 scores (tiny BERT)",
     "tests/test_precision_quality.py::":
         "kept: bf16 against fp32 on real pairs (MiniLM), the one real case of bf16 scoring",
-    "tests/adapter_zoo/training/test_training.py::test_two_processes_under_torch_distributed":
+    "tests/adapter_zoo/training/test_training_modes.py::test_two_processes_under_torch_distributed":
         "kept: the one multi-process training (two processes importing torch)",
     "tests/benchmarks/datasets/test_real_data.py::test_semeval_expected_scores":
         "kept: the small real case of the registry's SemEval scores (2016 is heavy)",
