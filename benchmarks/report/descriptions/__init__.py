@@ -47,6 +47,7 @@ TABLES: dict[str, Table] = {
         speed.RECOMMEND,
         speed.CASCADE,
         speed.TRAIN_MEMORY,
+        speed.ATTENTION_DROPOUT,
         speed.HTML_TO_TEXT,
         speed.SENTENCE_SPLITTERS,
         speed.OBJECTIVE_EXAMPLES,

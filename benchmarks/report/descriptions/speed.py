@@ -248,3 +248,39 @@ CI_TIME = Table(
         Rows("slowest.<test>", where=lambda r: r["test"].index < 25),
     ),
 )
+
+
+_PEER, _OURS = "base's attention dropout (peer)", "no attention dropout (adapt)"
+
+
+def _run(case: str, field: str, fmt: str):
+    return lambda r: format(r["forum"]["runs"][case][field], fmt)
+
+
+# adapt's own run trained with and without attention dropout: a step's seconds, peak memory
+# and the entry's test MAP beside the baselines.
+ATTENTION_DROPOUT = Table(
+    marker="attention-dropout",
+    source="attention_dropout",
+    rows="forums.<forum>",
+    columns=(
+        Column("forum", "{forum.key:forum}"),
+        Column("s/step: dropout (peer)", _run(_PEER, "seconds_per_step", ".2f")),
+        Column("s/step: none (adapt)", _run(_OURS, "seconds_per_step", ".2f")),
+        Column("faster", "{forum[step_ratio]:.2f}×"),
+        Column("peak GB: dropout", _run(_PEER, "peak_rss_gb", ".2f")),
+        Column("peak GB: none", _run(_OURS, "peak_rss_gb", ".2f")),
+        Column("test questions", "{forum[test][questions]}"),
+        Column("MAP zero-shot / fused", lambda r: "{:.3f} / {:.3f}".format(
+            r["forum"]["test"]["map"]["zero-shot MiniLM"],
+            r["forum"]["test"]["map"]["MiniLM fused with BM25"])),
+        Column("MAP dropout / none", lambda r: "{:.3f} / {:.3f}".format(
+            r["forum"]["test"]["map"][_PEER], r["forum"]["test"]["map"][_OURS])),
+        Column("none − dropout", "{forum[test][no_dropout_vs_peer]:interval}"),
+    ),
+    note=lambda data: (
+        f"{data['setup']['steps']} steps of {data['setup']['batch_size']} at "
+        f"{data['setup']['max_length']} tokens each; {data['machine']['cpu']}, "
+        f"{data['machine']['cpu_count']} cores, {data['machine']['date'][:10]}."
+    ),
+)  # fmt: skip
