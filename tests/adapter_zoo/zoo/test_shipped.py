@@ -127,8 +127,15 @@ def test_writers_never_write_into_the_shipped_zoo(shipped, tiny_sentence_bert_pa
 # The package's own shipped zoo, as a fresh install has it: the shipped_zoo recipe's entries
 # that were trained and shipped (benchmarks/results/shipped_zoo.json lists the same).
 SHIPPED_NAMES = {
-    "beer", "bicycles-meta", "ai", "quantumcomputing", "matheducators", "augur", "music-meta",
-    "raspberrypi-meta", "zoo-multitask",
+    "beer",
+    "bicycles-meta",
+    "ai",
+    "quantumcomputing",
+    "matheducators",
+    "augur",
+    "music-meta",
+    "raspberrypi-meta",
+    "zoo-multitask",
 }
 
 

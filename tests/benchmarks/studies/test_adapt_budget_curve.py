@@ -74,9 +74,8 @@ def test_a_variant_trains_the_own_run_its_way_and_is_recorded_under_its_own_labe
 def test_a_variant_reaches_adapt_as_its_settings_not_as_patched_globals(tmp_path, monkeypatch):
     """The study's point hands the variant's LearnSettings to learn_and_decide; adapt's own
     constants stay as they are."""
-    from benchmarks.studies import adapt_budget_curve, outside_study
-
     from adapter_zoo.adapt import candidate_training, learn
+    from benchmarks.studies import adapt_budget_curve, outside_study
 
     settings = adapt_budget_curve.variant_settings("cached")
     assert settings.batch == 128 and settings.own_training == {
