@@ -60,11 +60,11 @@ def run_case(name: str, dropout: float | None, parsed: Path, host: str, steps: i
     if row["exit_code"]:
         raise SystemExit(f"{name}: training failed; see {log}")
     # the zoo's home is this run's, set by main before the first case
-    from adapter_zoo.zoo.store import local_entry
+    from adapter_zoo.zoo.store import local_entry, read_card
 
     entry = local_entry(name)
     outside = dev_seconds(entry) or 0.0
-    card = json.loads((entry / "card.json").read_text(encoding="utf-8"))
+    card = read_card(entry)
     return {
         "attention_dropout": dropout,
         "steps": card["training"]["steps"],

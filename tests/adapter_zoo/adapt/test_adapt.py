@@ -215,7 +215,9 @@ def test_soup_refuses_other_entries_and_mismatched_adapters(zoo):
     save_entry(copy_with({"reduction_factor": 4}), "bikes-rf4", base)
     with pytest.raises(ZooError, match="'bikes-rf4' and 'beer' have different adapter configur"):
         soup_entry("bad", ["beer", "bikes-rf4"])
-    save_entry(copy_with({}), "cross-like", {**base, "encoder": "cross"})
+    # a cross-encoder's card, without the bi-encoder's probe text (a cross-encoder probes a pair)
+    cross = {k: v for k, v in base.items() if k != "probe"}
+    save_entry(copy_with({}), "cross-like", {**cross, "encoder": "cross"})
     with pytest.raises(ZooError, match="'cross-like' is a cross-adapter entry; a soup"):
         soup_entry("bad", ["beer", "cross-like"])
     save_entry(copy_with({}), "other-base", {**base, "base_model": "minilm-l6"})
