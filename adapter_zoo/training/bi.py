@@ -109,7 +109,16 @@ def pair_dataset(tables, *, hard_negatives: bool, seed: int, bm25_labels: bool =
 
 
 def trainable_model(config, hosts):
-    """The SentenceTransformer of ``config.mode`` with its trainable parts, and setup names."""
+    """The SentenceTransformer of ``config.mode`` with its trainable parts and the run's
+    attention dropout, and setup names: what the run and its timed step
+    (:mod:`adapter_zoo.training.probe`) both train, so the step is priced as the run steps."""
+    model, setup = _layout_model(config)
+    set_attention_dropout(transformer_of(model), config.attention_dropout)
+    return model, setup
+
+
+def _layout_model(config):
+    """The SentenceTransformer of ``config.layout`` with its trainable parts, and setup names."""
     if config.layout == "full":
         model = build_sentence_model(config.base_model, with_adapters=False, device="cpu")
         freeze_lower_layers(transformer_of(model), config.drop_lower)
@@ -319,7 +328,6 @@ def train_bi_encoder(config, hosts: list[str]) -> Path:
         )
     set_seed(config.seed)  # the adapter's initial down-projection comes from the global RNG
     model, setup = trainable_model(config, hosts)
-    set_attention_dropout(transformer_of(model), config.attention_dropout)
     cast_frozen_for_training(model, config.precision)  # before any step or dev score
     plan, run_loss = memory_plan(config, transformer_of(model))
     if plan.recompute:

@@ -335,3 +335,30 @@ def test_a_timed_step_trains_the_runs_own_model_and_writes_nothing(
                            forums=("beer",), name="timed", base_model=str(tiny_sentence_bert_path))  # fmt: skip
     with pytest.raises(ZooError, match=r"^a timed step is a bi-encoder's; 'timed' is 'cross'$"):
         step_seconds(cross)
+
+
+def test_a_timed_step_trains_with_the_runs_attention_dropout(
+    parsed_shipped, tiny_sentence_bert_path, monkeypatch
+):
+    # priced with the base's dropout, the step took the slower attention path that keeps
+    # the attention matrices: more memory and a longer price than the run's own steps
+    import adapter_zoo.training.probe as probe
+    from adapter_zoo.training import TrainingConfig
+
+    stepped = []
+
+    def kept(config, hosts):
+        model, setup = real(config, hosts)
+        stepped.append(model)
+        return model, setup
+
+    real = probe.trainable_model
+    monkeypatch.setattr(probe, "trainable_model", kept)
+    config = TrainingConfig(
+        mode="adapter", data=str(parsed_shipped), forums=("beer",), name="timed",
+        base_model=str(tiny_sentence_bert_path), batch_size=4, max_length=16,
+        reduction_factor=2, attention_dropout=0.0,
+    )  # fmt: skip
+    probe.step_seconds(config, steps=1)
+    attention = [m for m in stepped[0].modules() if "SelfAttention" in type(m).__name__]
+    assert attention and all(m.dropout_prob == 0.0 for m in attention)
