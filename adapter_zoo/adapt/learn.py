@@ -275,7 +275,8 @@ def _texts_only_note(target_data, training) -> str:
     pairs = sum((training.get("pairs") or {}).values())
     used = ", ".join(training.get("objectives") or {}) or "none"
     signal = (f"the objectives' pairs ({used}; {pairs} for training), their pseudo-queries' "
-              "lists decide" if training.get("objectives") else
+              "lists decide (keywords', BM25's own query form, only where no other objective "
+              "gives lists)" if training.get("objectives") else
               f"first sentence -> rest pseudo-pairs ({pairs} for training), first-sentence "
               "lists decide")  # fmt: skip
     return (

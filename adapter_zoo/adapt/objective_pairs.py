@@ -54,10 +54,12 @@ def part_corpus(target, parts: list[str], part: str) -> Corpus:
 
 
 def objective_examples(
-    target, parts: list[str], part: str, *, seed: int, limit: int
+    target, parts: list[str], part: str, *, seed: int, limit: int, names=None
 ) -> dict[str, list[ObjectiveExample]]:
-    """Each usable objective's examples (at most ``limit``) from ``part``'s documents."""
-    names = usable_objectives(target.documents()[0])
+    """Each usable objective's examples (at most ``limit``) from ``part``'s documents; with
+    ``names``, those objectives' only."""
+    if names is None:
+        names = usable_objectives(target.documents()[0])
     corpus = part_corpus(target, parts, part)
     if not corpus.documents:
         return {}

@@ -70,9 +70,10 @@ def test_a_texts_only_target_decides_and_selects_on_its_pseudo_queries(parsed_sh
     target = read_threads(_texts(parsed_shipped))
     parts = assign(target.threads)
     decision = held_out_lists(target, parts, DECISION)
-    # about one list a decision document, the objectives taking turns
-    share = -(-parts.count(DECISION) // 4)
-    assert decision.counts() == {"ict": share, "keywords": share, "sp": share, "ssp": share}
+    # about one list a decision document, the objectives taking turns; keyword queries
+    # (terms of their own positive, BM25's own query form) train but do not judge
+    share = -(-parts.count(DECISION) // 3)
+    assert decision.counts() == {"ict": share, "sp": share, "ssp": share}
     decided = part_corpus(target, parts, DECISION).documents
     own = {s for d in decided for p in d.paragraphs for s in p}
     assert all(sum(labels) == 1 for labels in decision.labels)
@@ -80,9 +81,46 @@ def test_a_texts_only_target_decides_and_selects_on_its_pseudo_queries(parsed_sh
     ssp = [q for k, q in zip(decision.kinds, decision.queries) if k == "ssp"]
     assert all(any(q.startswith(s) for s in own) for q in ssp)
     selection = held_out_lists(target, parts, SELECTION)
-    assert set(selection.kinds) == {"ict", "keywords", "sp", "ssp"}
+    assert set(selection.kinds) == {"ict", "sp", "ssp"}
     assert not set(selection.queries) & set(decision.queries)
     assert held_out_lists(target, parts, DECISION).queries == decision.queries  # seeded
+
+
+def test_a_texts_only_target_of_single_sentences_judges_on_its_keyword_queries():
+    # no title, paragraph or sentence pair: keywords is the only objective its texts allow
+    texts = [f"Premium {i} covers {w} damage" for i, w in
+             enumerate(["flood", "fire", "storm", "theft", "hail", "wind"] * 60)]  # fmt: skip
+    target = read_threads(texts)
+    parts = assign(target.threads)
+    assert usable_objectives(target.documents()[0]) == ["keywords"]
+    decision = held_out_lists(target, parts, DECISION)
+    assert decision.counts() == {"keywords": parts.count(DECISION)}
+
+
+def test_a_texts_only_targets_lists_take_half_their_negatives_from_the_base(
+    parsed_shipped, tiny_sentence_bert_path
+):
+    import adapter_zoo
+    from adapter_zoo.adapt.negatives import CachedEmbedder
+
+    target = read_threads(_texts(parsed_shipped))
+    parts = assign(target.threads)
+    bm25_only = held_out_lists(target, parts, DECISION)
+    embed = CachedEmbedder(lambda: adapter_zoo.load(f"sbert:{tiny_sentence_bert_path}"))
+    lists = held_out_lists(target, parts, DECISION, embed=embed)
+    assert (lists.kinds, lists.queries) == (bm25_only.kinds, bm25_only.queries)
+    for i, (candidates, labels, sources) in enumerate(
+        zip(lists.candidates, lists.labels, lists.sources)
+    ):
+        old = bm25_only.candidates[i]
+        positive = [c for c, y in zip(candidates, labels) if y]
+        assert positive == [c for c, y in zip(old, bm25_only.labels[i]) if y]
+        assert len(set(candidates)) == len(candidates) == len(old)
+        bm25, base = sources.count("bm25"), sources.count("base")
+        assert bm25 + base == len(candidates) - 1 and bm25 - base >= 0
+        # BM25's share (the objective's own negatives first) comes from the list it replaces
+        assert {c for c, s in zip(candidates, sources) if s == "bm25"} <= set(old)
+    assert sum(s.count("base") for s in lists.sources) > len(lists)
 
 
 def test_a_forum_target_keeps_its_lists_and_adds_objective_pairs(parsed_shipped, tmp_path):
