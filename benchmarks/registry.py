@@ -20,6 +20,8 @@ import os
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
+import numpy as np
+
 from benchmarks.errors import BenchmarkError
 from benchmarks.fetch import benchmark_root, ensure_files
 from stackexchange.errors import unknown_name
@@ -148,6 +150,17 @@ class Benchmark:
             if value not in known:
                 where = f"benchmark {self.name!r}"
                 raise unknown_name(field, value, known, BenchmarkError, where=where)
+
+    def counted(self, labels) -> np.ndarray:
+        """Which of a split's queries (``labels``: one 0/1 list each) its mean counts: all
+        where a query without a relevant candidate counts 0 (``no_positive="zero"``), else
+        those with one.
+
+        Example:
+            >>> Benchmark(name="b", main_metric="map").counted([[0, 1], [0, 0]])
+            array([ True, False])
+        """
+        return np.asarray([self.no_positive == "zero" or any(row) for row in labels], dtype=bool)
 
     @property
     def homepage(self) -> str:

@@ -49,9 +49,11 @@ TRAIN_MAX_LENGTH = 128
 # least its smallest budget: it plans its stages from the machine's measured speed to fit
 # (adapter_zoo.adapt.budget), so a faster machine lets it train more.
 JOB_MINUTES = 5.0
-# The evaluation step on 2 quiet cores: BM25, the base and the adapted entry on
-# bicycles.meta's test lists (the fusion reuses its members' scores), the leaderboard.
-EVALUATE_RESERVE_S = 45
+# The evaluation step: BM25, the base and the adapted entry on bicycles.meta's test lists
+# (the fusion reuses its members' scores), the leaderboard. It took 8-9 s on 2 quiet cores
+# (benchmarks/results/quickstart_time.json, stage_seconds); twice that covers the slowest CPU
+# and leaves the job's minutes to adapt rather than unspent.
+EVALUATE_RESERVE_S = 20
 ADAPT_MIN_MINUTES = 1.0  # the smallest budget adapt takes (adapter_zoo.adapt.budget)
 # What the job needs beyond its 5 minutes for adapt to train bicycles.meta's own adapter when
 # its planner finds too little time for it (results/quickstart_time_8min.json; docs/performance.md,
@@ -366,7 +368,7 @@ def adapt_budget(elapsed: float, job_seconds: float = 60 * JOB_MINUTES) -> float
 
     Example:
         >>> adapt_budget(8.0), adapt_budget(280.0), adapt_budget(8.0, 480.0)
-        (4.1, 1.0, 7.1)
+        (4.5, 1.0, 7.5)
     """
     left = (job_seconds - elapsed - EVALUATE_RESERVE_S) / 60
     return max(ADAPT_MIN_MINUTES, math.floor(left * 10) / 10)

@@ -11,6 +11,7 @@ from adapter_zoo.adapt.domain import entry_centroid
 from adapter_zoo.compose.spec import ALIAS, load_member
 from adapter_zoo.errors import ZooError
 from adapter_zoo.loading import resolve_entry
+from adapter_zoo.ranker.probe import NOISE, PROBE_FIELD
 from adapter_zoo.registry import kind_for_card
 from adapter_zoo.zoo.store import entry_folder, is_entry_name, local_cards, read_card, save_entry
 
@@ -40,6 +41,9 @@ def zoo_centroids(zoo: Sequence[str] | None = None) -> tuple[dict, dict]:
                 continue
             if "broken" in card or kind_for_card(card).name not in ADAPTER_KINDS:
                 logger.info("adapt: skipping %s (a %s entry)", name, card.get("mode"))
+                continue
+            if ranks_as_base(card):  # scoring it would score the base again
+                logger.info("adapt: skipping %s (its adapter ranks as the base)", name)
                 continue
             try:
                 centroids[name] = entry_centroid(card["path"])
@@ -91,3 +95,25 @@ def alias_entry(
     if max_length is not None:
         full["max_length"] = int(max_length)
     return save_entry(lambda folder: None, name, full, overwrite=overwrite)
+
+
+def ranks_as_base(card: dict) -> bool:
+    """Whether the entry of ``card`` leaves its base's outputs as they are: an adapter still
+    at its identity start (a new adapter's up-projection starts at zero), as a run that never
+    beat its base keeps. Its probe's cosine to the base is within the probe's noise of 1, or
+    a card without a probe records a new adapter kept at step 0.
+
+    Example:
+        >>> ranks_as_base({"probe": {"text": "t", "cosine_to_base": 1.0}})
+        True
+        >>> ranks_as_base({"layout": "adapter", "training": {"best_step": 0}})
+        True
+        >>> ranks_as_base({"layout": "adapter", "training": {"best_step": 20}})
+        False
+    """
+    probe = card.get(PROBE_FIELD)
+    if isinstance(probe, dict) and isinstance(probe.get("cosine_to_base"), int | float):
+        return 1.0 - float(probe["cosine_to_base"]) <= NOISE
+    training = card.get("training") if isinstance(card.get("training"), dict) else {}
+    new = card.get("layout") == "adapter" and not card.get("init_from")
+    return new and training.get("best_step") == 0

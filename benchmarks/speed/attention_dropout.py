@@ -78,22 +78,13 @@ def run_case(name: str, dropout: float | None, parsed: Path, host: str, steps: i
 def test_rows(names: dict[str, str], bench: str) -> dict:
     """Each case's entry on the held-out test questions beside the baselines; the case
     without attention dropout against the peer, with its paired-bootstrap interval."""
-    # torch and the models on first use: the script's --help starts without them
-    from adapter_zoo.adapt.decide import list_average_precisions, paired_bootstrap
-    from benchmarks import get
-    from benchmarks.evaluate import ScoredModels, evaluate
+    from benchmarks.paired import query_average_precisions, rounded_gain
 
-    scored = ScoredModels()
     models = ("bm25", ZERO_SHOT, FUSED, *names.values())
-    for model in models:
-        evaluate(model, bench, split="test", scored=scored)
-    labels = list(get(bench).load("test")["labels"])
-    kept = [any(row) for row in labels]
-    aps = {m: list_average_precisions(scored.scores(m), labels)[kept] for m in models}
+    aps = query_average_precisions(models, bench)
     peer, ours = names.values()
-    test = paired_bootstrap(aps[ours], aps[peer])
     return {
-        "questions": int(sum(kept)),
+        "questions": len(aps[ours]),
         "map": {
             label: round(float(aps[m].mean()), 4)
             for label, m in {
@@ -103,10 +94,7 @@ def test_rows(names: dict[str, str], bench: str) -> dict:
                 **names,
             }.items()
         },  # fmt: skip
-        "no_dropout_vs_peer": {
-            "delta": round(test["delta"], 4),
-            "interval": [round(v, 4) for v in test["interval"]],
-        },  # fmt: skip
+        "no_dropout_vs_peer": rounded_gain(aps[ours], aps[peer]),
     }
 
 

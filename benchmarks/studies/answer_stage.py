@@ -68,7 +68,7 @@ class Split:
         bench = get(name)
         dataset = bench.load(split, data_dir)
         labels = [list(map(int, row)) for row in dataset["labels"]]
-        self.kept = np.asarray([bench.no_positive == "zero" or any(row) for row in labels])
+        self.kept = bench.counted(labels)
         self.labels = labels
         self.lists = [len(row) for row in labels]
         self.pairs = benchmark_pairs(dataset)

@@ -190,7 +190,7 @@ def query_aps(work: Path, benchmark: str, data_dir: Path, models: dict) -> dict:
 
     bench = get(benchmark)
     labels = list(bench.load("test", data_dir)["labels"])
-    kept = np.asarray([bench.no_positive == "zero" or any(row) for row in labels])
+    kept = bench.counted(labels)
     scored, out = ScoredModels(), {}
     for row, spec in models.items():
         model, length = spec if isinstance(spec, tuple) else (spec, None)

@@ -82,29 +82,20 @@ def recipe_entries() -> list[tuple[str, list[str]]]:
 def test_scores(name: str, forums: list[str], work: Path, scored_sets: dict) -> dict:
     """The entry ``name`` on each forum's held-out test split (``work/bench/<forum>``) beside
     the baselines, each gain with its paired-bootstrap interval over the set's questions."""
-    # torch and the models on first use: the script's --help starts without them
-    from adapter_zoo.adapt.decide import list_average_precisions, paired_bootstrap
-    from benchmarks import get
-    from benchmarks.evaluate import ScoredModels, evaluate
+    # the models on first use: the script's --help starts without them
+    from benchmarks.evaluate import ScoredModels
+    from benchmarks.paired import query_average_precisions, rounded_gain
 
     rows = {}
     for host in forums:
         bench = f"local:{work / 'bench' / forum_short_name(host)}"
         scored, done = scored_sets.setdefault(bench, (ScoredModels(), set()))
-        for model in (*MODELS, name):  # the baselines once a set, before the fusion needs them
-            if model not in done:
-                evaluate(model, bench, split="test", scored=scored)
-                done.add(model)
-        labels = list(get(bench).load("test")["labels"])
-        kept = [get(bench).no_positive == "zero" or any(row) for row in labels]
-        aps = {m: list_average_precisions(scored.scores(m), labels)[kept] for m in (*MODELS, name)}
-        gains = {}
-        for label, against in (("zero_shot", ZERO_SHOT), ("fused", FUSED)):
-            test = paired_bootstrap(aps[name], aps[against])
-            gains[label] = {"delta": round(test["delta"], 4),
-                            "interval": [round(v, 4) for v in test["interval"]]}  # fmt: skip
+        # the baselines once a set, before the fusion needs them
+        aps = query_average_precisions((*MODELS, name), bench, scored=scored, done=done)
+        gains = {label: rounded_gain(aps[name], aps[against])
+                 for label, against in (("zero_shot", ZERO_SHOT), ("fused", FUSED))}  # fmt: skip
         rows[host] = {
-            "questions": int(sum(kept)),
+            "questions": len(aps[name]),
             "map": round(float(aps[name].mean()), 4),
             "zero_shot_map": round(float(aps[ZERO_SHOT].mean()), 4),
             "fused_map": round(float(aps[FUSED].mean()), 4),
