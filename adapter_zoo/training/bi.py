@@ -331,7 +331,7 @@ def train_bi_encoder(config, hosts: list[str]) -> Path:
     cast_frozen_for_training(model, config.precision)  # before any step or dev score
     plan, run_loss = memory_plan(config, transformer_of(model))
     if plan.recompute:
-        bound_activation_memory(transformer_of(model))
+        bound_activation_memory(transformer_of(model), plan.layers)
     log.debug("memory: %s, loss %s", json.dumps(plan.to_card()), run_loss)
     # Training may truncate shorter to go faster; the entry ranks at the base's own length
     # (all-MiniLM-L6-v2's is lengths.BI_MAX_LENGTH), or at the training length when longer.

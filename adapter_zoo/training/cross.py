@@ -222,7 +222,7 @@ def train_cross_encoder(config: TrainingConfig, hosts: list[str]) -> Path:
     cast_frozen_for_training(model, config.precision)  # before any step or dev score
     memory = memory_plan(config, model.config)
     if memory.recompute:
-        bound_activation_memory(model)
+        bound_activation_memory(model, memory.layers)
     log.debug("memory: %s", json.dumps(memory.to_card()))  # the card records it
     folder = open_run_folder(config)
 

@@ -11,9 +11,10 @@ Three ways bound that, each at a price in
 compute, and a plan takes the cheapest that fits the budget:
 
 1. ``plain``: the whole batch's activations held (one forward pass, one backward pass).
-2. ``recompute``: each layer's input kept and its activations rebuilt in backward
-   (non-reentrant checkpointing, the same dropout masks: the same gradients), about one
-   extra forward pass.
+2. ``recompute``: the fewest layers that make the step fit keep only their input and
+   rebuild their activations in backward (non-reentrant checkpointing, the same dropout
+   masks: the same gradients), about one extra forward pass of each such layer; the others
+   are held as in ``plain``.
 3. ``bounded``: recomputed activations and the batch encoded a few texts at a time:
    bi-encoders through GradCache (sentence-transformers' Cached losses: the same in-batch
    loss from embeddings computed :data:`~adapter_zoo.losses.registry.CACHED_MINI_BATCH`
@@ -31,8 +32,11 @@ Example:
     >>> plan = plan_memory(config, texts=96, length=128, budget=8 * GB)
     >>> plan.mode, round(plan.estimate / GB, 1)
     ('plain', 4.2)
-    >>> plan_memory(config, texts=96, length=128, budget=2 * GB).mode
-    'recompute'
+    >>> plan = plan_memory(config, texts=96, length=128, budget=3 * GB)
+    >>> plan.mode, plan.layers  # the lowest 3 of the 6 layers rebuilt in backward
+    ('recompute', 3)
+    >>> plan_memory(config, texts=96, length=128, budget=GB).layers
+    6
     >>> plan_memory(config, texts=96, length=256, budget=GB).mode
     'bounded'
 """
@@ -69,11 +73,14 @@ class MemoryPlan:
         estimate: bytes the activations of one step take when all are held (``plain``).
         mode: ``plain``, ``recompute`` or ``bounded`` (the module docstring says what each
             costs).
+        layers: the lowest layers whose activations are rebuilt in backward (0 for
+            ``plain``; every layer for ``bounded``).
     """
 
     budget: int
     estimate: int
     mode: str
+    layers: int = 0
 
     @property
     def recompute(self) -> bool:
@@ -87,11 +94,14 @@ class MemoryPlan:
 
     def to_card(self) -> dict:
         """What the card's ``training.memory`` records."""
-        return {
+        card = {
             "mode": self.mode,
             "budget_gb": round(self.budget / GB, 2),
             "estimate_gb": round(self.estimate / GB, 2),
         }
+        if self.mode == "recompute":
+            card["recomputed_layers"] = self.layers
+        return card
 
 
 def parse_budget(text: str) -> int:
@@ -178,11 +188,13 @@ def plan_memory(model_config, *, texts: int, length: int, budget: int | None,
                             attention_matrices=attention_matrices)  # fmt: skip
     if held <= budget:
         return MemoryPlan(budget, held, "plain")
-    # checkpointing keeps each layer's input (tokens x hidden floats per layer) and rebuilds
-    # one layer at a time
-    inputs = texts * model_config.num_hidden_layers * length * model_config.hidden_size
+    # a checkpointed layer keeps its input (tokens x hidden floats) and rebuilds its
+    # activations in backward, one layer at a time; the layers above it are held
+    layers = model_config.num_hidden_layers
+    layer_input = texts * length * model_config.hidden_size * FLOAT_BYTES
     one_layer = activation_bytes(model_config, texts=texts, length=length, layers=1,
                                  attention_matrices=attention_matrices)  # fmt: skip
-    if inputs * FLOAT_BYTES + one_layer <= budget:
-        return MemoryPlan(budget, held, "recompute")
-    return MemoryPlan(budget, held, "bounded")
+    for rebuilt in range(1, layers + 1):
+        if (layers - rebuilt) * one_layer + rebuilt * layer_input + one_layer <= budget:
+            return MemoryPlan(budget, held, "recompute", rebuilt)
+    return MemoryPlan(budget, held, "bounded", layers)

@@ -65,7 +65,7 @@ def step_seconds(config: TrainingConfig, *, steps: int = PROBE_STEPS) -> float:
     cast_frozen_for_training(model, config.precision)
     plan, loss_name = memory_plan(config, transformer_of(model))
     if plan.recompute:
-        bound_activation_memory(transformer_of(model))
+        bound_activation_memory(transformer_of(model), plan.layers)
     model.max_seq_length = config.max_length
     device = pick_device()
     model.to(device).train()

@@ -35,6 +35,17 @@ def test_the_cheapest_plan_that_fits_the_budget(minilm_config):
     held = activation_bytes(minilm_config, **step)
     assert plan_memory(minilm_config, **step, budget=held).mode == "plain"
     assert plan_memory(minilm_config, **step, budget=held - 1).mode == "recompute"
+    # the fewest layers rebuilt that fit: each one rebuilt frees its activations but its
+    # input, and backward rebuilds one layer at a time (so one alone saves nothing)
+    layer = activation_bytes(minilm_config, **step, layers=1)
+    layer_input = 96 * 128 * 384 * 4
+    for rebuilt in range(2, 7):
+        need = (6 - rebuilt) * layer + rebuilt * layer_input + layer
+        plan = plan_memory(minilm_config, **step, budget=need)
+        assert (plan.mode, plan.layers) == ("recompute", rebuilt)
+        assert plan.to_card()["recomputed_layers"] == rebuilt
+        assert plan_memory(minilm_config, **step, budget=need + layer_input).layers == rebuilt
+    assert plan_memory(minilm_config, **step, budget=held // 10).layers == 6
     assert plan_memory(minilm_config, **step, budget=held // 10).mode == "bounded"
     plan = plan_memory(minilm_config, **step, budget=8 * GB)
     assert (plan.recompute, plan.bounded) == (False, False)

@@ -253,13 +253,20 @@ def test_question_answer_pairs_pose_title_and_body(parsed_beer):
         assert query == f"{question['title']} {question['body']}".strip()
 
 
-@pytest.mark.parametrize("mode", ["adapter", "full"])
-def test_bounded_activation_memory_keeps_loss_and_gradients(parsed_fixture, tiny_bert_path, mode):
-    """Training recomputes activations in backward (``bound_activation_memory``): dropout
-    replays the same masks, so a step's loss and every gradient are those of the plain step."""
+@pytest.mark.parametrize(("mode", "layers"), [("adapter", None), ("full", None), ("adapter", 1)])
+def test_bounded_activation_memory_keeps_loss_and_gradients(
+    parsed_fixture, tiny_bert_path, mode, layers
+):
+    """Training recomputes activations in backward (``bound_activation_memory``), in every
+    layer or the lowest ``layers``: dropout replays the same masks, so a step's loss and
+    every gradient are those of the plain step."""
     import torch
 
-    from adapter_zoo.training.models import bound_activation_memory, setup_model
+    from adapter_zoo.training.models import (
+        bound_activation_memory,
+        setup_model,
+        transformer_layers,
+    )
 
     batch = [("stout?", "dark beer", 1.0), ("hops?", "a bitter flower", 0.0)] * 4
     cfg = config(parsed_fixture, tiny_bert_path, mode, "beer")
@@ -269,7 +276,10 @@ def test_bounded_activation_memory_keeps_loss_and_gradients(parsed_fixture, tiny
         model, tokenizer, _ = setup_model(cfg)
         assert model.base_model.config.attention_probs_dropout_prob > 0  # masks to replay
         if bounded:
-            bound_activation_memory(model)
+            bound_activation_memory(model, layers)
+            flags = [layer.gradient_checkpointing for layer in transformer_layers(model)]
+            rebuilt = len(flags) if layers is None else layers
+            assert flags == [True] * rebuilt + [False] * (len(flags) - rebuilt)
         model.train()
         torch.manual_seed(1)
         loss = loss_on(cfg, model, tokenizer, batch)
