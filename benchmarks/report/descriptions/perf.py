@@ -212,6 +212,18 @@ def _named(benchmark: str) -> Callable[[str, dict], bool]:
 
 
 # Each record's rows: the first kind that matches it (by its benchmark's name; train_infer
+FIRST_RANK = Rows(cells=(
+    "`first_rank` load + rank",
+    "a fresh process: `load({entry!r})` (shipped) and one `rank`; warm bytecode (cold)",
+    "{cases[ours][warm_s]:.1f} s ({cases[ours][cold_s]:.1f} s)",
+    "sentence-transformers load + encode {cases[sentence-transformers][warm_s]:.1f} s "
+    "({cases[sentence-transformers][cold_s]:.1f} s)",
+    "{ratio_warm:.2f}× the time",
+    "≤ {target_s:.0f} s",
+    lambda r: met(r["meets_target"]),
+    ran_on,
+))  # fmt: skip
+
 # records by their file, which names the variant; train_memory's by its file; a quality
 # record only with its summary). A ``Rows`` is formatted against the record, its file's stem
 # as ``stem``; a function is a row function of ``perf_rows``: its rows' targets and verdicts
@@ -222,6 +234,7 @@ PERF_ROWS: tuple[tuple[Callable[[str, dict], bool], Rows | tuple[Rows, ...] | Ca
     (_named("cascade"), CASCADE),
     (_named("sweep"), SWEEP),
     (_named("hub_pull"), HUB),
+    (_named("first_rank"), FIRST_RANK),
     (_named("recommend"), RECOMMEND),
     (_named("transfer"), perf_rows.transfer_rows),
     (lambda stem, data: _named("quality")(stem, data) and "summary" in data,
