@@ -64,6 +64,9 @@ MIN_SELECTION_LISTS = 50
 TRAIN_COST = 4.0
 # Loading a model, writing checkpoints and the entry: a fixed cost per training run.
 RUN_OVERHEAD_S = 15.0
+# Of it, what comes after a run's last step: writing the entry (the model was loaded at its
+# start). The quickstart's own run took 5-7 s from its last scoring to its entry written.
+TAIL_OVERHEAD_S = 5.0
 # Kept free beyond the estimates of each run's tail (its last scorings, writing the entry),
 # which the timed step and the scoring rate price: what it holds back is left unspent
 # (benchmarks/results/quickstart_time.json, the budget spent).
@@ -272,7 +275,7 @@ def _tail_seconds(stages: Stages, rate: Rate, run: str, lists: int) -> float:
     per_token = rate.seconds_per_token
     scorings = (1.0 - stages.frozen_share.get(run, 0.0)) + 1
     selection = scorings * lists * stages.selection_tokens_per_list * per_token
-    return RUN_OVERHEAD_S + selection + stages.decision_tokens * per_token
+    return TAIL_OVERHEAD_S + selection + stages.decision_tokens * per_token
 
 
 def _estimate(stages: Stages, rate: Rate, p: Plan) -> dict[str, float]:
