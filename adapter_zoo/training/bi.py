@@ -318,7 +318,7 @@ def train_bi_encoder(config, hosts: list[str]) -> Path:
     started again with the same config; ``restart`` starts over.
     """
     # looked up per call: tests monkeypatch training.models.bound_activation_memory
-    from adapter_zoo.training.models import bound_activation_memory
+    from adapter_zoo.training.models import apply_memory_plan
 
     train_sets, pair_counts = training_sets(config, config.data, hosts)
     dev = forum_dev_lists(config.data, hosts, queries=config.dev_queries)
@@ -330,8 +330,7 @@ def train_bi_encoder(config, hosts: list[str]) -> Path:
     model, setup = trainable_model(config, hosts)
     cast_frozen_for_training(model, config.precision)  # before any step or dev score
     plan, run_loss = memory_plan(config, transformer_of(model))
-    if plan.recompute:
-        bound_activation_memory(transformer_of(model), plan.layers)
+    apply_memory_plan(transformer_of(model), plan)
     log.debug("memory: %s, loss %s", json.dumps(plan.to_card()), run_loss)
     # Training may truncate shorter to go faster; the entry ranks at the base's own length
     # (all-MiniLM-L6-v2's is lengths.BI_MAX_LENGTH), or at the training length when longer.

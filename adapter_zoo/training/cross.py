@@ -207,7 +207,7 @@ def train_cross_encoder(config: TrainingConfig, hosts: list[str]) -> Path:
     started again with the same config; ``restart`` starts over.
     """
     # looked up per call: tests monkeypatch bound_activation_memory and write_entry_weights
-    from adapter_zoo.training.models import bound_activation_memory, write_entry_weights
+    from adapter_zoo.training.models import apply_memory_plan, write_entry_weights
 
     train_tables = _tables(
         config.data, hosts, config.trained_pair_kinds, "train", config.hard_negatives
@@ -221,8 +221,7 @@ def train_cross_encoder(config: TrainingConfig, hosts: list[str]) -> Path:
     set_attention_dropout(model, config.attention_dropout)
     cast_frozen_for_training(model, config.precision)  # before any step or dev score
     memory = memory_plan(config, model.config)
-    if memory.recompute:
-        bound_activation_memory(model, memory.layers)
+    apply_memory_plan(model, memory)
     log.debug("memory: %s", json.dumps(memory.to_card()))  # the card records it
     folder = open_run_folder(config)
 

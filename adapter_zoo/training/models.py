@@ -292,6 +292,14 @@ def bound_activation_memory(model, layers: int | None = None) -> None:
         layer.gradient_checkpointing = False
 
 
+def apply_memory_plan(model, plan) -> None:
+    """What ``plan`` (a :class:`~adapter_zoo.training.memory.MemoryPlan`) asks of ``model``'s
+    activations: its lowest ``plan.layers`` recomputed in backward, or nothing when the plan
+    holds them all (:func:`bound_activation_memory`)."""
+    if plan.recompute:
+        bound_activation_memory(model, plan.layers)
+
+
 # Why lower layers without adapters cost no backward pass (AdapterDrop's training saving):
 # every weight below the first adapter is frozen (train_adapter / train_adapter_fusion freeze
 # the encoder; freeze_lower_layers does it for full mode) and input ids carry no gradient, so

@@ -37,7 +37,7 @@ PROBE_STEPS = 2
 
 
 def step_seconds(config: TrainingConfig, *, steps: int = PROBE_STEPS) -> float:
-    """Seconds one training step of the bi-encoder run ``config`` takes here: up to ``steps``
+    """Seconds one training step of the bi-encoder run ``config`` takes here: ``steps``
     optimizer steps of its model and loss on a seeded batch of its own training examples
     (``batch_size`` of them, at ``max_length``), the fastest of them; nothing is written.
 
@@ -51,7 +51,7 @@ def step_seconds(config: TrainingConfig, *, steps: int = PROBE_STEPS) -> float:
     """
     # looked up per call: tests monkeypatch losses.build_loss and training.models
     from adapter_zoo.losses import build_loss
-    from adapter_zoo.training.models import bound_activation_memory
+    from adapter_zoo.training.models import apply_memory_plan
 
     if config.encoder != "bi":
         raise ZooError(f"a timed step is a bi-encoder's; {config.name!r} is {config.encoder!r}")
@@ -64,8 +64,7 @@ def step_seconds(config: TrainingConfig, *, steps: int = PROBE_STEPS) -> float:
     model, _ = trainable_model(config, hosts)
     cast_frozen_for_training(model, config.precision)
     plan, loss_name = memory_plan(config, transformer_of(model))
-    if plan.recompute:
-        bound_activation_memory(transformer_of(model), plan.layers)
+    apply_memory_plan(transformer_of(model), plan)
     model.max_seq_length = config.max_length
     device = pick_device()
     model.to(device).train()
