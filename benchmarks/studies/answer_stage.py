@@ -1,7 +1,7 @@
 """The answer stage without training: the zero-shot base, its fusion with BM25 at the default
 0.9/0.1 and at a weight tuned on the set's dev split, and dense pseudo-relevance feedback on
-and off, each on the test split with paired bootstrap intervals; and the scoring time of a
-fused or fed-back answer against its members'.
+and off, each on the test split with paired bootstrap intervals (their scoring time against
+their members': ``benchmarks/speed/answer_time.py``).
 
 Two sets, one with several relevant answers a question and one with about one:
 
@@ -55,7 +55,6 @@ BENCHMARKS = DATA / "benchmarks"
 SETS = {"mediqa2019": BENCHMARKS / "outside", "wikiqa": BENCHMARKS}
 # the feedback points scored on test beside the tuned one (k, w)
 FEEDBACK_ROWS = ((1, 0.3), (3, 0.1), (3, 0.3), (3, 0.5), (5, 0.3))
-TARGET_TIME = 1.10  # a fused or fed-back answer's scoring within 10% of its members'
 
 
 class Split:
@@ -140,40 +139,7 @@ def _rows(dev: Split, test: Split) -> tuple[dict, dict]:
 
 
 def _spec(weights, normalisation) -> str:
-    spec = base_fused_spec(ZERO_SHOT_MODEL, bm25_share=weights[1])
-    return spec if normalisation == "zscore" else f"{spec}@{normalisation}"
-
-
-def _timed(model, pairs, repeats: int) -> float:
-    best = float("inf")
-    for _ in range(repeats):
-        began = time.perf_counter()
-        model.score(pairs)
-        best = min(best, time.perf_counter() - began)
-    return best
-
-
-def _timing(test: Split, encoder, bm25, repeats: int) -> dict:
-    """Seconds to score the test pairs: the base, BM25, their fusion, the base fed back."""
-    from adapter_zoo.compose import DenseFeedback, ScoreFusion
-
-    fusion = ScoreFusion([encoder, bm25], BASE_FUSION_WEIGHTS, ["base", "bm25"])
-    feedback = DenseFeedback(encoder, k=3, weight=0.3)
-    seconds = {
-        "base": _timed(encoder, test.pairs, repeats),
-        "bm25": _timed(bm25, test.pairs, repeats),
-        "fused": _timed(fusion, test.pairs, repeats),
-        "prf": _timed(feedback, test.pairs, repeats),
-    }
-    seconds["base"] = min(seconds["base"], _timed(encoder, test.pairs, repeats))
-    members = seconds["base"] + seconds["bm25"]
-    return {
-        "seconds": {k: round(v, 3) for k, v in seconds.items()},
-        "pairs": len(test.pairs),
-        "fused_over_members": round(seconds["fused"] / members, 3),
-        "prf_over_base": round(seconds["prf"] / seconds["base"], 3),
-        "target": f"within {TARGET_TIME - 1:.0%} of the members' scoring",
-    }
+    return base_fused_spec(ZERO_SHOT_MODEL, bm25_share=weights[1], normalisation=normalisation)
 
 
 def _interval(a, b) -> dict:
@@ -182,7 +148,7 @@ def _interval(a, b) -> dict:
             "interval": [round(x, 4) for x in result["interval"]]}  # fmt: skip
 
 
-def run(sets, repeats: int) -> dict:
+def run(sets) -> dict:
     from adapter_zoo import load
     from adapter_zoo.compose import BM25Scorer
     from benchmarks import get
@@ -222,7 +188,6 @@ def run(sets, repeats: int) -> dict:
             },
             "chosen_on_dev": choices,
             "checked_against_evaluate": checks,
-            "timing": _timing(test, encoder, bm25, repeats),
             "seconds": round(time.perf_counter() - began, 1),
         }
         print(json.dumps({name: out[name]["map"]}, indent=1), flush=True)
@@ -232,15 +197,14 @@ def run(sets, repeats: int) -> dict:
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sets", nargs="+", default=list(SETS), choices=list(SETS))
-    parser.add_argument("--repeats", type=int, default=1, help="timing repeats (the fastest)")
     parser.add_argument("--out", type=Path, default=RESULTS / "answer_stage.json")
     args = parser.parse_args(argv)
     began = time.perf_counter()
     results = {
         "machine": machine_info(),
-        "arguments": {"sets": args.sets, "repeats": args.repeats},
+        "arguments": {"sets": args.sets},
         "model": ZERO_SHOT_MODEL,
-        "sets": run(args.sets, args.repeats),
+        "sets": run(args.sets),
         "seconds": None,
     }
     results["seconds"] = round(time.perf_counter() - began, 1)
