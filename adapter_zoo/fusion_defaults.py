@@ -17,6 +17,8 @@ Example:
     'fusion:sbert:minilm-l6*0.9+bm25*0.1'
     >>> base_fused_spec("sbert:minilm-l6", bm25_share=0.25)
     'fusion:sbert:minilm-l6*0.75+bm25*0.25'
+    >>> base_fused_spec("sbert:minilm-l6", bm25_share=0.05, normalisation="minmax")
+    'fusion:sbert:minilm-l6*0.95+bm25*0.05@minmax'
 """
 
 from __future__ import annotations
@@ -40,7 +42,11 @@ def _weight(value: float) -> str:
     return text or "0"
 
 
-def base_fused_spec(zero_shot: str, *, bm25_share: float = BM25_SHARE) -> str:
+def base_fused_spec(
+    zero_shot: str, *, bm25_share: float = BM25_SHARE, normalisation: str = NORMALISATION
+) -> str:
     """The spec of the base ``zero_shot`` fused with BM25 at ``bm25_share`` (default the
-    tenth): ``fusion:<base>*<1 - share>+bm25*<share>``."""
-    return f"fusion:{zero_shot}*{_weight(1 - bm25_share)}+bm25*{_weight(bm25_share)}"
+    tenth), its scores normalised by ``normalisation`` (the spec names it only when it is
+    not the default): ``fusion:<base>*<1 - share>+bm25*<share>[@<normalisation>]``."""
+    how = "" if normalisation == NORMALISATION else f"@{normalisation}"
+    return f"fusion:{zero_shot}*{_weight(1 - bm25_share)}+bm25*{_weight(bm25_share)}{how}"

@@ -1,5 +1,6 @@
-"""The answer stage chosen per domain: a fusion's weights and normalisation, and the query
-feedback, each on the decision lists, each kept at its default unless the lists say otherwise.
+"""The answer stage on the decision lists: the query feedback chosen there (kept off unless
+the lists say otherwise), and the fusions' weights and normalisation tried there and
+recorded beside the default weights that answer (:data:`FUSION_NOT_APPLIED`).
 
 * :func:`choose_fusion`: BM25's share (:data:`BM25_SHARES`), the normalisation (z-scores,
   min-max, reciprocal ranks: :data:`~adapter_zoo.compose.fusion.NORMALISATIONS`) and, for
@@ -37,7 +38,6 @@ from adapter_zoo.adapt.decide import BOOTSTRAP_SAMPLES, CONFIDENCE, list_average
 from adapter_zoo.compose.fusion import NORMALISATIONS
 from adapter_zoo.compose.prf import feedback_scores
 from adapter_zoo.fusion_defaults import (
-    BASE_FUSED,
     BASE_FUSION_WEIGHTS,
     FUSION_WEIGHTS,
     NORMALISATION,
@@ -207,44 +207,39 @@ def choose_feedback(
     return choose(aps, FEEDBACK_OFF, seed=seed)
 
 
-# adapt's candidate names for what this module adds: the base fused with BM25 at its tuned
-# weight (when the lists replace the default), and the base with query feedback (likewise)
-BASE_FUSED_TUNED = f"{BASE_FUSED}@tuned"
+# adapt's candidate name for what this module adds: the base with query feedback (when the
+# lists replace the default)
 FEEDBACK = "prf:base"
 BASE_FUSION_NAMES = ("base", "bm25", "normalisation")
 FUSION_NAMES = ("best", "base", "bm25", "normalisation")
+# Why a fusion grid's choice is recorded and not applied: the decision lists rate fusion
+# weights unlike the test sets. Every time the lists replaced a default (the base's BM25
+# share on InsuranceQA, twice; the best candidate's weights on MEDIQA) the test scored the
+# default higher; the card keeps the grid's verdict beside the weights that answer.
+FUSION_NOT_APPLIED = (
+    "recorded, not applied: the fusion answers at the default weights (on the outside study's "
+    "sets the decision lists' replacements of them lost on the test sets; docs/results.md)"
+)
 
 
-@dataclass(frozen=True)
-class AnswerStage:
-    """What the decision lists chose for the answer stage of ``adapt``.
+def _recorded(choice: GridChoice, names: Sequence[str]) -> dict:
+    """A fusion grid's card record, with the weights that answer: the default's."""
+    return {**choice.to_card(names), "applied": False, "answers_with": dict(
+        zip(names, choice.default, strict=True)), "note": FUSION_NOT_APPLIED}  # fmt: skip
 
-    Attributes:
-        floor: the candidate that answers when nothing beats the base: the base fused with
-            BM25 at the default weights or, where the lists show it, at its tuned ones.
-        card: the card's record of each grid's choice (``base_fusion``, ``feedback``).
+
+def tune_base(scorer, zero_shot: str, *, base: str, seed: int = 0) -> dict:
+    """The answer stage of the base on ``scorer``'s decision lists (a
+    :class:`~adapter_zoo.adapt.decision_scores.DecisionScorer`: the base scored, its BM25
+    scores and, when the base is a bi-encoder, its embeddings of the lists' pairs,
+    ``vectors``): its query feedback, added as the candidate :data:`FEEDBACK` where it
+    replaces the default (no feedback), and its fusion with BM25's grid, recorded. Returns
+    the card's records (``base_fusion``, ``feedback``). ``base`` names the base's candidate.
     """
-
-    floor: str
-    card: dict
-
-
-def tune_base(scorer, zero_shot: str, *, base: str, seed: int = 0) -> AnswerStage:
-    """Choose the base's fusion with BM25 and its query feedback on ``scorer``'s decision
-    lists (a :class:`~adapter_zoo.adapt.decision_scores.DecisionScorer`: the base scored, its
-    BM25 scores and, when the base is a bi-encoder, its embeddings of the lists' pairs,
-    ``vectors``), adding
-    :data:`BASE_FUSED_TUNED` and :data:`FEEDBACK` as candidates where they replace the
-    defaults. ``base`` names the base's candidate."""
     labels = scorer.lists.labels
     lists = [len(c) for c in scorer.lists.candidates]
     fusion = choose_fusion([scorer.scores[base]], scorer.bm25, labels, lists=lists, seed=seed)
-    card = {"base_fusion": fusion.to_card(BASE_FUSION_NAMES)}
-    floor = BASE_FUSED
-    if fusion.replaced:
-        *weights, how = fusion.point
-        scorer.fuse(BASE_FUSED_TUNED, (base,), tuple(weights), normalisation=how)
-        floor = BASE_FUSED_TUNED
+    card = {"base_fusion": _recorded(fusion, BASE_FUSION_NAMES)}
     if getattr(scorer, "vectors", None) is not None:
         queries, candidates = scorer.vectors
         feedback = choose_feedback(queries, candidates, labels, lists=lists, seed=seed)
@@ -255,18 +250,18 @@ def tune_base(scorer, zero_shot: str, *, base: str, seed: int = 0) -> AnswerStag
             scorer.record(FEEDBACK, scores, f"prf:{zero_shot}@k={k},w={w:g}")
     else:
         card["feedback"] = {"skipped": "the base gives no embeddings to feed back"}
-    return AnswerStage(floor, card)
+    return card
 
 
-def tune_fusion(scorer, best: str, *, base: str, seed: int = 0) -> tuple[tuple, str, dict]:
-    """The best candidate's fusion with the base and BM25 on the decision lists: its
-    weights, normalisation and the card's record (:func:`choose_fusion` of two members)."""
+def tune_fusion(scorer, best: str, *, base: str, seed: int = 0) -> dict:
+    """The card's record of the best candidate's fusion with the base and BM25 on the
+    decision lists (:func:`choose_fusion` of two members); the fusion answers at the
+    default weights (:data:`~adapter_zoo.fusion_defaults.FUSION_WEIGHTS`)."""
     labels = scorer.lists.labels
     lists = [len(c) for c in scorer.lists.candidates]
     parts = [scorer.scores[best], scorer.scores[base]]
     choice = choose_fusion(parts, scorer.bm25, labels, lists=lists, seed=seed)
-    *weights, how = choice.point
-    return tuple(weights), how, choice.to_card(FUSION_NAMES)
+    return _recorded(choice, FUSION_NAMES)
 
 
 def _groups(lists: Sequence[int]) -> list[np.ndarray]:

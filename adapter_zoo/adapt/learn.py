@@ -67,7 +67,7 @@ from adapter_zoo.adapt.stage_sizes import Sizes, fit_decision, kept_lists, token
 from adapter_zoo.adapt.zoo_members import alias_entry
 from adapter_zoo.compose.entry import compose_entry
 from adapter_zoo.errors import ZooError
-from adapter_zoo.fusion_defaults import BASE_FUSED, BASE_FUSION_WEIGHTS, FUSED
+from adapter_zoo.fusion_defaults import BASE_FUSED, BASE_FUSION_WEIGHTS, FUSED, FUSION_WEIGHTS
 from adapter_zoo.lengths import BI_MAX_LENGTH
 from adapter_zoo.loading import load
 from adapter_zoo.names import DEFAULT_BASE
@@ -206,7 +206,7 @@ def learn_and_decide(
             for c in scorer.aps
         },  # fmt: skip
         "decision": decided.to_card(),
-        "answer_stage": answer.card,
+        "answer_stage": answer,
         "reason": decided.reason,
         "seconds": round(clock.spent(), 1),
         "never_read": "the target's evaluation split (parsed forums' test questions)",
@@ -250,9 +250,10 @@ def _decision_lists(target_data, parts, base_model, zero_shot, clock, seed):
 
 
 def _answer_and_decide(scorer, zero_shot, seed):
-    """The answer stage chosen on the decision lists (:mod:`~adapter_zoo.adapt.fusion_choice`:
-    the base's fusion with BM25 and its query feedback, and the best single model's fusion
-    with the base and BM25, each a candidate), then :func:`~adapter_zoo.adapt.decide.decide`."""
+    """The answer stage on the decision lists (:mod:`~adapter_zoo.adapt.fusion_choice`): the
+    base fused with BM25, the base with query feedback where the lists choose it, and the
+    best single model fused with the base and BM25, each a candidate at the default weights
+    (the fusions' grids recorded in the card), then :func:`~adapter_zoo.adapt.decide.decide`."""
     # looked up per call: tests monkeypatch adapt.decide.decide
     from adapter_zoo.adapt.decide import decide
 
@@ -262,10 +263,9 @@ def _answer_and_decide(scorer, zero_shot, seed):
               if c not in (BASE, BASE_LONG) and scorer.models[c] != zero_shot]  # fmt: skip
     if single:
         best = max(single, key=lambda c: scorer.aps[c].mean())
-        weights, how, answer.card["fusion"] = fusion_choice.tune_fusion(scorer, best, base=BASE,
-                                                                        seed=seed)  # fmt: skip
-        scorer.fuse(FUSED, (best, BASE), weights, normalisation=how)
-    decision = decide(scorer.aps, base=BASE, seed=seed, floor=answer.floor, hedge=FUSED,
+        answer["fusion"] = fusion_choice.tune_fusion(scorer, best, base=BASE, seed=seed)
+        scorer.fuse(FUSED, (best, BASE), FUSION_WEIGHTS)
+    decision = decide(scorer.aps, base=BASE, seed=seed, floor=BASE_FUSED, hedge=FUSED,
                       hedged=frozenset(single))  # fmt: skip
     return answer, decision
 
@@ -293,7 +293,7 @@ def _save(name, chosen, scorer, trained, card, overwrite, zero_shot) -> Path:
         return alias_entry(name, zero_shot, card=card, overwrite=overwrite, max_length=length)
     if chosen in trained:
         return _copy_entry(trained[chosen], name, card, overwrite)
-    if chosen in (BASE_FUSED, fusion_choice.BASE_FUSED_TUNED, fusion_choice.FEEDBACK):
+    if chosen in (BASE_FUSED, fusion_choice.FEEDBACK):
         return compose_entry(name, scorer.models[chosen], card=card, overwrite=overwrite)
     if chosen == FUSED:
         members, weights = scorer.fused_members[FUSED]

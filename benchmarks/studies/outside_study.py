@@ -21,13 +21,20 @@ bootstrap):
 * ``bm25``; ``base``: the zero-shot all-MiniLM-L6-v2; ``fused``: the zero-shot base fused with
   BM25 (``fusion:sbert:minilm-l6*0.9+bm25*0.1``, per-query z-scores), the no-training model a
   user already has and the baseline the targets are measured against;
+* ``fused_tuned``: the zero-shot base fused with BM25 at the weight and normalisation ``adapt``'s
+  grid chose for it on the target's decision lists (the fixed fusion where the grid's best is
+  within the lists' noise): the best a user gets without training;
+* ``prf``: the zero-shot base with dense pseudo-relevance feedback, at ``adapt``'s chosen point
+  where it chose feedback, else at the grid's best point or the default one (``k=3, w=0.3``):
+  feedback's effect on the test, beside adapt's choice of on or off;
 * ``zoo``: the forum zoo's best similarity strategy (``adapt --strategy route`` over the
   eight shipped forums' adapters, the best of the transfer study: ``results/transfer.json``);
 * ``multitask``: the forum zoo's multi-task adapter over the eight forums;
 * ``adapt``: ``adapter_zoo.adapt(target)`` as a user runs it (default budget), empty zoo.
 
-The forum zoo is trained as the shipped-zoo recipe trains it (``recipes/toml/shipped_zoo.toml``:
-40 steps of 32 pairs at 128 tokens per forum, 160 round-robin steps for the multi-task one).
+The forum zoo is the shipped zoo (``adapter_zoo/shipped``, trained by
+``recipes/toml/shipped_zoo.toml``: 40 steps of 32 pairs at 128 tokens per forum, 160
+round-robin steps for the multi-task one).
 Resumable: entries, targets and per-query APs are cached under ``--work``. Results:
 ``results/outside_study.json``. Run:
 ``python benchmarks/studies/outside_study.py --work W [--sets arguana-02 ...]``
@@ -46,12 +53,12 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
+from adapter_zoo.fusion_defaults import base_fused_spec  # noqa: E402
 from benchmarks.machine import machine_info  # noqa: E402
 from benchmarks.studies.adapt_study import (  # noqa: E402
     DATA,
     FUSED,
     ZERO_SHOT,
-    prepare,
     qatarliving_questions,
 )
 from benchmarks.studies.transfer import FORUMS, short  # noqa: E402
@@ -68,10 +75,10 @@ SETS = {
     "insuranceqa": (BENCHMARKS, "insuranceqa"),
 }
 ZOO_STRATEGY = "route"
-ZOO_OPTIONS = {"max_steps": 40, "max_length": 128, "eval_steps": 10}
 MULTITASK = "zoo-multitask"
-MULTITASK_OPTIONS = {"max_steps": 160, "max_length": 128, "eval_steps": 40}
-ROWS = ("bm25", "base", "fused", "zoo", "multitask", "adapt")
+ROWS = ("bm25", "base", "fused", "fused_tuned", "prf", "zoo", "multitask", "adapt")
+# the baselines every row is measured against: the fixed fusion and the tuned one
+BASELINES = ("fused", "fused_tuned")
 
 
 def write_target(work: Path, target: str) -> Path:
@@ -107,23 +114,19 @@ def write_target(work: Path, target: str) -> Path:
     return path
 
 
-def forum_zoo(work: Path) -> list[str]:
-    """The eight shipped forums' adapters and their multi-task adapter (trained once)."""
-    from adapter_zoo.training import TrainingConfig, train
+def forum_zoo() -> list[str]:
+    """The eight forums' adapters: the shipped zoo's, which ``shipped_zoo.toml`` trains as this
+    study's forum zoo is meant (its multi-task adapter is :data:`MULTITASK`).
+
+    Raises:
+        SystemExit: an entry is missing from the shipped zoo (a partial checkout).
+    """
     from adapter_zoo.zoo.store import local_entry
 
-    hosts = list(FORUMS)
-    prepare(work, hosts)
-    names = []
-    for host in hosts:
-        name = f"own-{short(host)}"
-        if local_entry(name) is None:
-            train(TrainingConfig(mode="adapter", encoder="bi", data=str(work / "parsed"),
-                                 forums=(host,), name=name, **ZOO_OPTIONS))  # fmt: skip
-        names.append(name)
-    if local_entry(MULTITASK) is None:
-        train(TrainingConfig(mode="multitask", encoder="bi", data=str(work / "parsed"),
-                             forums=tuple(hosts), name=MULTITASK, **MULTITASK_OPTIONS))  # fmt: skip
+    names = [short(host) for host in FORUMS]
+    missing = [name for name in (*names, MULTITASK) if local_entry(name) is None]
+    if missing:
+        raise SystemExit(f"outside_study: the shipped zoo lacks {', '.join(missing)}")
     return names
 
 
@@ -213,6 +216,26 @@ def query_aps(work: Path, benchmark: str, data_dir: Path, models: dict) -> dict:
     return out
 
 
+def answer_stage_models(stage: dict) -> dict:
+    """The ``fused_tuned`` and ``prf`` rows' models from an ``adapt`` card's ``answer_stage``
+    record (the grids' choices on the decision lists), and what feedback adapt chose."""
+    from adapter_zoo.compose.prf import DEFAULT_K, DEFAULT_WEIGHT
+
+    fusion = stage["base_fusion"]["chosen"]
+    tuned = base_fused_spec(
+        ZERO_SHOT, bm25_share=fusion["bm25"], normalisation=fusion["normalisation"]
+    )
+    feedback = stage["feedback"]
+    chosen_on = feedback["chosen"]["k"] > 0
+    point = next((feedback[p] for p in ("chosen", "best") if feedback[p]["k"] > 0),
+                 {"k": DEFAULT_K, "w": DEFAULT_WEIGHT})  # fmt: skip
+    return {
+        "fused_tuned": tuned,
+        "prf": f"prf:{ZERO_SHOT}@k={point['k']},w={point['w']:g}",
+        "feedback_chosen": chosen_on,
+    }
+
+
 def set_row(
     work: Path, benchmark: str, zoo: list[str], budget: float | None = ADAPT_BUDGET
 ) -> dict:
@@ -222,10 +245,12 @@ def set_row(
     data_dir, target = SETS[benchmark]
     adapt_name, adapt_seconds = adapted(work, target, [], "auto", budget)
     zoo_name, _ = adapted(work, target, zoo, ZOO_STRATEGY)
-    models = {"bm25": "bm25", "base": ZERO_SHOT, "fused": FUSED, "zoo": zoo_name,
+    card = read_card(local_entry(adapt_name))["adapt"]
+    stage = answer_stage_models(card["answer_stage"])
+    models = {"bm25": "bm25", "base": ZERO_SHOT, "fused": FUSED,
+              "fused_tuned": stage["fused_tuned"], "prf": stage["prf"], "zoo": zoo_name,
               "multitask": MULTITASK}  # fmt: skip
     aps = query_aps(work, benchmark, data_dir, models)
-    card = read_card(local_entry(adapt_name))["adapt"]
     candidates = query_aps(work, benchmark, data_dir, candidate_models(card))
     # the entry holds its chosen candidate's files (or names the same models): its test APs
     # are that candidate's, scored once (identical on the four sets that scored both)
@@ -234,7 +259,10 @@ def set_row(
         "target": target,
         "queries": len(aps["base"]),
         "map": {k: float(v.mean()) for k, v in aps.items()},
-        "vs_fused": {k: paired_bootstrap(v, aps["fused"]) for k, v in aps.items() if k != "fused"},
+        **{
+            f"vs_{b}": {k: paired_bootstrap(v, aps[b]) for k, v in aps.items() if k != b}
+            for b in BASELINES
+        },  # fmt: skip
         "vs_base": {k: paired_bootstrap(v, aps["base"]) for k, v in aps.items() if k != "base"},
         "aps": {k: v.tolist() for k, v in aps.items()},
         "models": models,
@@ -246,6 +274,8 @@ def set_row(
             "training": card["training"].get("runs"),
             "budget": card.get("budget"),
             "seconds": round(adapt_seconds, 1),
+            "answer_stage": card["answer_stage"],
+            "feedback_chosen": stage["feedback_chosen"],
         },
         # each candidate: its held-out lists' verdict against the base (the decision's) and
         # the test set's, for how often the first predicts the second
@@ -282,25 +312,41 @@ def agreement(rows: dict) -> dict:
             "clear_gain_agrees": int(sum(clear))}  # fmt: skip
 
 
+def feedback_agreement(rows: dict) -> dict:
+    """Per set, feedback's test gain over the base and whether ``adapt`` chose it: the
+    choice agrees where it is on with a gain or off without one."""
+    out = {}
+    for name, row in rows.items():
+        gain = row["map"]["prf"] - row["map"]["base"]
+        chosen = row["adapt"]["feedback_chosen"]
+        out[name] = {"test_gain": round(gain, 4), "chosen": chosen, "agrees": chosen == (gain > 0)}
+    return out
+
+
 def summary(rows: dict) -> dict:
-    """Per row: the mean over the sets of its MAP difference with ``fused`` and ``base``,
-    the pooled paired bootstrap over every test query, the worst set."""
+    """Per row: the mean over the sets of its MAP difference with each baseline (the fixed
+    and the tuned fusion) and with the base, the pooled paired bootstrap over every test
+    query, the worst set."""
     from adapter_zoo.adapt.decide import paired_bootstrap
 
     out = {"sets": len(rows), "queries": sum(r["queries"] for r in rows.values())}
     pooled = {k: np.concatenate([np.asarray(r["aps"][k]) for r in rows.values()]) for k in ROWS}
     for k in ROWS:
-        deltas = {s: r["map"][k] - r["map"]["fused"] for s, r in rows.items()}
-        out[k] = {
+        entry = {
             "mean_map": float(np.mean([r["map"][k] for r in rows.values()])),
-            "mean_delta_vs_fused": float(np.mean(list(deltas.values()))),
             "mean_delta_vs_base": float(
                 np.mean([r["map"][k] - r["map"]["base"] for r in rows.values()])
             ),  # fmt: skip
-            "pooled_vs_fused": paired_bootstrap(pooled[k], pooled["fused"]),
-            "worst_set_vs_fused": float(min(deltas.values())),
-            "sets_at_least_fused": int(sum(d >= 0 for d in deltas.values())),
         }
+        for b in BASELINES:
+            deltas = [r["map"][k] - r["map"][b] for r in rows.values()]
+            entry |= {
+                f"mean_delta_vs_{b}": float(np.mean(deltas)),
+                f"pooled_vs_{b}": paired_bootstrap(pooled[k], pooled[b]),
+                f"worst_set_vs_{b}": float(min(deltas)),
+                f"sets_at_least_{b}": int(sum(d >= 0 for d in deltas)),
+            }
+        out[k] = entry
     return out
 
 
@@ -326,11 +372,12 @@ def main(argv=None) -> int:
         if record["sets"]:
             record["summary"] = summary(record["sets"])
             record["agreement"] = agreement(record["sets"])
+            record["feedback"] = feedback_agreement(record["sets"])
         tmp = args.out.with_suffix(".tmp")
         tmp.write_text(json.dumps(record, indent=1) + "\n")
         os.replace(tmp, args.out)
 
-    zoo = forum_zoo(args.work)
+    zoo = forum_zoo()
     for benchmark in args.sets:
         record["sets"][benchmark] = set_row(args.work, benchmark, zoo, args.adapt_budget)
         record["adapt_budget_minutes"] = args.adapt_budget

@@ -379,8 +379,9 @@ def test_the_answer_stage_is_chosen_on_the_lists_and_its_choice_is_the_entry(
     from adapter_zoo.adapt import decide as deciding
     from adapter_zoo.adapt import fusion_choice
 
-    # every grid's first other point beats its default on the lists (forced): the tuned base
-    # fusion and the base with feedback become candidates, the decision takes the feedback
+    # every grid's first other point beats its default on the lists (forced): the base with
+    # feedback becomes a candidate and the decision takes it; the fusions' grids are recorded
+    # and their candidates keep the default weights
     choose = fusion_choice.choose
 
     def forced(aps, default, *, seed=0):
@@ -400,11 +401,15 @@ def test_the_answer_stage_is_chosen_on_the_lists_and_its_choice_is_the_entry(
     stage = record["answer_stage"]
     assert stage["base_fusion"]["replaced"] and stage["feedback"]["replaced"]
     assert stage["base_fusion"]["chosen"] == {"base": 1.0, "bm25": 0.0, "normalisation": "zscore"}
+    default = {"base": 0.9, "bm25": 0.1, "normalisation": "zscore"}
+    assert not stage["base_fusion"]["applied"] and stage["base_fusion"]["answers_with"] == default
     assert stage["feedback"]["chosen"] == {"k": 1, "w": 0.1}
     base = f"sbert:{tiny_sentence_bert_path}"
-    assert record["candidates"]["fusion:base+bm25@tuned"]["model"] == f"fusion:{base}*1+bm25*0"
+    assert record["candidates"]["fusion:base+bm25"]["model"] == f"fusion:{base}*0.9+bm25*0.1"
+    assert not any(c.endswith("@tuned") for c in record["candidates"])
     assert record["candidates"]["prf:base"]["model"] == f"prf:{base}@k=1,w=0.1"
-    assert "fusion" in stage and stage["fusion"]["replaced"]
+    assert stage["fusion"]["replaced"] and not stage["fusion"]["applied"]
+    assert record["candidates"]["fusion:best+base+bm25"]["model"].endswith("*0.45+bm25*0.1")
     assert card["composition"] == "prf" and card["spec"] == f"prf:{base}@k=1,w=0.1"
     # the saved spec ranks the decision lists as the feedback candidate did
     target = read_threads(parsed_shipped / BICYCLES)
