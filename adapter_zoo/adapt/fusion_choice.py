@@ -212,10 +212,9 @@ def choose_feedback(
 FEEDBACK = "prf:base"
 BASE_FUSION_NAMES = ("base", "bm25", "normalisation")
 FUSION_NAMES = ("best", "base", "bm25", "normalisation")
-# Why a fusion grid's choice is recorded and not applied: the decision lists rate fusion
-# weights unlike the test sets. Every time the lists replaced a default (the base's BM25
-# share on InsuranceQA, twice; the best candidate's weights on MEDIQA) the test scored the
-# default higher; the card keeps the grid's verdict beside the weights that answer.
+# A fusion grid's choice is recorded, not applied: the decision lists are the target's own
+# texts, which rate fusion weights unlike its questions do (each replacement they chose lost
+# on a test set: docs/results.md); the card keeps the verdict beside the weights that answer.
 FUSION_NOT_APPLIED = (
     "recorded, not applied: the fusion answers at the default weights (on the outside study's "
     "sets the decision lists' replacements of them lost on the test sets; docs/results.md)"

@@ -13,7 +13,7 @@ loaded by its spec as a user loads it:
 The pairs are the first ``--questions`` test lists of MEDIQA 2019 (long NIH passages, several
 relevant a question) and WikiQA (short Wikipedia sentences). Each round times every model
 once, in a rotated order; a model's time is its fastest round (the least disturbed by the
-machine). Target (issue 63): a fused or fed-back answer within 10% of its members' scoring.
+machine). Target: a fused or fed-back answer within 10% of its members' scoring.
 Saves ``results/answer_time.json``.
 
 Run: ``python benchmarks/speed/answer_time.py [--questions 60] [--rounds 3]``
