@@ -13,7 +13,6 @@ from adapter_zoo.adapt import plan as planning
 from adapter_zoo.adapt.decide import list_average_precisions
 from adapter_zoo.adapt.zoo_members import MULTITASK_KINDS
 from adapter_zoo.compose.fusion import fuse
-from adapter_zoo.fusion_defaults import NORMALISATION
 from adapter_zoo.loading import load
 from adapter_zoo.precision import current_precision
 from adapter_zoo.registry import kind_for_card
@@ -27,18 +26,15 @@ BASE = "base"
 BASE_LONG = f"{BASE}@{LONG_LENGTH}"
 
 
-def fusion_spec(models, weights, normalisation: str = NORMALISATION) -> str:
-    """The spec of ``models`` fused with BM25, ``weights`` theirs and BM25's last.
+def fusion_spec(models, weights) -> str:
+    """The spec of ``models`` fused with BM25 (z-scores), ``weights`` theirs and BM25's last.
 
     Example:
-        >>> fusion_spec(["beer", "sbert:minilm-l6"], (0.45, 0.45, 0.1), "minmax")
-        'fusion:beer*0.45+sbert:minilm-l6*0.45+bm25*0.1@minmax'
+        >>> fusion_spec(["beer", "sbert:minilm-l6"], (0.45, 0.45, 0.1))
+        'fusion:beer*0.45+sbert:minilm-l6*0.45+bm25*0.1'
     """
     spec = "fusion:" + "+".join(f"{m}*{w:g}" for m, w in zip(models, weights))
-    spec += f"+bm25*{weights[-1]:g}"
-    if normalisation != NORMALISATION:
-        spec += f"@{normalisation}"
-    return spec
+    return spec + f"+bm25*{weights[-1]:g}"
 
 
 class DecisionScorer:
@@ -55,7 +51,6 @@ class DecisionScorer:
         self.fused_members: dict[str, tuple] = {}  # fusion with BM25 -> (members, weights)
         self.bm25: np.ndarray | None = None  # BM25's scores of the lists' pairs, once
         self.vectors: tuple | None = None  # the base's (query, candidate) rows of each pair
-        self.normalisations: dict[str, str] = {}  # fusion -> its normalisation
 
     def _record(self, candidate: str, scores, model: str) -> None:
         self.scores[candidate] = np.asarray(scores, dtype=np.float64)
@@ -108,27 +103,24 @@ class DecisionScorer:
             known = model
         return self.scores[known]
 
-    def fuse(self, candidate: str, members, weights, *, normalisation=NORMALISATION) -> None:
-        """A fusion of candidates and ``bm25`` (z-scores unless ``normalisation`` says
-        otherwise); ``members`` name candidates, BM25 is added last."""
+    def fuse(self, candidate: str, members, weights) -> None:
+        """A fusion of candidates and ``bm25`` (z-scores); ``members`` name candidates, BM25
+        is added last."""
         if self.bm25 is None:
             bm25 = bm25_candidate_scores(self.lists.queries, self.lists.candidates)
             self.bm25 = np.concatenate(bm25)
         parts = [self.scores[m] for m in members] + [self.bm25]
-        spec = fusion_spec([self.models[m] for m in members], weights, normalisation)
-        self.fuse_scores(candidate, parts, weights, spec, normalisation=normalisation)
+        spec = fusion_spec([self.models[m] for m in members], weights)
+        self.fuse_scores(candidate, parts, weights, spec)
         self.fused_members[candidate] = (tuple(members), tuple(weights))
-        self.normalisations[candidate] = normalisation
 
-    def fuse_scores(self, candidate: str, parts, weights, spec: str, *,
-                    normalisation=NORMALISATION) -> None:  # fmt: skip
+    def fuse_scores(self, candidate: str, parts, weights, spec: str) -> None:
         """Record ``candidate``: the per-list fusion (:func:`adapter_zoo.compose.fusion.fuse`)
         of ``parts``, flat score arrays over the decision lists' pairs."""
         fused, start = [], 0
         for candidates in self.lists.candidates:
             stop = start + len(candidates)
-            fused.append(fuse([p[start:stop] for p in parts], weights,
-                              normalisation=normalisation))  # fmt: skip
+            fused.append(fuse([p[start:stop] for p in parts], weights))
             start = stop
         self._record(candidate, np.concatenate(fused), spec)
 

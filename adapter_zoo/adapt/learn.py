@@ -15,10 +15,10 @@
    the zero-shot base at its own length and at 512 tokens, the zoo's centroid strategies
    (nearest, fusion of the top k, multi-task, and the centroid rule), the trained adapters,
    a score fusion of the best of them with the base and BM25, and the base fused with BM25
-   alone. The answer stage is chosen on the same lists
-   (:mod:`~adapter_zoo.adapt.fusion_choice`): BM25's share, the normalisation and the
-   members' weights of both fusions, and the base's query feedback, each replacing its
-   default only beyond the lists' noise.
+   alone. The answer stage is tried on the same lists
+   (:mod:`~adapter_zoo.adapt.fusion_choice`): the base's query feedback, replacing "off"
+   only beyond the lists' noise, and both fusions' weights and normalisation, recorded
+   while the fusions answer at the default weights.
 4. :func:`~adapter_zoo.adapt.decide.decide` keeps the base fused with BM25 unless a
    candidate beats the base by more than the decision lists' noise, and a single model that
    wins answers through its fusion with the base and BM25; the entry is the chosen model,
@@ -308,7 +308,7 @@ def _save(name, chosen, scorer, trained, card, overwrite, zero_shot) -> Path:
             best_model = adapter
         else:
             best_model = scorer.models[best]
-        spec = fusion_spec((best_model, zero_shot), weights, scorer.normalisations[FUSED])
+        spec = fusion_spec((best_model, zero_shot), weights)
         return compose_entry(name, spec, card=card, overwrite=overwrite)
     if chosen.startswith("zoo:"):
         spec = scorer.models[chosen]
